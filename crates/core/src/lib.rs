@@ -1,0 +1,33 @@
+#![doc = include_str!("../README.md")]
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod attr;
+mod error;
+mod location;
+mod product;
+mod prop;
+mod rules;
+mod sealed;
+mod size;
+
+pub use attr::{
+    AttrType, DdrHuge, DdrNormal, DdrP2pHuge, DdrP2pNormal, HbmHuge, HbmHuge1G, HbmNormal, Huge,
+    Huge1G, MemAttr, Normal, P2pHuge, P2pHuge1G, P2pNormal, PageClass,
+};
+pub use error::{AclError, ErrorKind};
+pub use location::{Device, Host, HostNuma, Location, LocationType};
+pub use product::{
+    Atlas200_300_500, Atlas200IA2, Atlas350, AtlasA2, AtlasA3, AtlasInference, AtlasTraining, Ep,
+    Product, ProductType, Rc, RunMode, RunModeType, UnknownSocName,
+};
+pub use prop::{
+    MEM_ALLOCATION_TYPE_PINNED, MEM_HANDLE_TYPE_NONE, PhysicalMemProp, RawMemLocation,
+    RawPhysicalMemProp, ValidProp,
+};
+pub use rules::{
+    AvailableOn, Denial, DeviceAccepts, FormAllowsPhysical, Holds, HostAccepts, MallocPhysical,
+    OfferedBy, PLATFORMS, Platform, Supports, Verdict, check, check_raw,
+};
+pub use size::{AlignedSize, GIB, GranularityOption, MIB, is_aligned, round_up};

@@ -1,0 +1,332 @@
+//! The two projections of the rules table agree: for every product × run
+//! mode × location × attribute, the compiler accepts `P: Supports<L, A>`
+//! exactly when the run-time `check` allows it.
+
+use aclmem_core::*;
+use impls::impls;
+
+struct Combo {
+    marker: &'static str,
+    product: Product,
+    run_mode: RunMode,
+    location: Location,
+    attr: MemAttr,
+    compiles: bool,
+}
+
+macro_rules! visit {
+    (products [$($p:ty),*] $locs:tt $attrs:tt) => {{
+        let mut out = Vec::new();
+        $( visit!(@p out, $p, $locs, $attrs); )*
+        out
+    }};
+    (@p $out:ident, $p:ty, [$($l:ty),*], $attrs:tt) => {
+        $( visit!(@l $out, $p, $l, $attrs); )*
+    };
+    (@l $out:ident, $p:ty, $l:ty, [$($a:ty),*]) => {
+        $(
+            $out.push(Combo {
+                marker: stringify!($p),
+                product: <$p as ProductType>::PRODUCT,
+                run_mode: <$p as ProductType>::RUN_MODE,
+                location: <$l as LocationType>::LOCATION,
+                attr: <$a as AttrType>::ATTR,
+                compiles: impls!($p: Supports<$l, $a>),
+            });
+        )*
+    };
+}
+
+fn all_combos() -> Vec<Combo> {
+    visit!(
+        products [
+            Atlas350, AtlasA3, AtlasA2, AtlasTraining, AtlasInference,
+            Atlas200IA2<Ep>, Atlas200IA2<Rc>, Atlas200_300_500
+        ]
+        [Device, Host, HostNuma]
+        [
+            DdrHuge, DdrNormal, HbmHuge, HbmNormal, DdrP2pHuge, DdrP2pNormal, HbmHuge1G,
+            Normal, Huge, Huge1G, P2pNormal, P2pHuge, P2pHuge1G
+        ]
+    )
+}
+
+#[test]
+fn every_combination_compiles_exactly_when_check_allows_it() {
+    let combos = all_combos();
+    assert_eq!(
+        combos.len(),
+        312,
+        "8 platforms x 3 locations x 13 attributes"
+    );
+    let mut disagreements = Vec::new();
+    for c in &combos {
+        let runtime = check(c.product, c.run_mode, c.location, c.attr);
+        if runtime.is_ok() != c.compiles {
+            disagreements.push(format!(
+                "{} / {} / {}: compiles={} check={:?}",
+                c.marker, c.location, c.attr, c.compiles, runtime
+            ));
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "projections disagree:\n{}",
+        disagreements.join("\n")
+    );
+    // Both outcomes occur, so the comparison above is not vacuous.
+    let allowed = combos.iter().filter(|c| c.compiles).count();
+    assert!(allowed > 0 && allowed < combos.len());
+}
+
+#[test]
+fn the_visited_markers_are_exactly_the_platforms() {
+    let combos = all_combos();
+    for (i, platform) in PLATFORMS.iter().enumerate() {
+        let c = &combos[i * 39];
+        assert_eq!(
+            (c.product, c.run_mode),
+            (platform.product, platform.run_mode)
+        );
+        assert_eq!(c.marker.replace(' ', ""), platform.marker);
+    }
+    assert_eq!(PLATFORMS.len(), 8);
+}
+
+#[test]
+fn verdicts_of_the_special_rows() {
+    use Verdict::*;
+    assert_eq!(
+        <AtlasA3 as Supports<Device, P2pHuge1G>>::VERDICT,
+        AllowedIfDeviceConfirms
+    );
+    assert_eq!(
+        <AtlasA3 as Supports<HostNuma, P2pHuge>>::VERDICT,
+        SizeLimitedByPlatform
+    );
+    assert_eq!(
+        <AtlasA3 as Supports<HostNuma, DdrP2pNormal>>::VERDICT,
+        SizeLimitedByPlatform
+    );
+    assert_eq!(<AtlasA3 as Supports<Host, P2pHuge>>::VERDICT, Allowed);
+    assert_eq!(<AtlasA3 as Supports<HostNuma, Huge>>::VERDICT, Allowed);
+    assert_eq!(<AtlasA2 as Supports<HostNuma, P2pHuge>>::VERDICT, Allowed);
+    assert_eq!(<AtlasA2 as Supports<Device, HbmHuge1G>>::VERDICT, Allowed);
+}
+
+#[test]
+fn documented_facts_hold() {
+    use Location::*;
+    use MemAttr::*;
+    let ep = RunMode::Ep;
+    // Atlas 200/300/500 and the RC form: nothing at all.
+    for l in Location::ALL {
+        for a in MemAttr::ALLOCATABLE {
+            assert_eq!(
+                check(Product::Atlas200_300_500, ep, l, a),
+                Err(Denial::ProductUnsupported)
+            );
+            assert_eq!(
+                check(Product::Atlas200IA2, RunMode::Rc, l, a),
+                Err(Denial::RcForm)
+            );
+        }
+    }
+    // 1 GiB pages are device-only and product-gated.
+    assert_eq!(
+        check(Product::AtlasA2, ep, Host, HbmMemHuge1G),
+        Err(Denial::DeviceOnlyAttr)
+    );
+    assert_eq!(
+        check(Product::AtlasA2, ep, HostNuma, MemHuge1G),
+        Err(Denial::DeviceOnlyAttr)
+    );
+    assert_eq!(
+        check(Product::Atlas350, ep, Device, HbmMemHuge1G),
+        Ok(Verdict::Allowed)
+    );
+    assert_eq!(
+        check(Product::Atlas350, ep, Device, MemHuge1G),
+        Err(Denial::NotOffered)
+    );
+    assert_eq!(
+        check(Product::AtlasA2, ep, Device, MemP2pHuge1G),
+        Err(Denial::NotOffered)
+    );
+    assert_eq!(
+        check(Product::AtlasTraining, ep, Device, HbmMemHuge1G),
+        Err(Denial::NotOffered)
+    );
+    assert_eq!(Denial::NotOffered.code(), AclError::RT_FEATURE_NOT_SUPPORT);
+    // DDR is host-only.
+    assert_eq!(
+        check(Product::AtlasA2, ep, Device, DdrMemHuge),
+        Err(Denial::HostOnlyAttr)
+    );
+    assert_eq!(Denial::HostOnlyAttr.code(), AclError::INVALID_PARAM);
+    assert_eq!(
+        check(Product::AtlasInference, ep, HostNuma, DdrMemNormal),
+        Ok(Verdict::Allowed)
+    );
+    // Raw values without a marker type are 100000.
+    for raw in [
+        DdrMem,
+        HbmMem,
+        HbmMemP2pHuge,
+        HbmMemP2pNormal,
+        HbmMemP2pHuge1G,
+    ] {
+        assert!(!raw.is_allocatable());
+        let d = check(Product::AtlasA2, ep, Device, raw).unwrap_err();
+        assert_eq!(d, Denial::RejectedAttr);
+        assert_eq!(d.code(), AclError::INVALID_PARAM);
+    }
+    assert_eq!(
+        check_raw(Product::AtlasA2, ep, 2, 4),
+        Err(Denial::RejectedLocation)
+    );
+    assert_eq!(
+        check_raw(Product::AtlasA2, ep, 1, 99),
+        Err(Denial::RejectedAttr)
+    );
+    assert_eq!(check_raw(Product::AtlasA2, ep, 1, 4), Ok(Verdict::Allowed));
+}
+
+#[test]
+fn raw_prop_mirrors_the_c_struct() {
+    assert_eq!(core::mem::size_of::<RawPhysicalMemProp>(), 32);
+    assert_eq!(core::mem::align_of::<RawPhysicalMemProp>(), 8);
+    assert_eq!(core::mem::offset_of!(RawPhysicalMemProp, handle_type), 0);
+    assert_eq!(
+        core::mem::offset_of!(RawPhysicalMemProp, allocation_type),
+        4
+    );
+    assert_eq!(core::mem::offset_of!(RawPhysicalMemProp, mem_attr), 8);
+    assert_eq!(core::mem::offset_of!(RawPhysicalMemProp, location), 12);
+    assert_eq!(core::mem::offset_of!(RawPhysicalMemProp, reserve), 24);
+    assert_eq!(core::mem::size_of::<RawMemLocation>(), 8);
+
+    let p = PhysicalMemProp::<AtlasA2, HostNuma, DdrP2pHuge>::on_numa_node(3).raw();
+    assert_eq!(p.location, RawMemLocation { id: 3, type_: 4 });
+    assert_eq!(p.mem_attr, 6);
+    assert_eq!((p.handle_type, p.allocation_type, p.reserve), (0, 0, 0));
+    let valid = p.validate(Product::AtlasA2, RunMode::Ep).unwrap();
+    assert_eq!(valid.attr, MemAttr::DdrMemP2pHuge);
+    assert_eq!(valid.location, Location::HostNuma);
+
+    let mut bad = p;
+    bad.reserve = 2 * MIB as u64;
+    assert_eq!(
+        bad.validate(Product::AtlasA2, RunMode::Ep),
+        Err(AclError::INVALID_PARAM)
+    );
+    let mut bad = p;
+    bad.handle_type = 2; // ACL_MEM_HANDLE_TYPE_POSIX
+    assert_eq!(
+        bad.validate(Product::AtlasA2, RunMode::Ep),
+        Err(AclError::INVALID_PARAM)
+    );
+    assert_eq!(
+        p.validate(Product::Atlas200IA2, RunMode::Rc),
+        Err(AclError::RT_FEATURE_NOT_SUPPORT)
+    );
+    // Plain host memory always carries id 0.
+    let (host, _) = RawPhysicalMemProp::new_checked(
+        Product::AtlasA2,
+        RunMode::Ep,
+        Location::Host,
+        7,
+        MemAttr::MemHuge,
+    )
+    .unwrap();
+    assert_eq!(host.location.id, 0);
+}
+
+#[test]
+fn soc_names_and_run_modes() {
+    let cases = [
+        ("Ascend910A", Product::AtlasTraining),
+        ("Ascend910B", Product::AtlasTraining),
+        ("Ascend910PremiumA", Product::AtlasTraining),
+        ("Ascend910B1", Product::AtlasA2),
+        ("Ascend910B2C", Product::AtlasA2),
+        ("Ascend910B4-1", Product::AtlasA2),
+        ("Ascend910_9362", Product::AtlasA3),
+        ("Ascend910_9392", Product::AtlasA3),
+        ("Ascend950PR_9599", Product::Atlas350),
+        ("Ascend950DT_95A2", Product::Atlas350),
+        ("Ascend310P1", Product::AtlasInference),
+        ("Ascend310P7", Product::AtlasInference),
+        ("Ascend310B1", Product::Atlas200IA2),
+        ("Ascend310B4", Product::Atlas200IA2),
+        ("Ascend310", Product::Atlas200_300_500),
+    ];
+    for (soc, product) in cases {
+        assert_eq!(Product::from_soc_name(soc), Ok(product), "{soc}");
+    }
+    for bad in [
+        "",
+        "ascend910b3",
+        "Ascend910B5",
+        "Ascend950PR_",
+        "Ascend950XX_1",
+        "Ascend310B",
+        "Ascend350_354f",
+    ] {
+        assert_eq!(Product::from_soc_name(bad), Err(UnknownSocName), "{bad:?}");
+    }
+    assert_eq!(RunMode::from_acl_run_mode(0), Some(RunMode::Rc));
+    assert_eq!(RunMode::from_acl_run_mode(1), Some(RunMode::Ep));
+    assert_eq!(RunMode::from_acl_run_mode(2), None);
+}
+
+#[test]
+fn error_codes_keep_their_values() {
+    assert_eq!(AclError::KNOWN.len(), 34);
+    for e in AclError::KNOWN {
+        assert_eq!(AclError::from_code(e.code()), Some(*e));
+        assert!(e.name().unwrap().starts_with("ACL_ERROR_"));
+    }
+    let unknown = AclError::from_code(123_456).unwrap();
+    assert_eq!(unknown.code(), 123_456);
+    assert_eq!(unknown.name(), None);
+    assert_eq!(unknown.to_string(), "unknown ACL error (123456)");
+    assert_eq!(
+        AclError::from_code(107_999).unwrap().kind(),
+        ErrorKind::InvalidParam
+    );
+    assert_eq!(AclError::RT_INVALID_HANDLE.kind(), ErrorKind::InvalidHandle);
+    assert_eq!(AclError::check(0), Ok(()));
+    assert_eq!(
+        AclError::check(207_000),
+        Err(AclError::RT_FEATURE_NOT_SUPPORT)
+    );
+}
+
+#[test]
+fn sizes() {
+    assert_eq!(HbmHuge::GRANULARITY, 2 * MIB);
+    assert_eq!(HbmNormal::GRANULARITY, 2 * MIB);
+    assert_eq!(P2pHuge1G::GRANULARITY, GIB);
+    assert_eq!(
+        AlignedSize::<HbmHuge>::try_new(6 * MIB).unwrap().granules(),
+        3
+    );
+    assert_eq!(
+        AlignedSize::<HbmHuge>::try_new(0),
+        Err(AclError::INVALID_PARAM)
+    );
+    assert_eq!(
+        AlignedSize::<Huge1G>::try_new(2 * MIB),
+        Err(AclError::INVALID_PARAM)
+    );
+    assert_eq!(
+        AlignedSize::<Huge1G>::round_up(GIB + 1).unwrap().get(),
+        2 * GIB
+    );
+    assert_eq!(
+        AlignedSize::<Huge>::round_up(usize::MAX - 5),
+        Err(AclError::INVALID_PARAM)
+    );
+    assert_eq!(round_up(5, 3), Err(AclError::INVALID_PARAM));
+}
