@@ -185,6 +185,11 @@ impl core::fmt::Display for MemAttr {
 
 /// A memory-attribute marker type (one per value `aclrtMallocPhysical`
 /// accepts). Sealed.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a memory-attribute marker type",
+    label = "expected a marker such as `HbmHuge`, `Huge` or `DdrHuge`",
+    note = "ACL_DDR_MEM, ACL_HBM_MEM and ACL_HBM_MEM_P2P_* have no marker: aclrtMallocPhysical rejects them with ACL_ERROR_INVALID_PARAM (100000)"
+)]
 pub trait AttrType: Sealed + Copy + Default + 'static {
     /// The value this marker stands for.
     const ATTR: MemAttr;

@@ -77,6 +77,10 @@ impl fmt::Display for Location {
 }
 
 /// A location marker type. Sealed.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a location marker type",
+    label = "expected `Device`, `Host` or `HostNuma`"
+)]
 pub trait LocationType: Sealed + Copy + Default + 'static {
     /// The value this marker stands for.
     const LOCATION: Location;

@@ -257,6 +257,11 @@ pub trait RunModeType: Sealed + Copy + Default + 'static {
 /// `PRODUCT` and `RUN_MODE` are the value-level mirror used by the run-time
 /// [`check`](crate::check). Products that have no RC form report
 /// [`RunMode::Ep`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a product marker type",
+    label = "expected a product marker such as `AtlasA2` or `Atlas200IA2<Ep>`",
+    note = "for a product known only at run time, use `aclmem_core::check` with `Product::from_soc_name`"
+)]
 pub trait ProductType: Sealed + Copy + Default + 'static {
     /// The product.
     const PRODUCT: Product;

@@ -167,7 +167,8 @@ pub struct MallocPhysical;
 #[diagnostic::on_unimplemented(
     message = "`{P}` cannot allocate physical memory: this product does not support aclrtMallocPhysical",
     label = "`{P}` has no physical-memory API",
-    note = "CANN 9.0: Atlas 200/300/500 inference products do not support the physical-memory API; the runtime answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)"
+    note = "CANN 9.0: Atlas 200/300/500 inference products do not support the physical-memory API; the runtime answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)",
+    note = "in generic code, require the capability you use: `P: Supports<L, A>`"
 )]
 pub trait AvailableOn<P: ProductType> {}
 

@@ -1,0 +1,158 @@
+//! The `aclmem` binary, run as a user runs it.
+
+use std::process::Command;
+
+fn aclmem(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
+        .args(args)
+        .output()
+        .expect("aclmem runs");
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).expect("UTF-8"),
+    )
+}
+
+fn json_rows(args: &[&str]) -> Vec<serde_json::Value> {
+    let (ok, stdout) = aclmem(args);
+    assert!(ok);
+    serde_json::from_str(&stdout).expect("valid JSON")
+}
+
+fn find<'a>(
+    rows: &'a [serde_json::Value],
+    product: &str,
+    mode: &str,
+    loc: &str,
+    attr: &str,
+) -> &'a serde_json::Value {
+    rows.iter()
+        .find(|r| {
+            r["product"] == product
+                && r["run_mode"] == mode
+                && r["location"] == loc
+                && r["attribute"] == attr
+        })
+        .unwrap_or_else(|| panic!("no row {product}/{mode}/{loc}/{attr}"))
+}
+
+#[test]
+fn json_matrix_has_every_combination_once() {
+    let rows = json_rows(&["matrix", "--format", "json"]);
+    assert_eq!(rows.len(), 312);
+    let mut keys: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{}/{}/{}",
+                r["product"], r["run_mode"], r["location"], r["attribute"]
+            )
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 312);
+    for r in &rows {
+        for field in [
+            "product",
+            "run_mode",
+            "location",
+            "attribute",
+            "raw_value",
+            "verdict",
+        ] {
+            assert!(!r[field].is_null(), "{field} missing in {r}");
+        }
+    }
+}
+
+#[test]
+fn json_matrix_states_the_documented_rules() {
+    let rows = json_rows(&["matrix", "--format", "json"]);
+    let a2 = find(&rows, "a2", "ep", "device", "ACL_HBM_MEM_HUGE1G");
+    assert_eq!(a2["verdict"], "allowed");
+    assert_eq!(a2["raw_value"], 10);
+    for r in rows
+        .iter()
+        .filter(|r| r["product"] == "200i-a2" && r["run_mode"] == "rc")
+    {
+        assert_eq!(r["verdict"], "denied");
+        assert_eq!(r["acl_error"], 207000);
+    }
+    for r in rows
+        .iter()
+        .filter(|r| r["location"] == "host" && r["attribute"] == "ACL_HBM_MEM_HUGE1G")
+    {
+        assert_eq!(r["verdict"], "denied", "{r}");
+    }
+    let ddr = find(&rows, "a3", "ep", "device", "ACL_DDR_MEM_HUGE");
+    assert_eq!(ddr["acl_error"], 100000);
+    assert_eq!(
+        find(&rows, "a3", "ep", "device", "ACL_MEM_P2P_HUGE1G")["verdict"],
+        "allowed-if-device-confirms"
+    );
+    assert_eq!(
+        find(&rows, "a3", "ep", "host-numa", "ACL_MEM_P2P_HUGE")["verdict"],
+        "size-limited-by-platform"
+    );
+}
+
+#[test]
+fn product_filter_and_other_formats() {
+    assert_eq!(
+        json_rows(&["matrix", "--product", "a2", "--format", "json"]).len(),
+        39
+    );
+    assert_eq!(
+        json_rows(&["matrix", "--product", "200i-a2", "--format", "json"]).len(),
+        78
+    );
+    let (ok, table) = aclmem(&["matrix", "--product", "training"]);
+    assert!(ok);
+    assert!(table.contains("AtlasTraining"));
+    assert!(!table.contains("AtlasA2"));
+    let (ok, md) = aclmem(&["matrix", "--format", "markdown"]);
+    assert!(ok);
+    assert_eq!(md.matches("\n## `").count(), 8); // one section per platform
+    assert!(md.contains("## Values refused everywhere"));
+    let (ok, _) = aclmem(&["matrix", "--product", "nope"]);
+    assert!(!ok);
+}
+
+#[test]
+fn check_subcommand() {
+    let (ok, out) = aclmem(&[
+        "check",
+        "--soc",
+        "Ascend910B3",
+        "--location",
+        "device",
+        "--attr",
+        "ACL_HBM_MEM_HUGE1G",
+    ]);
+    assert!(ok, "{out}");
+    assert!(out.contains("allowed"));
+    let (ok, out) = aclmem(&[
+        "check",
+        "--soc",
+        "Ascend310B1",
+        "--run-mode",
+        "rc",
+        "--location",
+        "host",
+        "--attr",
+        "3",
+    ]);
+    assert!(!ok);
+    assert!(out.contains("207000"), "{out}");
+    let (ok, _) = aclmem(&[
+        "check",
+        "--soc",
+        "Ascend123",
+        "--location",
+        "host",
+        "--attr",
+        "3",
+    ]);
+    assert!(!ok);
+}

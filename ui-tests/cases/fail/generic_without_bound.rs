@@ -1,0 +1,8 @@
+// Generic code must state the capability it relies on.
+use aclmem_core::{Device, HbmHuge, PhysicalMemProp, ProductType};
+
+fn device_prop<P: ProductType>() -> PhysicalMemProp<P, Device, HbmHuge> {
+    PhysicalMemProp::on_device(0)
+}
+
+fn main() {}

@@ -1,0 +1,132 @@
+//! `cargo xtask`: everything CI runs, runnable locally with one command.
+//!
+//! * `cargo xtask ci`: fmt check, clippy `-D warnings`, tests, the trybuild UI
+//!   suite, rustdoc `-D warnings`, and a check that `docs/rules.md` matches
+//!   the rules table.
+//! * `cargo xtask docs`: regenerate `docs/rules.md`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use xshell::{Shell, cmd};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "aclmem build automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every check CI runs, stopping at the first failure.
+    Ci,
+    /// Regenerate docs/rules.md from the rules table.
+    Docs,
+}
+
+type Result<T, E = String> = std::result::Result<T, E>;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = (|| -> Result<()> {
+        let sh = Shell::new().map_err(|e| e.to_string())?;
+        sh.change_dir(workspace_root());
+        match cli.command {
+            Command::Ci => ci(&sh),
+            Command::Docs => docs(&sh),
+        }
+    })();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("\nxtask: FAILED: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// Runs one named step, printing what it runs and how long it took.
+fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
+    eprintln!("\n==> {name}");
+    let start = Instant::now();
+    f().map_err(|e| format!("step `{name}`: {e}"))?;
+    eprintln!("<== {name}: ok ({:.1}s)", start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn run(c: xshell::Cmd<'_>) -> Result<()> {
+    eprintln!("$ {c}");
+    c.run().map_err(|e| e.to_string())
+}
+
+fn ci(sh: &Shell) -> Result<()> {
+    let cargo = cargo();
+    let start = Instant::now();
+    step("format", || run(cmd!(sh, "{cargo} fmt --all -- --check")))?;
+    step("clippy", || {
+        run(cmd!(
+            sh,
+            "{cargo} clippy --workspace --all-targets --all-features -- -D warnings"
+        ))
+    })?;
+    step("tests", || {
+        run(cmd!(
+            sh,
+            "{cargo} test --workspace --all-features --exclude aclmem-ui-tests"
+        ))
+    })?;
+    step("ui tests (trybuild, pinned toolchain)", || {
+        run(cmd!(sh, "{cargo} test -p aclmem-ui-tests"))
+    })?;
+    step("rustdoc -D warnings", || {
+        let _env = sh.push_env("RUSTDOCFLAGS", "-D warnings");
+        run(cmd!(sh, "{cargo} doc --workspace --no-deps --all-features"))
+    })?;
+    step("docs/rules.md is up to date", || check_rules_doc(sh))?;
+    eprintln!(
+        "\nxtask ci: all steps passed in {:.0}s",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn generated_rules_doc(sh: &Shell) -> Result<String> {
+    let cargo = cargo();
+    let c = cmd!(
+        sh,
+        "{cargo} run --quiet -p aclmem-cli -- matrix --format markdown"
+    );
+    eprintln!("$ {c}");
+    c.read().map(|s| s + "\n").map_err(|e| e.to_string())
+}
+
+fn check_rules_doc(sh: &Shell) -> Result<()> {
+    let want = generated_rules_doc(sh)?;
+    let have = sh.read_file("docs/rules.md").unwrap_or_default();
+    if want != have {
+        return Err("docs/rules.md differs from the rules table; run `cargo xtask docs` and commit the result".into());
+    }
+    Ok(())
+}
+
+fn docs(sh: &Shell) -> Result<()> {
+    let text = generated_rules_doc(sh)?;
+    sh.write_file("docs/rules.md", text)
+        .map_err(|e| e.to_string())?;
+    eprintln!("wrote docs/rules.md");
+    Ok(())
+}
