@@ -28,7 +28,7 @@ pub use prop::{
 };
 pub use rules::{
     AvailableOn, Denial, DeviceAccepts, FormAllowsPhysical, Holds, HostAccepts, MallocPhysical,
-    OfferedBy, PLATFORMS, Platform, Supports, Verdict, check, check_raw,
+    OfferedBy, PLATFORMS, Platform, Supports, Verdict, check, check_platform, check_raw,
 };
 pub use size::{AlignedSize, GIB, GranularityOption, MIB, is_aligned, round_up};
 

@@ -301,27 +301,9 @@ pub const fn check(
     location: Location,
     attr: MemAttr,
 ) -> Result<Verdict, Denial> {
-    // 1. Run mode.
-    let mut i = 0;
-    while i < RUN_MODE_ROWS.len() {
-        let (mode, api) = RUN_MODE_ROWS[i];
-        if mode as u8 == run_mode as u8 && !api {
-            return Err(Denial::RcForm);
-        }
-        i += 1;
-    }
-    // 2. Product.
-    let mut row = None;
-    let mut i = 0;
-    while i < PRODUCT_ROWS.len() {
-        if PRODUCT_ROWS[i].product as u8 == product as u8 {
-            row = Some(&PRODUCT_ROWS[i]);
-        }
-        i += 1;
-    }
-    let row = match row {
-        Some(row) if row.api => row,
-        _ => return Err(Denial::ProductUnsupported),
+    let row = match platform_row(product, run_mode) {
+        Ok(row) => row,
+        Err(d) => return Err(d),
     };
     // 3. The attribute value itself.
     if !attr.is_allocatable() {
@@ -368,6 +350,43 @@ pub const fn check(
     Ok(verdict)
 }
 
+/// Steps 1 and 2 of [`check`]: the run mode (207000 in RC form) and the
+/// product (207000 where the API does not exist).
+const fn platform_row(product: Product, run_mode: RunMode) -> Result<&'static ProductRow, Denial> {
+    let mut i = 0;
+    while i < RUN_MODE_ROWS.len() {
+        let (mode, api) = RUN_MODE_ROWS[i];
+        if mode as u8 == run_mode as u8 && !api {
+            return Err(Denial::RcForm);
+        }
+        i += 1;
+    }
+    let mut i = 0;
+    while i < PRODUCT_ROWS.len() {
+        let row = &PRODUCT_ROWS[i];
+        if row.product as u8 == product as u8 {
+            return if row.api {
+                Ok(row)
+            } else {
+                Err(Denial::ProductUnsupported)
+            };
+        }
+        i += 1;
+    }
+    Err(Denial::ProductUnsupported)
+}
+
+/// Whether the physical-memory API exists at all on `product` in
+/// `run_mode`: `Err(Denial::RcForm)` in RC form,
+/// `Err(Denial::ProductUnsupported)` on Atlas 200/300/500. Every call of a
+/// faithful backend answers 207000 when this fails.
+pub const fn check_platform(product: Product, run_mode: RunMode) -> Result<(), Denial> {
+    match platform_row(product, run_mode) {
+        Ok(_) => Ok(()),
+        Err(d) => Err(d),
+    }
+}
+
 /// [`check`] on raw C values, as the runtime sees them: an unknown or
 /// rejected location type or `memAttr` is refused with 100000.
 pub const fn check_raw(
@@ -376,9 +395,8 @@ pub const fn check_raw(
     raw_location: u32,
     raw_attr: u32,
 ) -> Result<Verdict, Denial> {
-    // Product and form first, with a placeholder that passes steps 3-5 on
-    // every supported product, so the order of checks matches `check`.
-    if let Err(d) = check(product, run_mode, Location::Host, MemAttr::MemHuge) {
+    // Product and form first, so the order of checks matches `check`.
+    if let Err(d) = check_platform(product, run_mode) {
         return Err(d);
     }
     let Some(attr) = MemAttr::from_raw(raw_attr) else {

@@ -1,0 +1,237 @@
+#![doc = include_str!("../README.md")]
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use core::fmt::Debug;
+use core::num::{NonZeroU64, NonZeroUsize};
+
+pub use aclmem_core as core_types;
+use aclmem_core::{AclError, ErrorKind, GranularityOption, Product, RawPhysicalMemProp, RunMode};
+
+mod typed;
+
+pub use typed::{Exported, Mapping, PhysicalMemory, Reservation, ReserveOptions, Session};
+
+/// An error from a backend: a classification and the exact ACL code.
+///
+/// Every backend error must be constructible from an [`AclError`], so that
+/// the typed API can report a rule it enforces itself (for example a mapping
+/// outside its reservation) in the backend's own error type, with the code
+/// the runtime would return.
+pub trait Error: Debug + From<AclError> {
+    /// What kind of failure this is.
+    fn kind(&self) -> ErrorKind;
+    /// The ACL error code the runtime returned (or would return).
+    fn code(&self) -> AclError;
+}
+
+impl Error for AclError {
+    fn kind(&self) -> ErrorKind {
+        AclError::kind(*self)
+    }
+    fn code(&self) -> AclError {
+        *self
+    }
+}
+
+/// The error type of a backend.
+pub trait ErrorType {
+    /// The error every call of this backend returns.
+    type Error: Error;
+}
+
+impl<T: ErrorType + ?Sized> ErrorType for &T {
+    type Error = T::Error;
+}
+
+/// An opaque physical-memory handle (`aclrtDrvMemHandle`). Never NULL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
+pub struct RawHandle(pub NonZeroU64);
+
+/// A device virtual address returned by [`VirtualMemory::reserve`]. Never
+/// NULL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
+pub struct VirtAddr(pub NonZeroUsize);
+
+impl VirtAddr {
+    /// The address as an integer.
+    pub const fn get(self) -> usize {
+        self.0.get()
+    }
+
+    /// The address `bytes` further on, or `None` on overflow.
+    pub const fn checked_add(self, bytes: usize) -> Option<VirtAddr> {
+        match self.0.checked_add(bytes) {
+            Some(v) => Some(VirtAddr(v)),
+            None => None,
+        }
+    }
+}
+
+/// A shareable handle (`uint64_t`) produced by
+/// [`ShareableMemory::export`], to be passed to another process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
+pub struct ShareableHandle(pub u64);
+
+/// `ACL_RT_VMM_EXPORT_FLAG_DEFAULT`: the importer's pid must be whitelisted
+/// with [`ShareableMemory::set_pids`].
+pub const EXPORT_FLAG_DEFAULT: u64 = 0x0;
+/// `ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION`: any process may import.
+pub const EXPORT_FLAG_DISABLE_PID_VALIDATION: u64 = 0x1;
+
+/// What the backend runs on.
+pub trait DeviceInfo: ErrorType {
+    /// The product (from `aclrtGetSocName`) and run mode
+    /// (`aclrtGetRunMode`).
+    fn platform(&self) -> Result<(Product, RunMode), Self::Error>;
+    /// `aclrtGetDeviceCount`.
+    fn device_count(&self) -> Result<u32, Self::Error>;
+}
+
+/// Physical memory: `aclrtMemGetAllocationGranularity`,
+/// `aclrtMallocPhysical`, `aclrtFreePhysical`.
+pub trait PhysicalAllocator: ErrorType {
+    /// The minimum or recommended allocation granularity for `prop`, in
+    /// bytes.
+    fn granularity(
+        &self,
+        prop: &RawPhysicalMemProp,
+        option: GranularityOption,
+    ) -> Result<usize, Self::Error>;
+
+    /// Allocates `size` bytes of physical memory described by `prop`.
+    /// `flags` is reserved and must be 0.
+    fn malloc_physical(
+        &self,
+        size: usize,
+        prop: &RawPhysicalMemProp,
+        flags: u64,
+    ) -> Result<RawHandle, Self::Error>;
+
+    /// Frees a handle. If it is still mapped, the memory is released when
+    /// the last mapping goes; the handle itself is dead at once.
+    fn free_physical(&self, handle: RawHandle) -> Result<(), Self::Error>;
+}
+
+/// Virtual address ranges: `aclrtReserveMemAddress`,
+/// `aclrtReleaseMemAddress`, `aclrtMapMem`, `aclrtUnmapMem`.
+pub trait VirtualMemory: ErrorType {
+    /// Reserves `size` bytes of device virtual address space.
+    ///
+    /// `alignment` is reserved (0). `expected` asks for a fixed address
+    /// (experimental in CANN; `None` lets the system choose). `flags` is 0
+    /// or 1 (the early page-type flag, accepted for compatibility).
+    fn reserve(
+        &self,
+        size: usize,
+        alignment: usize,
+        expected: Option<VirtAddr>,
+        flags: u64,
+    ) -> Result<VirtAddr, Self::Error>;
+
+    /// Releases a reservation. Every mapping inside must be unmapped first.
+    fn release(&self, addr: VirtAddr) -> Result<(), Self::Error>;
+
+    /// Maps the whole of `handle` at `addr`, which lies inside a
+    /// reservation. `size` must equal the handle's size, `offset` and
+    /// `flags` must be 0. The backend refuses a range that overlaps a live
+    /// mapping.
+    fn map(
+        &self,
+        addr: VirtAddr,
+        size: usize,
+        offset: usize,
+        handle: RawHandle,
+        flags: u64,
+    ) -> Result<(), Self::Error>;
+
+    /// Unmaps the mapping that starts at `addr`.
+    fn unmap(&self, addr: VirtAddr) -> Result<(), Self::Error>;
+}
+
+/// Sharing physical memory between processes:
+/// `aclrtMemExportToShareableHandle`, `aclrtMemSetPidToShareableHandle`,
+/// `aclrtMemImportFromShareableHandle`.
+pub trait ShareableMemory: ErrorType {
+    /// Exports a handle (handle type `ACL_MEM_HANDLE_TYPE_NONE`). `flags` is
+    /// [`EXPORT_FLAG_DEFAULT`] or [`EXPORT_FLAG_DISABLE_PID_VALIDATION`]. A
+    /// handle can be exported once per process.
+    fn export(&self, handle: RawHandle, flags: u64) -> Result<ShareableHandle, Self::Error>;
+
+    /// Whitelists the processes that may import `shareable`.
+    fn set_pids(&self, shareable: ShareableHandle, pids: &[i32]) -> Result<(), Self::Error>;
+
+    /// Imports a handle exported by another process, for device `device_id`.
+    fn import(&self, shareable: ShareableHandle, device_id: u32) -> Result<RawHandle, Self::Error>;
+}
+
+impl<T: DeviceInfo + ?Sized> DeviceInfo for &T {
+    fn platform(&self) -> Result<(Product, RunMode), Self::Error> {
+        T::platform(self)
+    }
+    fn device_count(&self) -> Result<u32, Self::Error> {
+        T::device_count(self)
+    }
+}
+impl<T: PhysicalAllocator + ?Sized> PhysicalAllocator for &T {
+    fn granularity(
+        &self,
+        prop: &RawPhysicalMemProp,
+        option: GranularityOption,
+    ) -> Result<usize, Self::Error> {
+        T::granularity(self, prop, option)
+    }
+    fn malloc_physical(
+        &self,
+        size: usize,
+        prop: &RawPhysicalMemProp,
+        flags: u64,
+    ) -> Result<RawHandle, Self::Error> {
+        T::malloc_physical(self, size, prop, flags)
+    }
+    fn free_physical(&self, handle: RawHandle) -> Result<(), Self::Error> {
+        T::free_physical(self, handle)
+    }
+}
+impl<T: VirtualMemory + ?Sized> VirtualMemory for &T {
+    fn reserve(
+        &self,
+        size: usize,
+        alignment: usize,
+        expected: Option<VirtAddr>,
+        flags: u64,
+    ) -> Result<VirtAddr, Self::Error> {
+        T::reserve(self, size, alignment, expected, flags)
+    }
+    fn release(&self, addr: VirtAddr) -> Result<(), Self::Error> {
+        T::release(self, addr)
+    }
+    fn map(
+        &self,
+        addr: VirtAddr,
+        size: usize,
+        offset: usize,
+        handle: RawHandle,
+        flags: u64,
+    ) -> Result<(), Self::Error> {
+        T::map(self, addr, size, offset, handle, flags)
+    }
+    fn unmap(&self, addr: VirtAddr) -> Result<(), Self::Error> {
+        T::unmap(self, addr)
+    }
+}
+impl<T: ShareableMemory + ?Sized> ShareableMemory for &T {
+    fn export(&self, handle: RawHandle, flags: u64) -> Result<ShareableHandle, Self::Error> {
+        T::export(self, handle, flags)
+    }
+    fn set_pids(&self, shareable: ShareableHandle, pids: &[i32]) -> Result<(), Self::Error> {
+        T::set_pids(self, shareable, pids)
+    }
+    fn import(&self, shareable: ShareableHandle, device_id: u32) -> Result<RawHandle, Self::Error> {
+        T::import(self, shareable, device_id)
+    }
+}
