@@ -97,10 +97,53 @@ fn ci(sh: &Shell) -> Result<()> {
         run(cmd!(sh, "{cargo} doc --workspace --no-deps --all-features"))
     })?;
     step("docs/rules.md is up to date", || check_rules_doc(sh))?;
+    step("no_std crates depend on no std-only crate", || {
+        check_no_std_trees(sh)
+    })?;
+    step("examples", || {
+        run(cmd!(
+            sh,
+            "{cargo} run --quiet -p aclmem --example alias --features emu"
+        ))
+    })?;
     eprintln!(
         "\nxtask ci: all steps passed in {:.0}s",
         start.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// The normal (non-dev) dependency closure of each no_std crate, with every
+/// feature on and proc-macros (which run on the build host) left out, must stay inside this list of no_std crates. The bare-metal
+/// builds of `cargo xtask cross` prove the same by compiling.
+const NO_STD_CLOSURE: &[&str] = &[
+    "aclmem-core",
+    "aclmem-hal",
+    "aclmem-rc-stub",
+    "defmt",
+    "bitflags",
+];
+
+fn check_no_std_trees(sh: &Shell) -> Result<()> {
+    let cargo = cargo();
+    for krate in ["aclmem-core", "aclmem-hal", "aclmem-rc-stub"] {
+        let format = "{p}";
+        let c = cmd!(
+            sh,
+            "{cargo} tree -p {krate} -e normal,no-proc-macro --all-features --prefix none --format {format}"
+        );
+        eprintln!("$ {c}");
+        let tree = c.read().map_err(|e| e.to_string())?;
+        for line in tree.lines().filter(|l| !l.trim().is_empty()) {
+            let name = line.split_whitespace().next().unwrap_or_default();
+            if !NO_STD_CLOSURE.contains(&name) {
+                return Err(format!(
+                    "{krate} depends on `{name}`, which is not known to be no_std"
+                ));
+            }
+        }
+        eprintln!("{krate}: {} crates, all no_std", tree.lines().count());
+    }
     Ok(())
 }
 

@@ -31,8 +31,3 @@ pub use rules::{
     OfferedBy, PLATFORMS, Platform, Supports, Verdict, check, check_platform, check_raw,
 };
 pub use size::{AlignedSize, GIB, GranularityOption, MIB, is_aligned, round_up};
-
-// The workspace README's examples are compiled and run as doctests here.
-#[doc = include_str!("../../../README.md")]
-#[cfg(doctest)]
-pub struct ReadmeDoctests;

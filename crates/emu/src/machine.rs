@@ -440,6 +440,8 @@ impl State {
         }
     }
 
+    // The five arguments of `aclrtMapMem` plus the caller's machine and pid.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn map(
         &mut self,
         m: &Machine,
@@ -469,10 +471,13 @@ impl State {
         if end > start + resv.size {
             return Err(INVALID_PARAM);
         }
-        if let Some(first) = resv.mappings.values().next() {
-            if first.binding != binding {
-                return Err(INVALID_PARAM);
-            }
+        if resv
+            .mappings
+            .values()
+            .next()
+            .is_some_and(|first| first.binding != binding)
+        {
+            return Err(INVALID_PARAM);
         }
         let before = resv.mappings.range(..=addr).next_back();
         let after = resv.mappings.range(addr..).next();

@@ -18,11 +18,14 @@ fn prop(location: Location, id: u32, attr: MemAttr) -> RawPhysicalMemProp {
         .map(|(p, _)| p)
         .unwrap_or_else(|_| {
             // Refused combinations are built by hand, as C code would.
-            let mut p = RawPhysicalMemProp::default();
-            p.mem_attr = attr.raw();
-            p.location.type_ = location.raw();
-            p.location.id = id;
-            p
+            RawPhysicalMemProp {
+                mem_attr: attr.raw(),
+                location: aclmem_core::RawMemLocation {
+                    id,
+                    type_: location.raw(),
+                },
+                ..RawPhysicalMemProp::default()
+            }
         })
 }
 

@@ -1,0 +1,40 @@
+//! Huawei Ascend physical memory, checked at compile time.
+//!
+//! This facade re-exports the pieces of aclmem:
+//!
+//! * everything in [`aclmem_core`] at the top level (products, locations,
+//!   attributes, the rules, sizes, props, errors);
+//! * the backend traits and the typed API as [`hal`];
+//! * the backends, behind features: [`emu`] (`emu`), [`rc_stub`]
+//!   (`rc-stub`).
+//!
+//! See the workspace README for the overview and `docs/rules.md` for the
+//! support matrix.
+//!
+//! ## Optional Cargo features
+//!
+//! - `emu`: the emulator backend.
+//! - `rc-stub`: the Ascend RC-form backend.
+//! - `defmt-1`: `defmt::Format` on the public types.
+
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub use aclmem_core::*;
+
+/// Backend traits and the typestate API (`aclmem-hal`).
+pub use aclmem_hal as hal;
+
+/// The emulator backend (`aclmem-emu`).
+#[cfg(feature = "emu")]
+pub use aclmem_emu as emu;
+
+/// The Ascend RC-form backend (`aclmem-rc-stub`).
+#[cfg(feature = "rc-stub")]
+pub use aclmem_rc_stub as rc_stub;
+
+// The workspace README's examples are compiled and run as doctests here.
+#[doc = include_str!("../../../README.md")]
+#[cfg(all(doctest, feature = "emu"))]
+pub struct ReadmeDoctests;

@@ -1,0 +1,215 @@
+//! 8 threads x 10,000 mixed operations on one emulated machine: every
+//! handle is accounted for, nothing leaks, and data written through a
+//! mapping is read back intact while other threads map and unmap around it.
+
+use std::sync::Arc;
+use std::thread;
+
+use aclmem_core::{AclError, Location, MIB, MemAttr, Product, RawPhysicalMemProp, RunMode};
+use aclmem_emu::{Emulator, Op};
+use aclmem_hal::{PhysicalAllocator, RawHandle, VirtAddr, VirtualMemory};
+
+const THREADS: usize = 8;
+const OPS: usize = 10_000;
+
+/// xorshift64*: deterministic per thread, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+struct Mapped {
+    addr: VirtAddr,
+    /// Index into `handles` (the handle may have been freed since: the
+    /// mapping keeps its memory alive).
+    handle: usize,
+    size: usize,
+}
+
+struct Resv {
+    addr: VirtAddr,
+    slots: [Option<Mapped>; 4], // 4 x 4 MiB
+}
+
+#[derive(Default)]
+struct Tally {
+    mallocs: u64,
+    frees: u64,
+    maps: u64,
+    unmaps: u64,
+    refused_releases: u64,
+}
+
+fn worker(emu: &Emulator, id: usize) -> Tally {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (id as u64 + 1));
+    let device = id as u32;
+    let prop = RawPhysicalMemProp::new_checked(
+        Product::AtlasA2,
+        RunMode::Ep,
+        Location::Device,
+        device,
+        MemAttr::HbmMemHuge,
+    )
+    .unwrap()
+    .0;
+    let mut tally = Tally::default();
+    let mut handles: Vec<Option<(RawHandle, usize)>> = Vec::new();
+    let mut resvs: Vec<Resv> = Vec::new();
+    let mut tag = (id as u64) << 48;
+    // The last tag written to each piece of memory, through any mapping: two
+    // mappings of one handle alias, so both must read the latest.
+    let mut latest: Vec<u64> = Vec::new();
+
+    for _ in 0..OPS {
+        match rng.below(7) {
+            0 | 1 => {
+                let size = (1 + rng.below(2)) * 2 * MIB;
+                match emu.malloc_physical(size, &prop, 0) {
+                    Ok(h) => {
+                        handles.push(Some((h, size)));
+                        latest.push(0);
+                        tally.mallocs += 1;
+                    }
+                    Err(e) => assert_eq!(e, AclError::RT_MEMORY_ALLOCATION),
+                }
+            }
+            2 => {
+                let live: Vec<usize> = (0..handles.len())
+                    .filter(|&i| handles[i].is_some())
+                    .collect();
+                if let Some(&i) = live.get(rng.below(live.len().max(1))) {
+                    let (h, _) = handles[i].take().unwrap();
+                    emu.free_physical(h).unwrap();
+                    assert_eq!(emu.free_physical(h), Err(AclError::RT_INVALID_HANDLE));
+                    tally.frees += 1;
+                }
+            }
+            3 => {
+                if resvs.len() < 4 {
+                    let addr = emu.reserve(16 * MIB, 0, None, 0).unwrap();
+                    resvs.push(Resv {
+                        addr,
+                        slots: Default::default(),
+                    });
+                } else {
+                    let r = rng.below(resvs.len());
+                    if resvs[r].slots.iter().any(Option::is_some) {
+                        assert_eq!(emu.release(resvs[r].addr), Err(AclError::RT_PARAM_INVALID));
+                        tally.refused_releases += 1;
+                    } else {
+                        emu.release(resvs.swap_remove(r).addr).unwrap();
+                    }
+                }
+            }
+            4 | 5 => {
+                let live: Vec<usize> = (0..handles.len())
+                    .filter(|&i| handles[i].is_some())
+                    .collect();
+                if resvs.is_empty() || live.is_empty() {
+                    continue;
+                }
+                let i = live[rng.below(live.len())];
+                let (h, size) = handles[i].unwrap();
+                let r = rng.below(resvs.len());
+                let s = rng.below(4);
+                let addr = resvs[r].addr.checked_add(s * 4 * MIB).unwrap();
+                let free_slot = resvs[r].slots[s].is_none();
+                match emu.map(addr, size, 0, h, 0) {
+                    Ok(()) => {
+                        assert!(free_slot, "mapped over a live mapping");
+                        tag += 1;
+                        emu.write(addr.get() + size - 8, &tag.to_le_bytes())
+                            .unwrap();
+                        latest[i] = tag;
+                        resvs[r].slots[s] = Some(Mapped {
+                            addr,
+                            handle: i,
+                            size,
+                        });
+                        tally.maps += 1;
+                    }
+                    Err(e) => {
+                        assert!(!free_slot, "refused a free slot: {e}");
+                        assert_eq!(e, AclError::RT_PARAM_INVALID);
+                    }
+                }
+            }
+            _ => {
+                let mapped: Vec<(usize, usize)> = resvs
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(r, v)| {
+                        (0..4)
+                            .filter(|&s| v.slots[s].is_some())
+                            .map(move |s| (r, s))
+                    })
+                    .collect();
+                if mapped.is_empty() {
+                    continue;
+                }
+                let (r, s) = mapped[rng.below(mapped.len())];
+                let m = resvs[r].slots[s].take().unwrap();
+                // The latest tag written to this memory, through whichever
+                // mapping, is what this mapping reads.
+                let mut buf = [0u8; 8];
+                emu.read(m.addr.get() + m.size - 8, &mut buf).unwrap();
+                assert_eq!(u64::from_le_bytes(buf), latest[m.handle]);
+                emu.unmap(m.addr).unwrap();
+                tally.unmaps += 1;
+            }
+        }
+    }
+    // Clean up everything this thread holds.
+    for r in resvs {
+        for m in r.slots.into_iter().flatten() {
+            emu.unmap(m.addr).unwrap();
+            tally.unmaps += 1;
+        }
+        emu.release(r.addr).unwrap();
+    }
+    for (h, _) in handles.into_iter().flatten() {
+        emu.free_physical(h).unwrap();
+        tally.frees += 1;
+    }
+    tally
+}
+
+#[test]
+fn eight_threads_ten_thousand_operations_each() {
+    let emu = Arc::new(Emulator::preset(Product::AtlasA2));
+    let workers: Vec<_> = (0..THREADS)
+        .map(|id| {
+            let emu = Arc::clone(&emu);
+            thread::spawn(move || worker(&emu, id))
+        })
+        .collect();
+    let tallies: Vec<Tally> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+    let mallocs: u64 = tallies.iter().map(|t| t.mallocs).sum();
+    let frees: u64 = tallies.iter().map(|t| t.frees).sum();
+    let maps: u64 = tallies.iter().map(|t| t.maps).sum();
+    let unmaps: u64 = tallies.iter().map(|t| t.unmaps).sum();
+    assert_eq!(mallocs, frees, "every handle freed exactly once");
+    assert_eq!(maps, unmaps, "every mapping unmapped exactly once");
+    assert!(
+        mallocs > 1000 && maps > 1000,
+        "the mix exercised the API ({mallocs} mallocs, {maps} maps)"
+    );
+    assert!(tallies.iter().map(|t| t.refused_releases).sum::<u64>() > 0);
+
+    let stats = emu.stats();
+    assert_eq!(stats.live_handles, 0);
+    assert_eq!(stats.live_allocations, 0);
+    assert_eq!(stats.reservations, 0);
+    assert_eq!(stats.mappings, 0);
+    assert!(stats.device.iter().all(|d| d.used == 0));
+    assert_eq!(stats.calls[&Op::Malloc], mallocs);
+    assert!(emu.leak_report().is_empty(), "{}", emu.leak_report());
+}

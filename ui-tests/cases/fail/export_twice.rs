@@ -1,0 +1,13 @@
+// Exporting is a state change: exported memory cannot be exported again.
+use aclmem_core::{AlignedSize, AtlasA2, Device, HbmHuge, PhysicalMemProp, MIB};
+use aclmem_hal::Session;
+use aclmem_rc_stub::RcStub;
+
+fn main() {
+    let session = Session::<_, AtlasA2>::new(RcStub).unwrap();
+    let mem = session
+        .malloc(PhysicalMemProp::<AtlasA2, Device, HbmHuge>::on_device(0), AlignedSize::new::<{ 2 * MIB }>())
+        .unwrap();
+    let exported = mem.export(0).unwrap();
+    let _again = exported.export(0);
+}

@@ -1,0 +1,17 @@
+// A mapping cannot outlive its reservation.
+use aclmem_core::{AlignedSize, AtlasA2, Device, HbmHuge, PhysicalMemProp, MIB};
+use aclmem_hal::{Mapping, Session};
+use aclmem_rc_stub::RcStub;
+
+fn main() {
+    let session = Session::<_, AtlasA2>::new(RcStub).unwrap();
+    let mem = session
+        .malloc(PhysicalMemProp::<AtlasA2, Device, HbmHuge>::on_device(0), AlignedSize::new::<{ 2 * MIB }>())
+        .unwrap();
+    let escaped: Mapping<'_, '_, RcStub>;
+    {
+        let va = session.reserve(2 * MIB).unwrap();
+        escaped = va.map(0, &mem).unwrap();
+    }
+    drop(escaped);
+}
