@@ -1,0 +1,170 @@
+//! Finding and opening `libascendcl.so`.
+
+use std::env;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use libloading::Library;
+
+/// The library's file name.
+pub const LIBRARY_NAME: &str = "libascendcl.so";
+
+/// Environment variable naming the library (a file, or a directory holding
+/// it). Checked right after an explicit path.
+pub const ENV_OVERRIDE: &str = "ACLMEM_ASCENDCL";
+
+/// The conventional toolkit location of CANN's `set_env.sh` layout.
+pub const DEFAULT_TOOLKIT_LIB64: &str = "/usr/local/Ascend/ascend-toolkit/latest/lib64";
+
+/// One place the loader looked, and why it did not load from there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    /// Where it looked (`"$ASCEND_HOME_PATH/lib64"` style sources are
+    /// expanded; a skipped source is named as such).
+    pub candidate: String,
+    /// What went wrong.
+    pub error: String,
+}
+
+/// Why the driver could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// No candidate could be opened.
+    NotFound {
+        /// Every candidate, in search order.
+        tried: Vec<Attempt>,
+    },
+    /// The library opened but lacks a symbol the driver requires.
+    MissingSymbol {
+        /// The symbol.
+        symbol: &'static str,
+        /// The library that lacks it.
+        library: String,
+    },
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::NotFound { tried } => {
+                writeln!(f, "could not load {LIBRARY_NAME}; tried, in order:")?;
+                for (i, a) in tried.iter().enumerate() {
+                    writeln!(f, "  {}. {}: {}", i + 1, a.candidate, a.error)?;
+                }
+                write!(
+                    f,
+                    "install the CANN toolkit and source its set_env.sh, or set {ENV_OVERRIDE}"
+                )
+            }
+            LoadError::MissingSymbol { symbol, library } => write!(
+                f,
+                "{library} does not export the required symbol `{symbol}` (CANN too old, or not libascendcl)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Where to look, in order.
+#[derive(Debug, Clone, Default)]
+pub struct SearchPath {
+    /// A path given by the caller (file or directory).
+    pub explicit: Option<PathBuf>,
+}
+
+enum Candidate {
+    Path(String, PathBuf),
+    Skipped(String, &'static str),
+    LoaderSearch,
+}
+
+fn file_in(p: PathBuf) -> PathBuf {
+    if p.is_dir() { p.join(LIBRARY_NAME) } else { p }
+}
+
+impl SearchPath {
+    fn candidates(&self) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        if let Some(p) = &self.explicit {
+            out.push(Candidate::Path("explicit path".into(), file_in(p.clone())));
+        }
+        match env::var_os(ENV_OVERRIDE) {
+            Some(v) if !v.is_empty() => out.push(Candidate::Path(
+                format!("${ENV_OVERRIDE}"),
+                file_in(PathBuf::from(v)),
+            )),
+            _ => out.push(Candidate::Skipped(format!("${ENV_OVERRIDE}"), "not set")),
+        }
+        for var in ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"] {
+            match env::var_os(var) {
+                Some(v) if !v.is_empty() => out.push(Candidate::Path(
+                    format!("${var}/lib64"),
+                    Path::new(&v).join("lib64").join(LIBRARY_NAME),
+                )),
+                _ => out.push(Candidate::Skipped(format!("${var}/lib64"), "not set")),
+            }
+        }
+        out.push(Candidate::Path(
+            "CANN default".into(),
+            Path::new(DEFAULT_TOOLKIT_LIB64).join(LIBRARY_NAME),
+        ));
+        out.push(Candidate::LoaderSearch);
+        out
+    }
+
+    /// Opens the first candidate that loads.
+    pub(crate) fn open(&self) -> Result<(Library, String), LoadError> {
+        let mut tried = Vec::new();
+        for c in self.candidates() {
+            let (label, result) = match c {
+                Candidate::Skipped(source, why) => {
+                    tried.push(Attempt {
+                        candidate: source,
+                        error: why.into(),
+                    });
+                    continue;
+                }
+                Candidate::Path(source, path) => {
+                    let label = format!("{} ({source})", path.display());
+                    if !path.exists() {
+                        tried.push(Attempt {
+                            candidate: label,
+                            error: "no such file".into(),
+                        });
+                        continue;
+                    }
+                    // SAFETY: loading a library runs its initialisers. We
+                    // load only libascendcl.so from the places CANN documents
+                    // or the user names; its initialisers are the vendor's
+                    // (or the aclmem emulator's), which is the point of this
+                    // crate. No Rust invariant depends on them.
+                    (
+                        label,
+                        unsafe { Library::new(&path) }.map(|l| (l, path.display().to_string())),
+                    )
+                }
+                Candidate::LoaderSearch => {
+                    let label = format!(
+                        "{LIBRARY_NAME} (dynamic loader search: LD_LIBRARY_PATH, ld.so.cache, system paths)"
+                    );
+                    // SAFETY: as above.
+                    (
+                        label,
+                        unsafe { Library::new(LIBRARY_NAME) }
+                            .map(|l| (l, LIBRARY_NAME.to_string())),
+                    )
+                }
+            };
+            match result {
+                Ok(found) => return Ok(found),
+                Err(e) => tried.push(Attempt {
+                    candidate: label,
+                    error: e.to_string(),
+                }),
+            }
+        }
+        Err(LoadError::NotFound { tried })
+    }
+}
