@@ -218,14 +218,15 @@ struct RuntimeInner {
 
 impl Drop for RuntimeInner {
     fn drop(&mut self) {
-        if self.owns_init {
-            if let Ok(finalize) = self.cl.aclFinalize() {
-                // SAFETY: the runtime was initialised by this handle and no
-                // driver of it is left (they hold this `Arc`). The result
-                // cannot be reported from Drop; finalize failures leave
-                // nothing for us to release.
-                let _ = unsafe { finalize() };
-            }
+        if !self.owns_init {
+            return;
+        }
+        if let Ok(finalize) = self.cl.aclFinalize() {
+            // SAFETY: the runtime was initialised by this handle and no
+            // driver of it is left (they hold this `Arc`). The result cannot
+            // be reported from Drop; a failed finalize leaves nothing for us
+            // to release.
+            let _ = unsafe { finalize() };
         }
     }
 }

@@ -184,10 +184,8 @@ pub unsafe extern "C" fn aclInit(_config_path: *const c_char) -> AclErrorCode {
             AclError::INVALID_PARAM
         })?;
         let soc = intern(&config.soc_name);
-        let emu = Emulator::new(config).map_err(|e| {
-            eprintln!("aclmem-emu: aclInit failed: {e}");
-            e
-        })?;
+        let emu =
+            Emulator::new(config).inspect_err(|e| eprintln!("aclmem-emu: aclInit failed: {e}"))?;
         *g = Some(Global {
             emu: Arc::new(emu),
             soc,

@@ -38,9 +38,9 @@ fn c_abi() {
     let _: sys::aclrtMemSetPidToShareableHandle_t = aclrtMemSetPidToShareableHandle;
     let _: sys::aclrtMemImportFromShareableHandle_t = aclrtMemImportFromShareableHandle;
 
-    // SAFETY (whole block): every call follows the C prototypes; out
-    // pointers are live locals or deliberately NULL, which the library must
-    // reject with 100000.
+    // SAFETY: every call follows the C prototypes; out pointers are live
+    // locals or deliberately NULL, which the library must reject with 100000;
+    // the raw reads and writes stay inside ranges mapped just before.
     unsafe {
         // Before aclInit.
         let mut n = 0u32;
