@@ -5,14 +5,15 @@
 //! * everything in [`aclmem_core`] at the top level (products, locations,
 //!   attributes, the rules, sizes, props, errors);
 //! * the backend traits and the typed API as [`hal`];
-//! * the backends, behind features: [`emu`] (`emu`), [`rc_stub`]
-//!   (`rc-stub`).
+//! * the backends, behind features: [`driver`] (`driver`), [`emu`]
+//!   (`emu`), [`rc_stub`] (`rc-stub`).
 //!
 //! See the workspace README for the overview and `docs/rules.md` for the
 //! support matrix.
 //!
 //! ## Optional Cargo features
 //!
+//! - `driver`: the real driver (`libascendcl.so` loaded at run time).
 //! - `emu`: the emulator backend.
 //! - `rc-stub`: the Ascend RC-form backend.
 //! - `defmt-1`: `defmt::Format` on the public types.
@@ -29,6 +30,10 @@ pub use aclmem_hal as hal;
 /// The emulator backend (`aclmem-emu`).
 #[cfg(feature = "emu")]
 pub use aclmem_emu as emu;
+
+/// The real driver backend (`aclmem-driver`).
+#[cfg(feature = "driver")]
+pub use aclmem_driver as driver;
 
 /// The Ascend RC-form backend (`aclmem-rc-stub`).
 #[cfg(feature = "rc-stub")]

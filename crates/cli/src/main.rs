@@ -44,6 +44,15 @@ enum Command {
         #[arg(long, value_parser = parse_attr)]
         attr: MemAttr,
     },
+    /// Load libascendcl.so, initialise ACL and report what it runs on.
+    Probe {
+        /// The library (a file or a directory); otherwise the documented
+        /// search path: $ACLMEM_ASCENDCL, $ASCEND_HOME_PATH/lib64,
+        /// $ASCEND_TOOLKIT_HOME/lib64, /usr/local/Ascend/ascend-toolkit/latest/lib64,
+        /// then the dynamic loader.
+        #[arg(long)]
+        lib: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -85,8 +94,59 @@ fn parse_attr(s: &str) -> Result<MemAttr, String> {
         .ok_or_else(|| format!("unknown memory attribute `{s}`"))
 }
 
+fn probe(lib: Option<&std::path::Path>) -> Result<(), String> {
+    use aclmem_driver::{AscendCl, Policy, SYMBOLS};
+    let cl = AscendCl::load(lib).map_err(|e| e.to_string())?;
+    println!("library:  {}", cl.path());
+    let runtime = cl.init().map_err(|e| format!("aclInit failed: {e}"))?;
+    let soc = runtime
+        .soc_name()
+        .map_err(|e| format!("aclrtGetSocName failed: {e}"))?;
+    let run_mode = runtime
+        .run_mode()
+        .map_err(|e| format!("aclrtGetRunMode failed: {e}"))?;
+    match Product::from_soc_name(&soc) {
+        Ok(product) => println!("SoC:      {soc} ({product}, {run_mode} form)"),
+        Err(_) => println!("SoC:      {soc} (unknown to aclmem, {run_mode} form)"),
+    }
+    let devices = runtime
+        .device_count()
+        .map_err(|e| format!("aclrtGetDeviceCount failed: {e}"))?;
+    println!("devices:  {devices}");
+    if devices > 0 {
+        let device = runtime
+            .device(0)
+            .map_err(|e| format!("aclrtSetDevice(0) failed: {e}"))?;
+        match device.mem_info(MemAttr::HbmMem) {
+            Ok((free, total)) => println!("device 0: {free} of {total} bytes free (ACL_HBM_MEM)"),
+            Err(e) => println!("device 0: aclrtGetMemInfo failed: {e}"),
+        }
+    }
+    let missing: Vec<&str> = SYMBOLS
+        .iter()
+        .filter(|(name, policy)| *policy == Policy::Optional && !cl.has_symbol(name))
+        .map(|(name, _)| *name)
+        .collect();
+    if missing.is_empty() {
+        println!("optional: all present");
+    } else {
+        println!(
+            "optional: missing {} (those calls answer 207000)",
+            missing.join(", ")
+        );
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     match Cli::parse().command {
+        Command::Probe { lib } => match probe(lib.as_deref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Matrix { product, format } => {
             let rows = matrix::rows(product);
             let text = match format {

@@ -156,3 +156,80 @@ fn check_subcommand() {
     ]);
     assert!(!ok);
 }
+
+fn probe(envs: &[(&str, &str)]) -> (bool, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_aclmem"));
+    cmd.arg("probe");
+    // No library anywhere: none of the documented places, and no loader path
+    // (cargo's test environment puts target/ on LD_LIBRARY_PATH).
+    for var in [
+        "LD_LIBRARY_PATH",
+        "ACLMEM_ASCENDCL",
+        "ASCEND_HOME_PATH",
+        "ASCEND_TOOLKIT_HOME",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.envs(envs.iter().copied());
+    let out = cmd.output().expect("aclmem runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn probe_without_a_library_lists_every_place_tried() {
+    let (ok, _, err) = probe(&[
+        ("ASCEND_HOME_PATH", "/nonexistent/cann"),
+        ("ASCEND_TOOLKIT_HOME", "/nonexistent/toolkit"),
+    ]);
+    assert!(!ok);
+    for place in [
+        "$ACLMEM_ASCENDCL: not set",
+        "/nonexistent/cann/lib64/libascendcl.so ($ASCEND_HOME_PATH/lib64): no such file",
+        "/nonexistent/toolkit/lib64/libascendcl.so ($ASCEND_TOOLKIT_HOME/lib64): no such file",
+        "/usr/local/Ascend/ascend-toolkit/latest/lib64/libascendcl.so (CANN default)",
+        "libascendcl.so (dynamic loader search",
+    ] {
+        assert!(err.contains(place), "`{place}` missing from:\n{err}");
+    }
+    assert_eq!(err.matches("\n  ").count(), 5, "{err}");
+    let (ok, _, err) = probe(&[("ACLMEM_ASCENDCL", "/nonexistent/libascendcl.so")]);
+    assert!(!ok);
+    assert!(
+        err.contains("/nonexistent/libascendcl.so ($ACLMEM_ASCENDCL): no such file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn probe_reports_the_emulated_machine() {
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("libascendcl.so");
+    assert!(
+        lib.exists(),
+        "{} missing: run `cargo build -p aclmem-emu-capi` (cargo xtask ci does)",
+        lib.display()
+    );
+    let (ok, out, err) = probe(&[
+        ("ACLMEM_ASCENDCL", lib.to_str().unwrap()),
+        ("ACLMEM_EMU_SOC", "Ascend310B2"),
+        ("ACLMEM_EMU_DEVICES", "1"),
+        ("ACLMEM_EMU_HBM", "8GiB"),
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("SoC:      Ascend310B2 (Atlas 200I/500 A2 inference, EP form)"),
+        "{out}"
+    );
+    assert!(out.contains("devices:  1"), "{out}");
+    assert!(out.contains("8589934592 of 8589934592 bytes free"), "{out}");
+    assert!(out.contains("missing aclrtDeviceGetBareTgid"), "{out}");
+}

@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 mod attr;
+mod dispatch;
 mod error;
 mod location;
 mod product;
@@ -16,6 +17,7 @@ pub use attr::{
     AttrType, DdrHuge, DdrNormal, DdrP2pHuge, DdrP2pNormal, HbmHuge, HbmHuge1G, HbmNormal, Huge,
     Huge1G, MemAttr, Normal, P2pHuge, P2pHuge1G, P2pNormal, PageClass,
 };
+pub use dispatch::{ProductVisitor, dispatch};
 pub use error::{AclError, ErrorKind};
 pub use location::{Device, Host, HostNuma, Location, LocationType};
 pub use product::{

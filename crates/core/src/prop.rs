@@ -188,6 +188,32 @@ where
         }
     }
 
+    /// The property for code generic over the product (or location, or
+    /// attribute), where the compiler cannot prove `P: Supports<L, A>`: the
+    /// same rules table answers at run time. `id` is the device id or NUMA
+    /// node (ignored for plain host memory).
+    ///
+    /// ```
+    /// use aclmem_core::{Denial, Device, Host, HbmHuge1G, PhysicalMemProp, ProductType};
+    /// fn one_gib<P: ProductType>() -> Result<PhysicalMemProp<P, Device, HbmHuge1G>, Denial> {
+    ///     PhysicalMemProp::checked(0).map(|(prop, _verdict)| prop)
+    /// }
+    /// assert!(one_gib::<aclmem_core::AtlasA2>().is_ok());
+    /// assert_eq!(one_gib::<aclmem_core::AtlasTraining>().unwrap_err(), Denial::NotOffered);
+    /// ```
+    pub const fn checked(id: u32) -> Result<(Self, Verdict), Denial> {
+        match crate::rules::check(P::PRODUCT, P::RUN_MODE, L::LOCATION, A::ATTR) {
+            Ok(verdict) => {
+                let id = match L::LOCATION {
+                    Location::Host => 0,
+                    _ => id,
+                };
+                Ok((Self::with_id(id), verdict))
+            }
+            Err(d) => Err(d),
+        }
+    }
+
     /// The location id: device id, NUMA node, or 0 for host memory.
     pub const fn location_id(&self) -> u32 {
         self.location_id

@@ -330,3 +330,29 @@ fn sizes() {
     );
     assert_eq!(round_up(5, 3), Err(AclError::INVALID_PARAM));
 }
+
+#[test]
+fn dispatch_reaches_the_marker_of_every_platform() {
+    struct Mirror;
+    impl ProductVisitor for Mirror {
+        type Output = (Product, RunMode, Result<Verdict, Denial>);
+        fn visit<P: ProductType>(self) -> Self::Output {
+            let checked = PhysicalMemProp::<P, Device, HbmHuge1G>::checked(0).map(|(_, v)| v);
+            (P::PRODUCT, P::RUN_MODE, checked)
+        }
+    }
+    for p in PLATFORMS {
+        let (product, run_mode, checked) = dispatch(p.product, p.run_mode, Mirror).unwrap();
+        assert_eq!((product, run_mode), (p.product, p.run_mode));
+        assert_eq!(
+            checked,
+            check(product, run_mode, Location::Device, MemAttr::HbmMemHuge1G)
+        );
+    }
+    assert_eq!(
+        dispatch(Product::AtlasA2, RunMode::Rc, Mirror).unwrap_err(),
+        Denial::RcForm
+    );
+    let (host, _) = PhysicalMemProp::<AtlasA2, Host, DdrHuge>::checked(9).unwrap();
+    assert_eq!(host.location_id(), 0);
+}

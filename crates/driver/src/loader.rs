@@ -67,6 +67,18 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// The error with its sources (libloading puts dlerror()'s text there).
+fn describe(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
 /// Where to look, in order.
 #[derive(Debug, Clone, Default)]
 pub struct SearchPath {
@@ -161,7 +173,7 @@ impl SearchPath {
                 Ok(found) => return Ok(found),
                 Err(e) => tried.push(Attempt {
                     candidate: label,
-                    error: e.to_string(),
+                    error: describe(&e),
                 }),
             }
         }
