@@ -4,13 +4,18 @@
 //!   suite, rustdoc `-D warnings`, and a check that `docs/rules.md` matches
 //!   the rules table.
 //! * `cargo xtask docs`: regenerate `docs/rules.md`.
+//! * `cargo xtask cross`: aarch64 builds, the test suite under qemu, and the
+//!   no_std crates on bare-metal targets (see `cross.rs`).
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use xshell::{Shell, cmd};
+
+mod cross;
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "aclmem build automation")]
@@ -25,9 +30,63 @@ enum Command {
     Ci,
     /// Regenerate docs/rules.md from the rules table.
     Docs,
+    /// Build for aarch64 (and bare metal), run the tests under qemu.
+    Cross {
+        /// Only these targets (aarch64-unknown-linux-gnu, aarch64-unknown-none,
+        /// thumbv7em-none-eabihf); all by default.
+        #[arg(long = "target")]
+        targets: Vec<String>,
+        /// Build, but do not run the tests.
+        #[arg(long)]
+        no_run: bool,
+        /// Build with the release profile.
+        #[arg(long)]
+        release: bool,
+    },
 }
 
-type Result<T, E = String> = std::result::Result<T, E>;
+/// Test counts summed over cargo's `test result:` lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TestCounts {
+    passed: u64,
+    failed: u64,
+    ignored: u64,
+    suites: u64,
+}
+
+impl TestCounts {
+    fn add_line(&mut self, line: &str) {
+        let Some(rest) = line.strip_prefix("test result: ") else {
+            return;
+        };
+        self.suites += 1;
+        for part in rest.split(';') {
+            let mut words = part.split_whitespace().rev();
+            let (Some(what), Some(n)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let Ok(n) = n.parse::<u64>() else { continue };
+            match what {
+                "passed" => self.passed += n,
+                "failed" => self.failed += n,
+                "ignored" => self.ignored += n,
+                _ => {}
+            }
+        }
+    }
+}
+
+impl fmt::Display for TestCounts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} passed, {} failed, {} ignored in {} suites",
+            self.passed, self.failed, self.ignored, self.suites
+        )
+    }
+}
+
+pub(crate) type Result<T, E = String> = std::result::Result<T, E>;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -37,6 +96,19 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Ci => ci(&sh),
             Command::Docs => docs(&sh),
+            Command::Cross {
+                targets,
+                no_run,
+                release,
+            } => cross::cross(
+                &sh,
+                &cross::Options {
+                    targets,
+                    no_run,
+                    release,
+                },
+            )
+            .map(drop),
         }
     })();
     match result {
@@ -48,19 +120,19 @@ fn main() -> ExitCode {
     }
 }
 
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("xtask lives one level below the workspace root")
         .to_path_buf()
 }
 
-fn cargo() -> String {
+pub(crate) fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
 /// Runs one named step, printing what it runs and how long it took.
-fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
+pub(crate) fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
     eprintln!("\n==> {name}");
     let start = Instant::now();
     f().map_err(|e| format!("step `{name}`: {e}"))?;
@@ -68,7 +140,7 @@ fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
     Ok(())
 }
 
-fn run(c: xshell::Cmd<'_>) -> Result<()> {
+pub(crate) fn run(c: xshell::Cmd<'_>) -> Result<()> {
     eprintln!("$ {c}");
     c.run().map_err(|e| e.to_string())
 }
@@ -90,18 +162,26 @@ fn ci(sh: &Shell) -> Result<()> {
     step("libascendcl.so exports the ACL symbols", || {
         check_exports(sh, &lib)
     })?;
+    let mut host = TestCounts::default();
     step(
         "tests (the driver loads the library through $ACLMEM_ASCENDCL)",
         || {
-            let _env = sh.push_env("ACLMEM_ASCENDCL", &lib);
-            // The C library is tested without `defmt-1`: defmt's
-            // interned-string symbols cannot be exported from a shared
-            // object, and feature unification would switch it on there.
+            let env = [("ACLMEM_ASCENDCL", lib.display().to_string())];
+            host = cross::cargo_test(cross::TEST_ARGS, &env, false)?;
+            eprintln!("x86_64: {host}");
+            Ok(())
+        },
+    )?;
+    step(
+        "tests with every feature (defmt-1, facade backends)",
+        || {
+            // Not the C library: defmt's interned-string symbols cannot be
+            // exported from a shared object, and feature unification would
+            // switch it on there.
             run(cmd!(
                 sh,
-                "{cargo} test --workspace --all-features --exclude aclmem-ui-tests --exclude aclmem-emu-capi"
-            ))?;
-            run(cmd!(sh, "{cargo} test -p aclmem-emu-capi"))
+                "{cargo} test --all-features -p aclmem-core -p aclmem-hal -p aclmem-rc-stub -p aclmem -p aclmem-emu -p aclmem-driver"
+            ))
         },
     )?;
     step("ui tests (trybuild, pinned toolchain)", || {
@@ -124,6 +204,22 @@ fn ci(sh: &Shell) -> Result<()> {
     step("C example against the emulated libascendcl.so", || {
         c_example(sh, &lib)
     })?;
+    let aarch64 = cross::cross(
+        sh,
+        &cross::Options {
+            targets: Vec::new(),
+            no_run: false,
+            release: false,
+        },
+    )?;
+    step("aarch64 runs the same tests as x86_64", || match aarch64 {
+        Some(a) if a.passed == host.passed && a.failed == 0 => {
+            eprintln!("x86_64:  {host}\naarch64: {a}");
+            Ok(())
+        }
+        Some(a) => Err(format!("x86_64: {host}, but aarch64: {a}")),
+        None => Err("the aarch64 tests did not run".into()),
+    })?;
     eprintln!(
         "\nxtask ci: all steps passed in {:.0}s",
         start.elapsed().as_secs_f64()
@@ -140,6 +236,7 @@ const NO_STD_CLOSURE: &[&str] = &[
     "aclmem-rc-stub",
     "defmt",
     "bitflags",
+    "portable-atomic",
 ];
 
 fn check_no_std_trees(sh: &Shell) -> Result<()> {

@@ -2,11 +2,24 @@
 
 use std::process::Command;
 
+/// The `aclmem` binary. When the tests themselves run under an emulator
+/// (`cargo xtask cross` sets `ACLMEM_TEST_RUNNER` to its qemu command), the
+/// binary is started through it too: there is no binfmt_misc to do it.
+fn bin() -> Command {
+    let exe = env!("CARGO_BIN_EXE_aclmem");
+    match std::env::var("ACLMEM_TEST_RUNNER") {
+        Ok(runner) if !runner.trim().is_empty() => {
+            let mut words = runner.split_whitespace();
+            let mut cmd = Command::new(words.next().expect("non-empty"));
+            cmd.args(words).arg(exe);
+            cmd
+        }
+        _ => Command::new(exe),
+    }
+}
+
 fn aclmem(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
-        .args(args)
-        .output()
-        .expect("aclmem runs");
+    let out = bin().args(args).output().expect("aclmem runs");
     (
         out.status.success(),
         String::from_utf8(out.stdout).expect("UTF-8"),
@@ -158,7 +171,7 @@ fn check_subcommand() {
 }
 
 fn probe(envs: &[(&str, &str)]) -> (bool, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_aclmem"));
+    let mut cmd = bin();
     cmd.arg("probe");
     // No library anywhere: none of the documented places, and no loader path
     // (cargo's test environment puts target/ on LD_LIBRARY_PATH).

@@ -4,7 +4,11 @@
 use core::fmt;
 use core::marker::PhantomData;
 use core::ops::Deref;
-use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+
+// 64-bit atomics are missing on some targets (thumbv7em); portable-atomic
+// uses the native ones where they exist and a lock-based fallback elsewhere.
+use portable_atomic::AtomicU64;
 
 use aclmem_core::{
     AclError, AlignedSize, AttrType, Device, Location, LocationType, PhysicalMemProp, ProductType,
