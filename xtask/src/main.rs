@@ -4,6 +4,7 @@
 //!   suite, rustdoc `-D warnings`, and a check that `docs/rules.md` matches
 //!   the rules table.
 //! * `cargo xtask docs`: regenerate `docs/rules.md`.
+//! * `cargo xtask bench`: the benchmarks behind `docs/benchmarks.md`.
 //! * `cargo xtask cross`: aarch64 builds, the test suite under qemu, and the
 //!   no_std crates on bare-metal targets (see `cross.rs`).
 
@@ -30,6 +31,8 @@ enum Command {
     Ci,
     /// Regenerate docs/rules.md from the rules table.
     Docs,
+    /// Run the benchmarks (numbers go to docs/benchmarks.md).
+    Bench,
     /// Build for aarch64 (and bare metal), run the tests under qemu.
     Cross {
         /// Only these targets (aarch64-unknown-linux-gnu, aarch64-unknown-none,
@@ -96,6 +99,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Ci => ci(&sh),
             Command::Docs => docs(&sh),
+            Command::Bench => bench(&sh),
             Command::Cross {
                 targets,
                 no_run,
@@ -351,6 +355,16 @@ fn check_rules_doc(sh: &Shell) -> Result<()> {
         return Err("docs/rules.md differs from the rules table; run `cargo xtask docs` and commit the result".into());
     }
     Ok(())
+}
+
+fn bench(sh: &Shell) -> Result<()> {
+    let cargo = cargo();
+    step("build the emulated libascendcl.so (release)", || {
+        run(cmd!(sh, "{cargo} build --release -p aclmem-emu-capi"))
+    })?;
+    step("benchmarks", || {
+        run(cmd!(sh, "{cargo} bench -p aclmem-tests --bench ops"))
+    })
 }
 
 fn docs(sh: &Shell) -> Result<()> {
