@@ -353,9 +353,9 @@ impl Emulator {
         self.state().mem_info(&self.shared.machine, attr, device)
     }
 
-    /// Writes `data` at `addr`, which must lie inside one live mapping of
-    /// this process (`ACL_ERROR_INVALID_PARAM` otherwise). Safe: the mapping
-    /// cannot go away during the copy.
+    /// Writes `data` at `addr`, which must lie inside live mappings of this
+    /// process (one, or several back to back; `ACL_ERROR_INVALID_PARAM`
+    /// otherwise). Safe: the mappings cannot go away during the copy.
     pub fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
         let state = self.state();
         state.mapped_range(self.pid, addr, data.len())?;
@@ -363,8 +363,8 @@ impl Emulator {
         Ok(())
     }
 
-    /// Reads `buf.len()` bytes at `addr`, which must lie inside one live
-    /// mapping of this process.
+    /// Reads `buf.len()` bytes at `addr`, which must lie inside live mappings
+    /// of this process (as for [`Emulator::write`]).
     pub fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
         let state = self.state();
         state.mapped_range(self.pid, addr, buf.len())?;

@@ -622,14 +622,23 @@ impl State {
         Ok((pool.free(), pool.capacity))
     }
 
-    /// Finds the mapping of `pid` that holds `addr..addr+len`.
+    /// Checks that `addr..addr+len` is covered by live mappings of `pid`
+    /// (one, or several back to back in one reservation).
     pub(crate) fn mapped_range(&self, pid: i32, addr: usize, len: usize) -> R<()> {
         let start = self.containing_resv(pid, addr).map_err(|_| INVALID_PARAM)?;
         let end = addr.checked_add(len).ok_or(INVALID_PARAM)?;
-        match self.resvs[&start].mappings.range(..=addr).next_back() {
-            Some((&s, e)) if end <= s + e.size => Ok(()),
-            _ => Err(INVALID_PARAM),
+        let mappings = &self.resvs[&start].mappings;
+        let mut covered = match mappings.range(..=addr).next_back() {
+            Some((&s, e)) if addr < s + e.size => s + e.size,
+            _ => return Err(INVALID_PARAM),
+        };
+        while covered < end {
+            match mappings.get(&covered) {
+                Some(e) => covered += e.size,
+                None => return Err(INVALID_PARAM),
+            }
         }
+        Ok(())
     }
 
     pub(crate) fn stats(&self, m: &Machine) -> Stats {

@@ -9,8 +9,10 @@ use core::num::{NonZeroU64, NonZeroUsize};
 pub use aclmem_core as core_types;
 use aclmem_core::{AclError, ErrorKind, GranularityOption, Product, RawPhysicalMemProp, RunMode};
 
+mod segment;
 mod typed;
 
+pub use segment::{ExpandableSegment, Slot};
 pub use typed::{Exported, Mapping, PhysicalMemory, Reservation, ReserveOptions, Session};
 
 /// An error from a backend: a classification and the exact ACL code.

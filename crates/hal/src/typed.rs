@@ -22,14 +22,14 @@ use crate::{
 
 /// What the handles of a session share: the backend and the slot for errors
 /// raised in `Drop`.
-struct Core<B> {
-    backend: B,
+pub(crate) struct Core<B> {
+    pub(crate) backend: B,
     deferred: AtomicI32,
     deferred_count: AtomicU32,
 }
 
 impl<B> Core<B> {
-    fn defer(&self, code: AclError) {
+    pub(crate) fn defer(&self, code: AclError) {
         let _ = self
             .deferred
             .compare_exchange(0, code.code(), Ordering::AcqRel, Ordering::Acquire);
@@ -99,6 +99,10 @@ impl<B: DeviceInfo, P: ProductType> Session<B, P> {
 }
 
 impl<B, P: ProductType> Session<B, P> {
+    pub(crate) fn core(&self) -> &Core<B> {
+        &self.core
+    }
+
     /// The backend.
     pub fn backend(&self) -> &B {
         &self.core.backend
