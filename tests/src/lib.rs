@@ -50,7 +50,7 @@ pub trait HostAccess {
 }
 
 /// The machine a scenario needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Machine {
     /// SoC name.
     pub soc: &'static str,
@@ -104,7 +104,7 @@ pub struct Scenario<B: ?Sized> {
     /// The machine to build.
     pub machine: Machine,
     /// The steps; `Err` means the scenario could not proceed.
-    pub run: fn(&B, &dyn HostAccess, &mut Transcript) -> Result<(), AclError>,
+    pub run: Run<B>,
 }
 
 fn prop(location: Location, id: u32, attr: MemAttr) -> RawPhysicalMemProp {
@@ -488,89 +488,56 @@ const fn machine(soc: &'static str, hbm: usize, run_mode: RunMode) -> Machine {
     }
 }
 
+type Run<B> = fn(&B, &dyn HostAccess, &mut Transcript) -> Result<(), AclError>;
+
 /// Every scenario, for a backend type.
 pub fn scenarios<B: Backend + ?Sized>() -> Vec<Scenario<B>> {
     let a2 = Machine::A2;
-    vec![
-        Scenario {
-            name: "aliasing",
-            machine: a2.clone(),
-            run: aliasing::<B>,
-        },
-        Scenario {
-            name: "exhaustion",
-            machine: machine("Ascend910B3", 64 * MIB, RunMode::Ep),
-            run: exhaustion::<B>,
-        },
-        Scenario {
-            name: "bad arguments",
-            machine: a2.clone(),
-            run: bad_arguments::<B>,
-        },
-        Scenario {
-            name: "dead handles",
-            machine: a2.clone(),
-            run: dead_handles::<B>,
-        },
-        Scenario {
-            name: "lifetimes",
-            machine: a2.clone(),
-            run: lifetimes::<B>,
-        },
-        Scenario {
-            name: "one device per range",
-            machine: a2.clone(),
-            run: one_device_per_range::<B>,
-        },
-        Scenario {
-            name: "granularity on A2",
-            machine: a2.clone(),
-            run: granularity::<B>,
-        },
-        Scenario {
-            name: "product gates on A2",
-            machine: a2.clone(),
-            run: product_gates::<B>,
-        },
-        Scenario {
-            name: "product gates on A3",
-            machine: machine("Ascend910_9392", 64 * GIB, RunMode::Ep),
-            run: product_gates::<B>,
-        },
-        Scenario {
-            name: "product gates on Atlas 350",
-            machine: machine("Ascend950PR_9599", 64 * GIB, RunMode::Ep),
-            run: product_gates::<B>,
-        },
-        Scenario {
-            name: "product gates on training",
-            machine: machine("Ascend910A", 32 * GIB, RunMode::Ep),
-            run: product_gates::<B>,
-        },
-        Scenario {
-            name: "product gates on inference",
-            machine: machine("Ascend310P3", 24 * GIB, RunMode::Ep),
-            run: product_gates::<B>,
-        },
-        Scenario {
-            name: "Atlas 200I A2 in RC form",
-            machine: machine("Ascend310B1", 8 * GIB, RunMode::Rc),
-            run: unsupported_platform::<B>,
-        },
-        Scenario {
-            name: "Atlas 200/300/500",
-            machine: machine("Ascend310", 8 * GIB, RunMode::Ep),
-            run: unsupported_platform::<B>,
-        },
-        Scenario {
-            name: "sharing",
-            machine: a2.clone(),
-            run: sharing::<B>,
-        },
-        Scenario {
-            name: "expected address",
-            machine: a2,
-            run: expected_address::<B>,
-        },
-    ]
+    let ep = |soc, hbm| machine(soc, hbm, RunMode::Ep);
+    let table: [(&'static str, Machine, Run<B>); 16] = [
+        ("aliasing", a2, aliasing::<B>),
+        ("exhaustion", ep("Ascend910B3", 64 * MIB), exhaustion::<B>),
+        ("bad arguments", a2, bad_arguments::<B>),
+        ("dead handles", a2, dead_handles::<B>),
+        ("lifetimes", a2, lifetimes::<B>),
+        ("one device per range", a2, one_device_per_range::<B>),
+        ("granularity on A2", a2, granularity::<B>),
+        ("product gates on A2", a2, product_gates::<B>),
+        (
+            "product gates on A3",
+            ep("Ascend910_9392", 64 * GIB),
+            product_gates::<B>,
+        ),
+        (
+            "product gates on Atlas 350",
+            ep("Ascend950PR_9599", 64 * GIB),
+            product_gates::<B>,
+        ),
+        (
+            "product gates on training",
+            ep("Ascend910A", 32 * GIB),
+            product_gates::<B>,
+        ),
+        (
+            "product gates on inference",
+            ep("Ascend310P3", 24 * GIB),
+            product_gates::<B>,
+        ),
+        (
+            "Atlas 200I A2 in RC form",
+            machine("Ascend310B1", 8 * GIB, RunMode::Rc),
+            unsupported_platform::<B>,
+        ),
+        (
+            "Atlas 200/300/500",
+            ep("Ascend310", 8 * GIB),
+            unsupported_platform::<B>,
+        ),
+        ("sharing", a2, sharing::<B>),
+        ("expected address", a2, expected_address::<B>),
+    ];
+    table
+        .into_iter()
+        .map(|(name, machine, run)| Scenario { name, machine, run })
+        .collect()
 }

@@ -22,7 +22,10 @@
 //! makes sure the calling thread has that device set (one `aclrtSetDevice`
 //! per thread and device switch, remembered in a thread-local), so calls
 //! from another thread behave exactly like calls from the creating one.
-//! Devices set this way are released by `aclFinalize`.
+//! Devices set this way are released by `aclFinalize`. The thread-local
+//! remembers what the driver set; code that calls `aclrtSetDevice` itself
+//! on a thread a [`Driver`] also uses must call [`Driver::release_thread`]
+//! afterwards, so the driver sets its device again on its next call.
 //!
 //! ```no_run
 //! use aclmem_driver::AscendCl;

@@ -136,6 +136,42 @@ fn map_enforces_the_documented_rules() {
 }
 
 #[test]
+fn one_location_per_reservation() {
+    use aclmem_core::{DdrHuge, HostNuma};
+    let emu = Emulator::preset(Product::AtlasA2);
+    let session = Session::<_, AtlasA2>::new(&emu).unwrap();
+    let host = session
+        .malloc(
+            PhysicalMemProp::<AtlasA2, Host, DdrHuge>::on_host(),
+            AlignedSize::new::<{ 2 * MIB }>(),
+        )
+        .unwrap();
+    let numa0 = session
+        .malloc(
+            PhysicalMemProp::<AtlasA2, HostNuma, DdrHuge>::on_numa_node(0),
+            AlignedSize::new::<{ 2 * MIB }>(),
+        )
+        .unwrap();
+    let dev = session.malloc(dev0(), TWO).unwrap();
+    let va = session.reserve(6 * MIB).unwrap();
+    let a = va.map(0, &host).unwrap();
+    // Host id 0 and NUMA node 0 are different locations; so is device 0.
+    // The typed layer refuses them itself, before the backend is called.
+    let maps = emu.stats().calls[&Op::Map];
+    let refused = va.map(2 * MIB, &numa0).unwrap_err();
+    assert_eq!(refused, AclError::INVALID_PARAM);
+    assert_eq!(va.map(4 * MIB, &dev).unwrap_err(), AclError::INVALID_PARAM);
+    assert_eq!(
+        emu.stats().calls[&Op::Map],
+        maps,
+        "the backend was not asked"
+    );
+    let b = va.map(4 * MIB, &host).unwrap();
+    assert_eq!(va.mapping_count(), 2);
+    drop((a, b));
+}
+
+#[test]
 fn export_import_through_the_typed_api() {
     let machine = Emulator::preset(Product::AtlasA2);
     let other = machine.spawn_process();

@@ -303,7 +303,12 @@ impl<'s, B: PhysicalAllocator, L: LocationType, A: AttrType> PhysicalMemory<'s, 
             Origin::Local => 0,
             Origin::Imported => 1,
         };
-        Ok(1 << 31 | origin << 30 | (L::LOCATION.raw() & 0x3) << 28 | id)
+        let location = match L::LOCATION {
+            Location::Device => 1,
+            Location::Host => 2,
+            Location::HostNuma => 3,
+        };
+        Ok(1 << 31 | origin << 30 | location << 28 | id)
     }
 }
 
