@@ -166,6 +166,12 @@ fn one_location_per_reservation() {
         maps,
         "the backend was not asked"
     );
+    // Memory of another session is refused as well.
+    let other = Session::<_, AtlasA2>::new(&emu).unwrap();
+    let foreign = other.malloc(dev0(), TWO).unwrap();
+    let vb = session.reserve(2 * MIB).unwrap();
+    assert_eq!(vb.map(0, &foreign).unwrap_err(), AclError::INVALID_PARAM);
+    assert_eq!(emu.stats().calls[&Op::Map], maps);
     let b = va.map(4 * MIB, &host).unwrap();
     assert_eq!(va.mapping_count(), 2);
     drop((a, b));

@@ -423,21 +423,26 @@ impl<'s, B: VirtualMemory> Reservation<'s, B> {
 
     /// Maps the whole of `memory` at `offset` bytes into the reservation.
     ///
-    /// Enforced here: offset 0 into the handle and the handle's whole size
-    /// (by construction), the range inside the reservation, one device (one
-    /// location) per reservation, and no mixing of local and imported
-    /// handles: `ACL_ERROR_INVALID_PARAM` otherwise. Overlap with a live
+    /// Enforced here: memory of the same session, offset 0 into the handle
+    /// and the handle's whole size (by construction), the range inside the
+    /// reservation, one device (one location) per reservation, and no mixing
+    /// of local and imported handles: `ACL_ERROR_INVALID_PARAM` otherwise. Overlap with a live
     /// mapping is refused by the backend, which owns the page tables.
-    pub fn map<'r, 'p, PB, L, A>(
+    pub fn map<'r, 'p, L, A>(
         &'r self,
         offset: usize,
-        memory: &'p PhysicalMemory<'_, PB, L, A>,
+        memory: &'p PhysicalMemory<'_, B, L, A>,
     ) -> Result<Mapping<'r, 'p, B>, B::Error>
     where
-        PB: PhysicalAllocator,
+        B: PhysicalAllocator,
         L: LocationType,
         A: AttrType,
     {
+        // Memory of another session (another backend instance) means
+        // nothing to this one's page tables.
+        if !core::ptr::eq(self.core, memory.core) {
+            return Err(AclError::INVALID_PARAM.into());
+        }
         let size = memory.size.get();
         let end = offset.checked_add(size).ok_or(AclError::INVALID_PARAM)?;
         if end > self.size {
