@@ -7,7 +7,7 @@ use crate::attr::{AttrType, MemAttr};
 use crate::error::AclError;
 use crate::location::{Device, Host, HostNuma, Location, LocationType};
 use crate::product::{Product, ProductType, RunMode};
-use crate::rules::{Denial, Supports, Verdict, check_raw};
+use crate::rules::{Denial, Supports, Verdict, decode_raw};
 
 /// `ACL_MEM_HANDLE_TYPE_NONE`, the only handle type `aclrtMallocPhysical`
 /// accepts.
@@ -107,7 +107,12 @@ impl RawPhysicalMemProp {
         product: Product,
         run_mode: RunMode,
     ) -> Result<ValidProp, AclError> {
-        let verdict = match check_raw(product, run_mode, self.location.type_, self.mem_attr) {
+        let (location, attr) =
+            match decode_raw(product, run_mode, self.location.type_, self.mem_attr) {
+                Ok(decoded) => decoded,
+                Err(d) => return Err(d.code()),
+            };
+        let verdict = match crate::rules::check(product, run_mode, location, attr) {
             Ok(v) => v,
             Err(d) => return Err(d.code()),
         };
@@ -117,13 +122,6 @@ impl RawPhysicalMemProp {
         {
             return Err(AclError::INVALID_PARAM);
         }
-        // Both conversions succeeded inside `check_raw`.
-        let (Some(location), Some(attr)) = (
-            Location::from_raw(self.location.type_),
-            MemAttr::from_raw(self.mem_attr),
-        ) else {
-            return Err(AclError::INVALID_PARAM);
-        };
         Ok(ValidProp {
             location,
             location_id: self.location.id,

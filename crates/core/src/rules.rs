@@ -395,6 +395,20 @@ pub const fn check_raw(
     raw_location: u32,
     raw_attr: u32,
 ) -> Result<Verdict, Denial> {
+    match decode_raw(product, run_mode, raw_location, raw_attr) {
+        Ok((location, attr)) => check(product, run_mode, location, attr),
+        Err(d) => Err(d),
+    }
+}
+
+/// The raw location type and `memAttr` as values, after the platform
+/// check, in the order `check_raw` reports them.
+pub(crate) const fn decode_raw(
+    product: Product,
+    run_mode: RunMode,
+    raw_location: u32,
+    raw_attr: u32,
+) -> Result<(Location, MemAttr), Denial> {
     // Product and form first, so the order of checks matches `check`.
     if let Err(d) = check_platform(product, run_mode) {
         return Err(d);
@@ -408,7 +422,7 @@ pub const fn check_raw(
     let Some(location) = Location::from_raw(raw_location) else {
         return Err(Denial::RejectedLocation);
     };
-    check(product, run_mode, location, attr)
+    Ok((location, attr))
 }
 
 /// One product in one run mode: a row group of the support matrix.
