@@ -126,6 +126,14 @@ pub(crate) struct Machine {
     pub(crate) product: Product,
 }
 
+impl Machine {
+    /// Whether the physical-memory API exists on this machine's product and
+    /// run mode (207000 otherwise).
+    fn api(&self) -> R<()> {
+        check_platform(self.product, self.config.run_mode).map_err(|d| d.code())
+    }
+}
+
 impl State {
     pub(crate) fn new(config: &EmuConfig) -> State {
         let n = config.devices as usize;
@@ -172,8 +180,11 @@ impl State {
         );
     }
 
-    /// Counts the call and fires an injected fault if this is its call.
-    fn enter(&mut self, op: Op) -> R<()> {
+    /// Every call's prologue: 207000 where the API does not exist (before
+    /// anything else, as on the runtime), then count the call and fire an
+    /// injected fault if this is its call.
+    fn enter(&mut self, m: &Machine, op: Op) -> R<()> {
+        m.api()?;
         self.calls[op as usize] += 1;
         if let Some(f) = self.faults.get_mut(&op) {
             f.remaining -= 1;
@@ -274,8 +285,7 @@ impl State {
     }
 
     pub(crate) fn granularity(&mut self, m: &Machine, prop: &RawPhysicalMemProp) -> R<usize> {
-        check_platform(m.product, m.config.run_mode).map_err(|d| d.code())?;
-        self.enter(Op::Granularity)?;
+        self.enter(m, Op::Granularity)?;
         let (_, _, attr, _) = self.validate_prop(m, prop)?;
         // Minimum and recommended are the same here: the documented
         // granularities (the recommended value is UNCONFIRMED).
@@ -290,8 +300,7 @@ impl State {
         prop: &RawPhysicalMemProp,
         flags: u64,
     ) -> R<u64> {
-        check_platform(m.product, m.config.run_mode).map_err(|d| d.code())?;
-        self.enter(Op::Malloc)?;
+        self.enter(m, Op::Malloc)?;
         if flags != 0 || size == 0 {
             return Err(INVALID_PARAM);
         }
@@ -361,8 +370,7 @@ impl State {
     }
 
     pub(crate) fn free(&mut self, m: &Machine, pid: i32, handle: u64) -> R<()> {
-        check_platform(m.product, m.config.run_mode).map_err(|d| d.code())?;
-        self.enter(Op::Free)?;
+        self.enter(m, Op::Free)?;
         if handle == 0 {
             return Err(INVALID_PARAM);
         }
@@ -384,8 +392,7 @@ impl State {
         expected: Option<usize>,
         flags: u64,
     ) -> R<usize> {
-        check_platform(m.product, m.config.run_mode).map_err(|d| d.code())?;
-        self.enter(Op::Reserve)?;
+        self.enter(m, Op::Reserve)?;
         // `alignment` is reserved and must be 0 per the docs; the ACL layer
         // passes it to the driver unchecked, so the driver's reaction is
         // UNCONFIRMED: we refuse non-zero values.
@@ -423,8 +430,7 @@ impl State {
     }
 
     pub(crate) fn release(&mut self, m: &Machine, pid: i32, addr: usize) -> R<()> {
-        check_platform(m.product, m.config.run_mode).map_err(|d| d.code())?;
-        self.enter(Op::Release)?;
+        self.enter(m, Op::Release)?;
         match self.resvs.get(&addr) {
             Some(r) if r.pid == pid && r.mappings.is_empty() => {}
             _ => return Err(STATE),
@@ -452,8 +458,7 @@ impl State {
         handle: u64,
         flags: u64,
     ) -> R<()> {
-        check_platform(m.product, m.config.run_mode).map_err(|d| d.code())?;
-        self.enter(Op::Map)?;
+        self.enter(m, Op::Map)?;
         if size == 0 || offset != 0 || flags != 0 || handle == 0 {
             return Err(INVALID_PARAM);
         }
@@ -502,8 +507,7 @@ impl State {
     }
 
     pub(crate) fn unmap(&mut self, m: &Machine, pid: i32, addr: usize) -> R<()> {
-        check_platform(m.product, m.config.run_mode).map_err(|d| d.code())?;
-        self.enter(Op::Unmap)?;
+        self.enter(m, Op::Unmap)?;
         let start = self.containing_resv(pid, addr)?;
         let size = match self.resvs[&start].mappings.get(&addr) {
             Some(e) => e.size,
@@ -524,8 +528,7 @@ impl State {
     // ----- sharing ---------------------------------------------------------
 
     pub(crate) fn export(&mut self, m: &Machine, pid: i32, handle: u64, flags: u64) -> R<u64> {
-        check_platform(m.product, m.config.run_mode).map_err(|d| d.code())?;
-        self.enter(Op::Export)?;
+        self.enter(m, Op::Export)?;
         if handle == 0 {
             return Err(INVALID_PARAM);
         }
@@ -561,8 +564,7 @@ impl State {
         shareable: u64,
         pids: &[i32],
     ) -> R<()> {
-        check_platform(m.product, m.config.run_mode).map_err(|d| d.code())?;
-        self.enter(Op::SetPids)?;
+        self.enter(m, Op::SetPids)?;
         if pids.is_empty() {
             return Err(INVALID_PARAM);
         }
@@ -575,8 +577,7 @@ impl State {
     }
 
     pub(crate) fn import(&mut self, m: &Machine, pid: i32, shareable: u64, device: u32) -> R<u64> {
-        check_platform(m.product, m.config.run_mode).map_err(|d| d.code())?;
-        self.enter(Op::Import)?;
+        self.enter(m, Op::Import)?;
         if device >= m.config.devices {
             return Err(BAD_DEVICE);
         }
@@ -609,7 +610,7 @@ impl State {
     // ----- queries -----------------------------------------------------------
 
     pub(crate) fn mem_info(&self, m: &Machine, attr: MemAttr, device: u32) -> R<(usize, usize)> {
-        check_platform(m.product, m.config.run_mode).map_err(|d| d.code())?;
+        m.api()?;
         let pool = match attr {
             MemAttr::HbmMem
             | MemAttr::HbmMemHuge
