@@ -116,14 +116,14 @@ impl<B: PhysicalAllocator + VirtualMemory> ExpandableSegment<'_, '_, B> {
         self.slots.get(index).is_some_and(|s| s.handle.is_some())
     }
 
-    /// The chunks that overlap `offset..offset + len`, or 100000 if the
-    /// range is empty or leaves the segment.
-    fn chunks_touching(&self, offset: usize, len: usize) -> Result<Range<usize>, AclError> {
+    /// The end of `offset..offset + len`, or 100000 if the range is empty
+    /// or leaves the segment.
+    fn range_end(&self, offset: usize, len: usize) -> Result<usize, AclError> {
         let end = offset.checked_add(len).ok_or(AclError::INVALID_PARAM)?;
         if len == 0 || end > self.capacity() {
             return Err(AclError::INVALID_PARAM);
         }
-        Ok(offset / self.chunk..end.div_ceil(self.chunk))
+        Ok(end)
     }
 
     fn chunk_addr(&self, index: usize) -> VirtAddr {
@@ -140,7 +140,8 @@ impl<B: PhysicalAllocator + VirtualMemory> ExpandableSegment<'_, '_, B> {
     /// returned; on `ACL_ERROR_RT_MEMORY_ALLOCATION` (207001) the caller can
     /// free cached memory and retry, as torch_npu does.
     pub fn map(&mut self, offset: usize, len: usize) -> Result<Range<usize>, B::Error> {
-        let chunks = self.chunks_touching(offset, len)?;
+        // Every chunk the range touches.
+        let chunks = offset / self.chunk..self.range_end(offset, len)?.div_ceil(self.chunk);
         for i in chunks.clone() {
             if self.slots[i].handle.is_some() {
                 continue;
@@ -209,10 +210,8 @@ impl<B: PhysicalAllocator + VirtualMemory> ExpandableSegment<'_, '_, B> {
     /// make sure the device no longer uses the range (torch_npu synchronizes
     /// the device first: unmap does not).
     pub fn unmap(&mut self, offset: usize, len: usize) -> Result<Range<usize>, B::Error> {
-        let end = offset.checked_add(len).ok_or(AclError::INVALID_PARAM)?;
-        if len == 0 || end > self.capacity() {
-            return Err(AclError::INVALID_PARAM.into());
-        }
+        let end = self.range_end(offset, len)?;
+        // Only the chunks the range covers entirely.
         let first = offset.div_ceil(self.chunk);
         let last = end / self.chunk; // exclusive
         let mut released: Option<Range<usize>> = None;
