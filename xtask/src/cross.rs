@@ -160,10 +160,17 @@ fn profile_dir(release: bool) -> &'static str {
 
 /// Runs a cargo command, echoing it.
 fn cargo_cross(args: &[&str]) -> Result<()> {
+    cargo_cross_with(args, &[])
+}
+
+/// Runs a cargo command with the cross environment plus `env`, echoing it.
+fn cargo_cross_with(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
     let mut c = Command::new(cargo());
     c.args(args).current_dir(workspace_root());
     cross_env(&mut c);
-    eprintln!("$ RUSTC={DEBIAN_RUSTC} cargo {}", args.join(" "));
+    c.envs(env.iter().copied());
+    let shown: String = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+    eprintln!("$ {shown}RUSTC={DEBIAN_RUSTC} cargo {}", args.join(" "));
     let status = c.status().map_err(|e| e.to_string())?;
     if !status.success() {
         return Err(format!("cargo {} failed: {status}", args.join(" ")));
@@ -347,20 +354,7 @@ fn bare_metal_target(
             || {
                 // `RUSTC_BOOTSTRAP=1` lets the stable Debian compiler (and
                 // cargo) accept `-Zbuild-std`.
-                let mut c = Command::new(cargo());
-                c.args(&args)
-                    .current_dir(workspace_root())
-                    .env("RUSTC_BOOTSTRAP", "1");
-                cross_env(&mut c);
-                eprintln!(
-                    "$ RUSTC_BOOTSTRAP=1 RUSTC={DEBIAN_RUSTC} cargo {}",
-                    args.join(" ")
-                );
-                let status = c.status().map_err(|e| e.to_string())?;
-                if !status.success() {
-                    return Err(format!("bare-metal build failed: {status}"));
-                }
-                Ok(())
+                cargo_cross_with(&args, &[("RUSTC_BOOTSTRAP", "1")])
             },
         )?;
         for (krate, rlib) in NO_STD {
