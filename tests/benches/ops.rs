@@ -91,14 +91,7 @@ fn emulator(c: &mut Criterion) {
 fn driver(c: &mut Criterion) {
     let lib = std::env::var_os("ACLMEM_ASCENDCL")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let exe = std::env::current_exe().unwrap();
-            exe.parent()
-                .unwrap()
-                .parent()
-                .unwrap()
-                .join("libascendcl.so")
-        });
+        .unwrap_or_else(aclmem_tests::emulated_library_in_target_dir);
     let Ok(cl) = AscendCl::load(Some(&lib)) else {
         eprintln!(
             "skipping driver benchmarks: {} not built (cargo build -p aclmem-emu-capi)",

@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 use std::num::{NonZeroU64, NonZeroUsize};
+use std::path::PathBuf;
 
 use aclmem_core::{
     AclError, GIB, GranularityOption, Location, MIB, MemAttr, RawMemLocation, RawPhysicalMemProp,
@@ -21,6 +22,18 @@ use aclmem_hal::{
     DeviceInfo, EXPORT_FLAG_DEFAULT, PhysicalAllocator, RawHandle, ShareableHandle,
     ShareableMemory, VirtAddr, VirtualMemory,
 };
+
+/// Where `cargo build -p aclmem-emu-capi` puts the emulated
+/// `libascendcl.so` for the profile of the running test or bench binary
+/// (`target/<profile>/deps/<binary>` → `target/<profile>/libascendcl.so`).
+pub fn emulated_library_in_target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the running binary's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("test binaries live in target/<profile>/deps");
+    profile_dir.join("libascendcl.so")
+}
 
 /// Everything a conformant backend implements.
 pub trait Backend:

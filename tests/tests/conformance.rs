@@ -12,8 +12,6 @@
 //! configured through its environment at `aclInit`, so everything that goes
 //! through it runs inside one test, one scenario after another.
 
-use std::path::PathBuf;
-
 use aclmem_core::{AclError, MemAttr, RunMode};
 use aclmem_driver::{AscendCl, Driver};
 use aclmem_emu::{EmuConfig, Emulator};
@@ -88,13 +86,7 @@ fn library() -> std::sync::Arc<AscendCl> {
     if std::env::var_os(aclmem_driver::ENV_OVERRIDE).is_some() {
         return AscendCl::load(None).unwrap_or_else(|e| panic!("{e}"));
     }
-    let exe = std::env::current_exe().expect("test binary path");
-    let dir: PathBuf = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target/<profile>")
-        .into();
-    let path = dir.join("libascendcl.so");
+    let path = aclmem_tests::emulated_library_in_target_dir();
     assert!(
         path.exists(),
         "{} is missing: build it with `cargo build -p aclmem-emu-capi` (cargo xtask ci does)",
