@@ -86,14 +86,20 @@ fn emulator() -> Result<(Arc<Emulator>, u64), AclError> {
         .ok_or(AclError::UNINITIALIZE)
 }
 
-/// The emulator, for a call that needs a device set on this thread.
-fn with_device() -> Result<Arc<Emulator>, AclError> {
+/// The emulator and the device set on this thread, for a call that needs
+/// one (107002 when none is set since the last `aclInit`).
+fn current_device() -> Result<(Arc<Emulator>, i32), AclError> {
     let (emu, generation) = emulator()?;
     let (g, d) = DEVICE.with(Cell::get);
     if g != generation || d < 0 {
         return Err(AclError::RT_CONTEXT_NULL);
     }
-    Ok(emu)
+    Ok((emu, d))
+}
+
+/// The emulator, for a call that needs a device set on this thread.
+fn with_device() -> Result<Arc<Emulator>, AclError> {
+    current_device().map(|(emu, _)| emu)
 }
 
 /// Writes `value` through an out pointer, or 100000 if it is NULL.
@@ -238,8 +244,7 @@ pub extern "C" fn aclrtResetDevice(device_id: i32) -> AclErrorCode {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetDevice(device_id: *mut i32) -> AclErrorCode {
     guard(|| {
-        with_device()?;
-        let (_, d) = DEVICE.with(Cell::get);
+        let (_, d) = current_device()?;
         // SAFETY: C contract of the out parameter.
         unsafe { put(device_id, d) }
     })
@@ -285,12 +290,11 @@ pub unsafe extern "C" fn aclrtGetMemInfo(
     total: *mut usize,
 ) -> AclErrorCode {
     guard(|| {
-        let emu = with_device()?;
+        let (emu, device) = current_device()?;
         if free.is_null() || total.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
         let attr = MemAttr::from_raw(attr).ok_or(AclError::INVALID_PARAM)?;
-        let (_, device) = DEVICE.with(Cell::get);
         let (f, t) = emu.mem_info(attr, device as u32)?;
         // SAFETY: both pointers are non-NULL; C contract of out parameters.
         unsafe {
