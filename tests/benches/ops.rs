@@ -7,8 +7,8 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use aclmem_core::{
-    AlignedSize, AtlasA2, Device, HbmHuge, Location, MIB, MemAttr, PLATFORMS, PhysicalMemProp,
-    Product, RawPhysicalMemProp, RunMode, check,
+    AlignedSize, AtlasA2, CannVersion, Device, HbmHuge, Location, MIB, MemAttr, PLATFORMS,
+    PhysicalMemProp, Product, RawPhysicalMemProp, RunMode, check,
 };
 use aclmem_driver::{AscendCl, Driver};
 use aclmem_emu::Emulator;
@@ -16,13 +16,16 @@ use aclmem_hal::{PhysicalAllocator, Session, VirtualMemory};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn rules(c: &mut Criterion) {
-    c.bench_function("core/check all 312 combinations", |b| {
+    c.bench_function("core/check all 312 combinations (CANN 9.0)", |b| {
         b.iter(|| {
             let mut allowed = 0u32;
             for p in PLATFORMS {
                 for l in Location::ALL {
                     for a in MemAttr::ALLOCATABLE {
-                        allowed += u32::from(check(black_box(p.product), p.run_mode, l, a).is_ok());
+                        allowed += u32::from(
+                            check(black_box(p.product), p.run_mode, CannVersion::V9_0, l, a)
+                                .is_ok(),
+                        );
                     }
                 }
             }
@@ -34,7 +37,7 @@ fn rules(c: &mut Criterion) {
     });
     let raw = PhysicalMemProp::<AtlasA2, Device, HbmHuge>::on_device(0).raw();
     c.bench_function("core/validate a raw prop", |b| {
-        b.iter(|| black_box(raw).validate(Product::AtlasA2, RunMode::Ep))
+        b.iter(|| black_box(raw).validate(Product::AtlasA2, RunMode::Ep, CannVersion::V9_0))
     });
 }
 

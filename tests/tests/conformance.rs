@@ -193,11 +193,20 @@ fn driver_specifics(cl: &std::sync::Arc<AscendCl>) {
         "the first handle still owns the runtime"
     );
 
-    // An optional symbol the library lacks answers 207000, from that call only.
+    // The emulated library has every function of the list, the optional
+    // ones included; the pid to whitelist is the kernel's.
     let d3 = runtime.device(3).unwrap();
-    assert!(!cl.has_symbol("aclrtDeviceGetBareTgid"));
-    assert_eq!(d3.bare_tgid(), Err(AclError::RT_FEATURE_NOT_SUPPORT));
+    for (name, _) in aclmem_driver::SYMBOLS {
+        assert!(cl.has_symbol(name), "{name}");
+    }
+    assert_eq!(d3.bare_tgid(), Ok(std::process::id() as i32));
     assert_eq!(d3.current_device(), Ok(3));
+    assert_eq!(runtime.acl_version(), Ok((1, 17, 0)));
+    let cann = runtime.cann().unwrap();
+    assert_eq!(
+        (cann.release.as_str(), cann.rules),
+        ("9.0.0", Some(aclmem_core::CannVersion::V9_0))
+    );
 
     // aclrtSetDevice is per thread: a fresh thread has no device, so a raw
     // call from it fails with 107002 ...
@@ -228,6 +237,7 @@ fn driver_specifics(cl: &std::sync::Arc<AscendCl>) {
             let prop = aclmem_core::RawPhysicalMemProp::new_checked(
                 Product::AtlasA2,
                 RunMode::Ep,
+                aclmem_core::CannVersion::V9_0,
                 aclmem_core::Location::Device,
                 3,
                 MemAttr::HbmMemHuge,

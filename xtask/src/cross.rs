@@ -252,7 +252,13 @@ fn architecture(path: &Path) -> Result<Architecture> {
 
 fn linux_target(target: &str, options: &Options) -> Result<Option<TestCounts>> {
     let profile = profile_flag(options.release);
-    let mut build = vec!["build", "-p", "aclmem-emu-capi", "--target", target];
+    let mut build = vec![
+        "build",
+        "--manifest-path",
+        crate::LIB_MANIFEST,
+        "--target",
+        target,
+    ];
     build.extend(profile);
     step(&format!("{target}: the emulated libascendcl.so"), || {
         cargo_cross(&build)

@@ -29,6 +29,12 @@ struct Cli {
 enum Command {
     /// Run every check CI runs, stopping at the first failure.
     Ci,
+    /// Build the emulated libascendcl.so (`target/<profile>/libascendcl.so`).
+    Lib {
+        /// Build with the release profile.
+        #[arg(long)]
+        release: bool,
+    },
     /// Regenerate docs/rules.md from the rules table.
     Docs,
     /// Run the benchmarks (numbers go to docs/benchmarks.md).
@@ -96,8 +102,18 @@ fn main() -> ExitCode {
     let result = (|| -> Result<()> {
         let sh = Shell::new().map_err(|e| e.to_string())?;
         sh.change_dir(workspace_root());
+        // One plain log for people and CI: no colour codes anywhere.
+        // SAFETY: single-threaded at this point; the xtask sets its own
+        // environment once, before any child process starts.
+        unsafe {
+            std::env::set_var("CARGO_TERM_COLOR", "never");
+            std::env::set_var("NO_COLOR", "1");
+        }
         match cli.command {
             Command::Ci => ci(&sh),
+            Command::Lib { release } => {
+                build_lib(&sh, release).map(|lib| println!("{}", lib.display()))
+            }
             Command::Docs => docs(&sh),
             Command::Bench => bench(&sh),
             Command::Cross {
@@ -144,9 +160,26 @@ pub(crate) fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
     Ok(())
 }
 
+/// Runs a command, echoing it once.
 pub(crate) fn run(c: xshell::Cmd<'_>) -> Result<()> {
     eprintln!("$ {c}");
-    c.run().map_err(|e| e.to_string())
+    c.quiet().run().map_err(|e| e.to_string())
+}
+
+/// The manifest of the shell crate that links the emulated C library.
+pub(crate) const LIB_MANIFEST: &str = "crates/libascendcl/Cargo.toml";
+
+/// Builds the emulated `libascendcl.so` and returns its path.
+pub(crate) fn build_lib(sh: &Shell, release: bool) -> Result<PathBuf> {
+    let cargo = cargo();
+    let profile = release.then_some("--release");
+    run(cmd!(
+        sh,
+        "{cargo} build --manifest-path {LIB_MANIFEST} {profile...}"
+    ))?;
+    Ok(target_dir()
+        .join(if release { "release" } else { "debug" })
+        .join("libascendcl.so"))
 }
 
 fn ci(sh: &Shell) -> Result<()> {
@@ -159,10 +192,11 @@ fn ci(sh: &Shell) -> Result<()> {
             "{cargo} clippy --workspace --all-targets --all-features -- -D warnings"
         ))
     })?;
+    let mut lib = PathBuf::new();
     step("build the emulated libascendcl.so", || {
-        run(cmd!(sh, "{cargo} build -p aclmem-emu-capi"))
+        lib = build_lib(sh, false)?;
+        Ok(())
     })?;
-    let lib = target_dir().join("debug").join("libascendcl.so");
     step("libascendcl.so exports the ACL symbols", || {
         check_exports(sh, &lib)
     })?;
@@ -177,14 +211,15 @@ fn ci(sh: &Shell) -> Result<()> {
         },
     )?;
     step(
-        "tests with every feature (defmt-1, facade backends)",
+        "the whole workspace with every feature (defmt-1, facade backends)",
         || {
-            // Not the C library: defmt's interned-string symbols cannot be
-            // exported from a shared object, and feature unification would
-            // switch it on there.
+            // The shared objects are built outside the workspace (see
+            // crates/libascendcl/Cargo.toml), so every member takes every
+            // feature here.
+            let _env = sh.push_env("ACLMEM_ASCENDCL", &lib);
             run(cmd!(
                 sh,
-                "{cargo} test --all-features -p aclmem-core -p aclmem-hal -p aclmem-rc-stub -p aclmem -p aclmem-emu -p aclmem-driver"
+                "{cargo} test --workspace --all-features --exclude aclmem-ui-tests --exclude xtask"
             ))
         },
     )?;
@@ -272,29 +307,8 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| workspace_root().join("target"))
 }
 
-/// The symbols the emulated library must export (the emu-capi issue's list).
-const ACL_EXPORTS: &[&str] = &[
-    "aclInit",
-    "aclFinalize",
-    "aclrtSetDevice",
-    "aclrtResetDevice",
-    "aclrtGetDevice",
-    "aclrtGetDeviceCount",
-    "aclrtGetSocName",
-    "aclrtGetRunMode",
-    "aclrtGetMemInfo",
-    "aclrtMallocPhysical",
-    "aclrtFreePhysical",
-    "aclrtMemGetAllocationGranularity",
-    "aclrtReserveMemAddress",
-    "aclrtReleaseMemAddress",
-    "aclrtMapMem",
-    "aclrtUnmapMem",
-    "aclrtMemExportToShareableHandle",
-    "aclrtMemSetPidToShareableHandle",
-    "aclrtMemImportFromShareableHandle",
-];
-
+/// The emulated library exports exactly the ACL functions of the one list
+/// (`aclmem_sys::FUNCTIONS`), nothing missing and no other `acl*` symbol.
 fn check_exports(sh: &Shell, lib: &Path) -> Result<()> {
     let c = cmd!(sh, "nm -D --defined-only {lib}");
     eprintln!("$ {c}");
@@ -311,14 +325,22 @@ fn check_exports(sh: &Shell, lib: &Path) -> Result<()> {
             }
         })
         .collect();
-    let missing: Vec<_> = ACL_EXPORTS
-        .iter()
-        .filter(|s| !defined.contains(s))
-        .collect();
+    let listed: Vec<&str> = aclmem_sys::FUNCTIONS.iter().map(|(n, _)| *n).collect();
+    let missing: Vec<_> = listed.iter().filter(|s| !defined.contains(s)).collect();
     if !missing.is_empty() {
         return Err(format!("{} does not export {missing:?}", lib.display()));
     }
-    eprintln!("all {} ACL symbols exported", ACL_EXPORTS.len());
+    let extra: Vec<_> = defined
+        .iter()
+        .filter(|s| s.starts_with("acl") && !listed.contains(s))
+        .collect();
+    if !extra.is_empty() {
+        return Err(format!(
+            "{} exports {extra:?}, which aclmem_sys::FUNCTIONS does not list",
+            lib.display()
+        ));
+    }
+    eprintln!("exactly the {} listed ACL functions exported", listed.len());
     Ok(())
 }
 
@@ -360,7 +382,7 @@ fn check_rules_doc(sh: &Shell) -> Result<()> {
 fn bench(sh: &Shell) -> Result<()> {
     let cargo = cargo();
     step("build the emulated libascendcl.so (release)", || {
-        run(cmd!(sh, "{cargo} build --release -p aclmem-emu-capi"))
+        build_lib(sh, true).map(drop)
     })?;
     step("benchmarks", || {
         run(cmd!(sh, "{cargo} bench -p aclmem-tests --bench ops"))

@@ -48,10 +48,10 @@ fn main() -> Result<(), aclmem::AclError> {
         assert_eq!(&seen, message, "the two mappings alias");
 
         // Clean up explicitly, in the only order that compiles.
-        first.unmap().map_err(|(e, _)| e)?;
-        second.unmap().map_err(|(e, _)| e)?;
-        range.release().map_err(|(e, _)| e)?;
-        memory.free().map_err(|(e, _)| e)?;
+        first.unmap()?;
+        second.unmap()?;
+        range.release()?;
+        memory.free()?;
         if let Some(e) = session.take_deferred_error() {
             return Err(e);
         }

@@ -1,8 +1,9 @@
-//! `aclmem`: the Ascend physical-memory support matrix and run-time checks.
+//! `aclmem`: the Ascend physical-memory support matrix, run-time checks and
+//! backend probes.
 
 use std::process::ExitCode;
 
-use aclmem_core::{Location, MemAttr, Product, RunMode, check};
+use aclmem_core::{CannVersion, Location, MemAttr, Product, RunMode, SOC_NAMES, check};
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod matrix;
@@ -20,36 +21,57 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print the support matrix (product x run mode x location x attribute).
+    /// Print the support matrix (product x run mode x location x attribute)
+    /// of one CANN release.
     Matrix {
         /// Only this product (atlas350, a3, a2, training, inference, 200i-a2, 200-300-500).
         #[arg(long, value_parser = parse_product)]
         product: Option<Product>,
+        /// The CANN release (8.0, 8.1, 8.2, 8.3, 8.5, 9.0; 8.3.RC1 style accepted).
+        #[arg(long, value_parser = parse_cann, default_value = "9.0")]
+        cann: CannVersion,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+    /// List what changed between two CANN releases, one line per
+    /// combination, for planning an upgrade.
+    Diff {
+        /// The release you have.
+        #[arg(value_parser = parse_cann)]
+        from: CannVersion,
+        /// The release you are moving to.
+        #[arg(value_parser = parse_cann)]
+        to: CannVersion,
+        /// Only this product.
+        #[arg(long, value_parser = parse_product)]
+        product: Option<Product>,
+    },
     /// Check one combination, as code that learns its product at run time does.
     Check {
-        /// The SoC name `aclrtGetSocName` returns (e.g. Ascend910B3).
-        #[arg(long)]
-        soc: String,
+        /// The SoC name `aclrtGetSocName` returns (e.g. Ascend910B3; any case).
+        #[arg(long, value_parser = parse_soc)]
+        soc: Product,
         /// Run mode: ep (ACL_HOST) or rc (ACL_DEVICE).
         #[arg(long, value_enum, default_value_t = Mode::Ep)]
         run_mode: Mode,
-        /// Location: device, host or host-numa.
+        /// The CANN release.
+        #[arg(long, value_parser = parse_cann, default_value = "9.0")]
+        cann: CannVersion,
+        /// Location: device, host or host-numa (or the C name).
         #[arg(long, value_parser = parse_location)]
         location: Location,
-        /// Attribute: C name (ACL_HBM_MEM_HUGE) or raw value (4).
+        /// Attribute: C name (ACL_HBM_MEM_HUGE), marker name (HbmHuge) or raw value (4).
         #[arg(long, value_parser = parse_attr)]
         attr: MemAttr,
     },
     /// Load libascendcl.so, initialise ACL and report what it runs on.
     Probe {
-        /// The library (a file or a directory); otherwise the documented
-        /// search path: $ACLMEM_ASCENDCL, $ASCEND_HOME_PATH/lib64,
-        /// $ASCEND_TOOLKIT_HOME/lib64, /usr/local/Ascend/ascend-toolkit/latest/lib64,
-        /// then the dynamic loader.
+        /// The library (a file or a directory). Without it: $ACLMEM_ASCENDCL,
+        /// then $ASCEND_HOME_PATH/lib64, $ASCEND_TOOLKIT_HOME/lib64,
+        /// /usr/local/Ascend/ascend-toolkit/latest/lib64, then the dynamic
+        /// loader. A library named here or in $ACLMEM_ASCENDCL that does not
+        /// load is an error; nothing else is tried.
         #[arg(long)]
         lib: Option<std::path::PathBuf>,
     },
@@ -68,30 +90,90 @@ enum Mode {
     Rc,
 }
 
+/// "unknown X `given`; did you mean `a` or `b`?\nexpected one of: ...":
+/// the closest names by edit distance (ASCII case ignored), if any is close.
+fn unknown(what: &str, given: &str, names: &[&str]) -> String {
+    let lower = given.to_ascii_lowercase();
+    let distance = |n: &str| strsim::levenshtein(&lower, &n.to_ascii_lowercase());
+    let best = names
+        .iter()
+        .map(|n| distance(n))
+        .min()
+        .unwrap_or(usize::MAX);
+    let close_enough = best <= (given.len() / 3).max(2);
+    let hint = if close_enough {
+        let closest: Vec<String> = names
+            .iter()
+            .filter(|n| distance(n) == best)
+            .map(|n| format!("`{n}`"))
+            .collect();
+        format!("; did you mean {}?", closest.join(" or "))
+    } else {
+        String::new()
+    };
+    format!(
+        "unknown {what} `{given}`{hint}\nexpected one of: {}",
+        names.join(", ")
+    )
+}
+
 fn parse_product(s: &str) -> Result<Product, String> {
-    Product::from_id(s).ok_or_else(|| {
-        let ids: Vec<_> = Product::ALL.iter().map(|p| p.id()).collect();
-        format!("unknown product `{s}`; expected one of {}", ids.join(", "))
+    Product::ALL
+        .into_iter()
+        .find(|p| p.id().eq_ignore_ascii_case(s))
+        .ok_or_else(|| {
+            let ids: Vec<_> = Product::ALL.iter().map(|p| p.id()).collect();
+            unknown("product", s, &ids)
+        })
+}
+
+fn parse_soc(s: &str) -> Result<Product, String> {
+    Product::from_soc_name(s).map_err(|e| {
+        let names: Vec<_> = SOC_NAMES.iter().map(|(n, _)| *n).collect();
+        let code = e.code();
+        format!(
+            "{}, and Atlas 350 names Ascend950PR_xxxx / Ascend950DT_xxxx\n\
+             (aclmem reports an unknown SoC name as {} = {})",
+            unknown("SoC name", s, &names),
+            code.name().unwrap_or("ACL_ERROR_INVALID_PARAM"),
+            code.code()
+        )
+    })
+}
+
+fn parse_cann(s: &str) -> Result<CannVersion, String> {
+    CannVersion::parse(s).map_err(|_| {
+        let ids: Vec<_> = CannVersion::ALL.iter().map(|v| v.id()).collect();
+        unknown("CANN version", s, &ids)
     })
 }
 
 fn parse_location(s: &str) -> Result<Location, String> {
     Location::ALL
         .into_iter()
-        .find(|l| l.id() == s)
-        .ok_or_else(|| format!("unknown location `{s}`; expected device, host or host-numa"))
+        .find(|l| l.id().eq_ignore_ascii_case(s) || l.c_name().eq_ignore_ascii_case(s))
+        .ok_or_else(|| {
+            let ids: Vec<_> = Location::ALL.iter().map(|l| l.id()).collect();
+            unknown("location", s, &ids)
+        })
 }
 
 fn parse_attr(s: &str) -> Result<MemAttr, String> {
-    let by_value = s.parse::<u32>().ok().and_then(MemAttr::from_raw);
-    by_value
-        .or_else(|| {
-            MemAttr::ALL
-                .iter()
-                .copied()
-                .find(|a| a.c_name().eq_ignore_ascii_case(s))
+    if let Some(a) = s.parse::<u32>().ok().and_then(MemAttr::from_raw) {
+        return Ok(a);
+    }
+    MemAttr::ALL
+        .iter()
+        .copied()
+        .find(|a| {
+            a.c_name().eq_ignore_ascii_case(s)
+                || a.marker_name().is_some_and(|m| m.eq_ignore_ascii_case(s))
         })
-        .ok_or_else(|| format!("unknown memory attribute `{s}`"))
+        .ok_or_else(|| {
+            let mut names: Vec<&str> = MemAttr::ALL.iter().map(|a| a.c_name()).collect();
+            names.extend(MemAttr::ALL.iter().filter_map(|a| a.marker_name()));
+            unknown("memory attribute", s, &names)
+        })
 }
 
 fn probe(lib: Option<&std::path::Path>) -> Result<(), String> {
@@ -109,6 +191,25 @@ fn probe(lib: Option<&std::path::Path>) -> Result<(), String> {
         Ok(product) => println!("SoC:      {soc} ({product}, {run_mode} form)"),
         Err(_) => println!("SoC:      {soc} (unknown to aclmem, {run_mode} form)"),
     }
+    match runtime.cann() {
+        Ok(c) => match c.rules {
+            Some(rules) if rules.release() == c.release || rules.id() == c.release => {
+                println!("CANN:     {} (from {})", c.release, c.source)
+            }
+            Some(rules) => println!(
+                "CANN:     {} (from {}; aclmem applies the {} rules)",
+                c.release, c.source, rules
+            ),
+            None => println!(
+                "CANN:     {} (from {}; older than any release aclmem models)",
+                c.release, c.source
+            ),
+        },
+        Err(e) => println!("CANN:     not found ({e})"),
+    }
+    if let Ok((major, minor, patch)) = runtime.acl_version() {
+        println!("ACL:      interface {major}.{minor}.{patch}");
+    }
     let devices = runtime
         .device_count()
         .map_err(|e| format!("aclrtGetDeviceCount failed: {e}"))?;
@@ -122,17 +223,25 @@ fn probe(lib: Option<&std::path::Path>) -> Result<(), String> {
             Err(e) => println!("device 0: aclrtGetMemInfo failed: {e}"),
         }
     }
-    let missing: Vec<&str> = SYMBOLS
+    let optional: Vec<&str> = SYMBOLS
         .iter()
-        .filter(|(name, policy)| *policy == Policy::Optional && !cl.has_symbol(name))
+        .filter(|(_, policy)| *policy == Policy::Optional)
         .map(|(name, _)| *name)
         .collect();
-    if missing.is_empty() {
-        println!("optional: all present");
-    } else {
+    let absent: Vec<&str> = optional
+        .iter()
+        .copied()
+        .filter(|name| !cl.has_symbol(name))
+        .collect();
+    println!(
+        "calls:    {} of {} optional calls present",
+        optional.len() - absent.len(),
+        optional.len()
+    );
+    if !absent.is_empty() {
         println!(
-            "optional: missing {} (those calls answer 207000)",
-            missing.join(", ")
+            "          not in this release (they answer 207000): {}",
+            absent.join(", ")
         );
     }
     Ok(())
@@ -147,42 +256,55 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Matrix { product, format } => {
-            let rows = matrix::rows(product);
+        Command::Matrix {
+            product,
+            cann,
+            format,
+        } => {
             let text = match format {
-                Format::Table => matrix::table(&rows),
-                Format::Json => matrix::json(&rows),
-                Format::Markdown => matrix::markdown(&rows),
+                Format::Table => matrix::table(&matrix::rows(product, cann)),
+                Format::Json => matrix::json(&matrix::rows(product, cann)),
+                Format::Markdown if product.is_none() && cann == CannVersion::DEFAULT => {
+                    matrix::markdown()
+                }
+                Format::Markdown => {
+                    eprintln!(
+                        "error: the markdown document covers every product and release; drop --product and --cann"
+                    );
+                    return ExitCode::from(2);
+                }
             };
             print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Command::Diff { from, to, product } => {
+            let lines = matrix::diff(from, to, product);
+            println!("{} combination(s) change from {from} to {to}:", lines.len());
+            for line in lines {
+                println!("  {line}");
+            }
             ExitCode::SUCCESS
         }
         Command::Check {
             soc,
             run_mode,
+            cann,
             location,
             attr,
         } => {
-            let product = match Product::from_soc_name(&soc) {
-                Ok(p) => p,
-                Err(e) => {
-                    eprintln!("error: {e} `{soc}` ({})", e.code());
-                    return ExitCode::from(2);
-                }
-            };
+            let product = soc;
             let run_mode = match run_mode {
                 Mode::Ep => RunMode::Ep,
                 Mode::Rc => RunMode::Rc,
             };
-            match check(product, run_mode, location, attr) {
+            let what = format!("{product} ({run_mode} form, {cann}): {attr} at {location}");
+            match check(product, run_mode, cann, location, attr) {
                 Ok(verdict) => {
-                    println!("{soc} ({product}, {run_mode}): {attr} at {location}: {verdict}");
+                    println!("{what}: {verdict}");
                     ExitCode::SUCCESS
                 }
                 Err(denial) => {
-                    println!(
-                        "{soc} ({product}, {run_mode}): {attr} at {location}: refused: {denial}"
-                    );
+                    println!("{what}: refused: {denial}");
                     ExitCode::FAILURE
                 }
             }

@@ -126,7 +126,7 @@ fn product_filter_and_other_formats() {
     assert!(!table.contains("AtlasA2"));
     let (ok, md) = aclmem(&["matrix", "--format", "markdown"]);
     assert!(ok);
-    assert_eq!(md.matches("\n## `").count(), 8); // one section per platform
+    assert_eq!(md.matches("\n## CANN ").count(), 6); // one table per release
     assert!(md.contains("## Values refused everywhere"));
     let (ok, _) = aclmem(&["matrix", "--product", "nope"]);
     assert!(!ok);
@@ -209,12 +209,25 @@ fn probe_without_a_library_lists_every_place_tried() {
         assert!(err.contains(place), "`{place}` missing from:\n{err}");
     }
     assert_eq!(err.matches("\n  ").count(), 5, "{err}");
-    let (ok, _, err) = probe(&[("ACLMEM_ASCENDCL", "/nonexistent/libascendcl.so")]);
+    // A library the user names does not fall through to the search.
+    let (ok, _, err) = probe(&[
+        ("ACLMEM_ASCENDCL", "/nonexistent/libascendcl.so"),
+        ("ASCEND_HOME_PATH", "/nonexistent/cann"),
+    ]);
     assert!(!ok);
-    assert!(
-        err.contains("/nonexistent/libascendcl.so ($ACLMEM_ASCENDCL): no such file"),
-        "{err}"
+    assert_eq!(
+        err.trim(),
+        "error: could not load /nonexistent/libascendcl.so (named by $ACLMEM_ASCENDCL): \
+         /nonexistent/libascendcl.so: no such file"
     );
+    let mut cmd = bin();
+    let out = cmd
+        .args(["probe", "--lib", "/nonexistent/dir/"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("named by explicit path"), "{err}");
 }
 
 #[test]
@@ -228,7 +241,7 @@ fn probe_reports_the_emulated_machine() {
         .join("libascendcl.so");
     assert!(
         lib.exists(),
-        "{} missing: run `cargo build -p aclmem-emu-capi` (cargo xtask ci does)",
+        "{} missing: run `cargo xtask lib` (cargo xtask ci does)",
         lib.display()
     );
     let (ok, out, err) = probe(&[
@@ -244,5 +257,160 @@ fn probe_reports_the_emulated_machine() {
     );
     assert!(out.contains("devices:  1"), "{out}");
     assert!(out.contains("8589934592 of 8589934592 bytes free"), "{out}");
-    assert!(out.contains("missing aclrtDeviceGetBareTgid"), "{out}");
+    assert!(
+        out.contains("CANN:     9.0.0 (from aclsysGetCANNVersion)"),
+        "{out}"
+    );
+    assert!(out.contains("ACL:      interface 1.17.0"), "{out}");
+    assert!(!out.contains("not in this release"), "{out}");
+    let (ok, out, err) = probe(&[
+        ("ACLMEM_ASCENDCL", lib.to_str().unwrap()),
+        ("ACLMEM_EMU_CANN", "8.3"),
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("CANN:     8.3.RC1 (from aclsysGetCANNVersion)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn names_are_matched_loosely_and_misspellings_get_suggestions() {
+    let (ok, out) = aclmem(&[
+        "check",
+        "--soc",
+        "ascend910b3",
+        "--location",
+        "DEVICE",
+        "--attr",
+        "HbmHuge1G",
+    ]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("ACL_HBM_MEM_HUGE1G at ACL_MEM_LOCATION_TYPE_DEVICE: allowed"),
+        "{out}"
+    );
+    let out = bin()
+        .args([
+            "check",
+            "--soc",
+            "Ascend910B9",
+            "--location",
+            "device",
+            "--attr",
+            "4",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("did you mean `Ascend910B` or `Ascend910B1`"),
+        "{err}"
+    );
+    assert!(err.contains("`Ascend910B3`"), "{err}");
+    assert!(
+        !err.contains("((") && !err.contains("))"),
+        "no nested brackets: {err}"
+    );
+    let out = bin()
+        .args([
+            "check",
+            "--soc",
+            "Ascend910B3",
+            "--location",
+            "device",
+            "--attr",
+            "HbmHugee",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean `HbmHuge`?"), "{err}");
+}
+
+#[test]
+fn releases_are_a_dimension_of_the_matrix() {
+    let rows = json_rows(&["matrix", "--cann", "8.0", "--format", "json"]);
+    assert_eq!(rows.len(), 312);
+    assert!(rows.iter().all(|r| r["cann"] == "8.0"));
+    let a2 = |rows: &[serde_json::Value], loc: &str, attr: &str| {
+        find(rows, "a2", "ep", loc, attr)["verdict"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(a2(&rows, "device", "ACL_HBM_MEM_HUGE"), "allowed");
+    assert_eq!(a2(&rows, "device", "ACL_HBM_MEM_HUGE1G"), "denied");
+    assert_eq!(a2(&rows, "device", "ACL_MEM_HUGE"), "denied");
+    for r in rows
+        .iter()
+        .filter(|r| r["product"] == "a2" && r["location"] != "device")
+    {
+        assert_eq!(r["verdict"], "denied", "{r}");
+    }
+    let rows = json_rows(&["matrix", "--cann", "8.3", "--format", "json"]);
+    assert_eq!(a2(&rows, "device", "ACL_HBM_MEM_HUGE1G"), "allowed");
+    assert_eq!(a2(&rows, "device", "ACL_MEM_HUGE"), "denied");
+    assert_eq!(
+        find(&rows, "a2", "ep", "device", "ACL_MEM_HUGE")["since"],
+        "8.5"
+    );
+    assert_eq!(a2(&rows, "host", "ACL_HBM_MEM_HUGE"), "denied");
+    let rows = json_rows(&["matrix", "--cann", "8.5.0", "--format", "json"]);
+    assert_eq!(a2(&rows, "device", "ACL_MEM_HUGE"), "allowed");
+    assert_eq!(a2(&rows, "host", "ACL_HBM_MEM_HUGE"), "allowed");
+    assert_eq!(a2(&rows, "host-numa", "ACL_MEM_HUGE"), "denied");
+    // 9.0 is the default, and the same table apart from the field.
+    let strip = |mut rows: Vec<serde_json::Value>| {
+        for r in &mut rows {
+            r.as_object_mut().unwrap().remove("cann");
+        }
+        rows
+    };
+    assert_eq!(
+        strip(json_rows(&["matrix", "--cann", "9.0", "--format", "json"])),
+        strip(json_rows(&["matrix", "--format", "json"]))
+    );
+    let (ok, _) = aclmem(&["matrix", "--cann", "8.4"]);
+    assert!(!ok);
+}
+
+#[test]
+fn diff_lists_one_line_per_changed_combination() {
+    let (ok, out) = aclmem(&["diff", "8.0", "9.0", "--product", "a2"]);
+    assert!(ok);
+    let lines: Vec<&str> = out.lines().skip(1).collect();
+    assert!(
+        out.starts_with(&format!(
+            "{} combination(s) change from CANN 8.0 to CANN 9.0:",
+            lines.len()
+        )),
+        "{out}"
+    );
+    for want in [
+        ("device", "ACL_HBM_MEM_HUGE1G"),
+        ("device", "ACL_MEM_HUGE"),
+        ("host", "ACL_HBM_MEM_HUGE"),
+        ("host-numa", "ACL_DDR_MEM_HUGE"),
+    ] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(want.0) && l.contains(&format!(" {} ", want.1))),
+            "{want:?} missing:\n{out}"
+        );
+    }
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.contains("refused (") && l.contains("-> allowed")),
+        "{out}"
+    );
+    let (ok, out) = aclmem(&["diff", "9.0", "9.0"]);
+    assert!(ok);
+    assert_eq!(
+        out.trim(),
+        "0 combination(s) change from CANN 9.0 to CANN 9.0:"
+    );
 }

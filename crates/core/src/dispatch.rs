@@ -1,13 +1,15 @@
 //! From a product known at run time to code generic over its marker type.
 
+use crate::cann::*;
 use crate::product::*;
 use crate::rules::Denial;
 
 /// Code generic over the product marker, run by [`dispatch`] for a product
-/// detected at run time (from `aclrtGetSocName` / `aclrtGetRunMode`).
+/// detected at run time (from `aclrtGetSocName`, `aclrtGetRunMode` and the
+/// installed CANN version).
 ///
 /// ```
-/// use aclmem_core::{dispatch, Product, ProductType, ProductVisitor, RunMode};
+/// use aclmem_core::{dispatch, CannVersion, Product, ProductType, ProductVisitor, RunMode};
 ///
 /// struct Name;
 /// impl ProductVisitor for Name {
@@ -16,8 +18,8 @@ use crate::rules::Denial;
 ///         core::any::type_name::<P>()
 ///     }
 /// }
-/// let name = dispatch(Product::Atlas200IA2, RunMode::Rc, Name).unwrap();
-/// assert!(name.ends_with("Atlas200IA2<aclmem_core::product::Rc>"));
+/// let name = dispatch(Product::Atlas200IA2, RunMode::Rc, CannVersion::V8_3, Name).unwrap();
+/// assert!(name.ends_with("Atlas200IA2<aclmem_core::product::Rc, aclmem_core::cann::Cann8_3>"));
 /// ```
 pub trait ProductVisitor {
     /// What the visit returns.
@@ -26,23 +28,60 @@ pub trait ProductVisitor {
     fn visit<P: ProductType>(self) -> Self::Output;
 }
 
+/// A product marker with its version parameter left open.
+trait Family {
+    type At<V: CannType>: ProductType;
+}
+
+macro_rules! families {
+    ($($family:ident => $marker:ty;)*) => {$(
+        struct $family;
+        impl Family for $family {
+            type At<V: CannType> = $marker;
+        }
+    )*};
+}
+
+families! {
+    F350 => Atlas350<V>;
+    FA3 => AtlasA3<V>;
+    FA2 => AtlasA2<V>;
+    FTraining => AtlasTraining<V>;
+    FInference => AtlasInference<V>;
+    F200IEp => Atlas200IA2<Ep, V>;
+    F200IRc => Atlas200IA2<Rc, V>;
+    FLegacy => Atlas200_300_500<V>;
+}
+
+fn at<F: Family, Vis: ProductVisitor>(cann: CannVersion, visitor: Vis) -> Vis::Output {
+    match cann {
+        CannVersion::V8_0 => visitor.visit::<F::At<Cann8_0>>(),
+        CannVersion::V8_1 => visitor.visit::<F::At<Cann8_1>>(),
+        CannVersion::V8_2 => visitor.visit::<F::At<Cann8_2>>(),
+        CannVersion::V8_3 => visitor.visit::<F::At<Cann8_3>>(),
+        CannVersion::V8_5 => visitor.visit::<F::At<Cann8_5>>(),
+        CannVersion::V9_0 => visitor.visit::<F::At<Cann9_0>>(),
+    }
+}
+
 /// Calls `visitor.visit::<P>()` with `P` the marker type of `product` in
-/// `run_mode`. A product that has no RC form, asked for in RC form, is
-/// [`Denial::RcForm`].
+/// `run_mode`, targeting `cann`. A product that has no RC form, asked for
+/// in RC form, is [`Denial::RcForm`].
 pub fn dispatch<V: ProductVisitor>(
     product: Product,
     run_mode: RunMode,
+    cann: CannVersion,
     visitor: V,
 ) -> Result<V::Output, Denial> {
     Ok(match (product, run_mode) {
-        (Product::Atlas200IA2, RunMode::Ep) => visitor.visit::<Atlas200IA2<Ep>>(),
-        (Product::Atlas200IA2, RunMode::Rc) => visitor.visit::<Atlas200IA2<Rc>>(),
+        (Product::Atlas200IA2, RunMode::Ep) => at::<F200IEp, V>(cann, visitor),
+        (Product::Atlas200IA2, RunMode::Rc) => at::<F200IRc, V>(cann, visitor),
         (_, RunMode::Rc) => return Err(Denial::RcForm),
-        (Product::Atlas350, RunMode::Ep) => visitor.visit::<Atlas350>(),
-        (Product::AtlasA3, RunMode::Ep) => visitor.visit::<AtlasA3>(),
-        (Product::AtlasA2, RunMode::Ep) => visitor.visit::<AtlasA2>(),
-        (Product::AtlasTraining, RunMode::Ep) => visitor.visit::<AtlasTraining>(),
-        (Product::AtlasInference, RunMode::Ep) => visitor.visit::<AtlasInference>(),
-        (Product::Atlas200_300_500, RunMode::Ep) => visitor.visit::<Atlas200_300_500>(),
+        (Product::Atlas350, RunMode::Ep) => at::<F350, V>(cann, visitor),
+        (Product::AtlasA3, RunMode::Ep) => at::<FA3, V>(cann, visitor),
+        (Product::AtlasA2, RunMode::Ep) => at::<FA2, V>(cann, visitor),
+        (Product::AtlasTraining, RunMode::Ep) => at::<FTraining, V>(cann, visitor),
+        (Product::AtlasInference, RunMode::Ep) => at::<FInference, V>(cann, visitor),
+        (Product::Atlas200_300_500, RunMode::Ep) => at::<FLegacy, V>(cann, visitor),
     })
 }

@@ -69,6 +69,9 @@ acl_codes! {
     UNINITIALIZE = 100001 => "ACL_ERROR_UNINITIALIZE", Uninitialized;
     /// `ACL_ERROR_REPEAT_INITIALIZE`: `aclInit` was called twice.
     REPEAT_INITIALIZE = 100002 => "ACL_ERROR_REPEAT_INITIALIZE", InvalidState;
+    /// `ACL_ERROR_INVALID_FILE`: a file (a version file, a configuration)
+    /// is missing or unreadable.
+    INVALID_FILE = 100003 => "ACL_ERROR_INVALID_FILE", InvalidParam;
     /// `ACL_ERROR_REPEAT_FINALIZE`: `aclFinalize` was called twice.
     REPEAT_FINALIZE = 100037 => "ACL_ERROR_REPEAT_FINALIZE", InvalidState;
     /// `ACL_ERROR_RT_PARAM_INVALID`: the runtime layer rejected a value.
@@ -129,8 +132,13 @@ acl_codes! {
     DRV_FAILURE = 500004 => "ACL_ERROR_DRV_FAILURE", Internal;
     /// `ACL_ERROR_RT_INTERNAL_ERROR`: runtime internal error.
     RT_INTERNAL_ERROR = 507000 => "ACL_ERROR_RT_INTERNAL_ERROR", Internal;
+    /// `ACL_ERROR_RT_IPC_ERROR`: an IPC operation failed.
+    RT_IPC_ERROR = 507022 => "ACL_ERROR_RT_IPC_ERROR", Internal;
     /// `ACL_ERROR_RT_DEV_SETUP_ERROR`: device setup failed.
     RT_DEV_SETUP_ERROR = 507033 => "ACL_ERROR_RT_DEV_SETUP_ERROR", Internal;
+    /// `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT`: a synchronisation with a timeout
+    /// expired.
+    RT_STREAM_SYNC_TIMEOUT = 507046 => "ACL_ERROR_RT_STREAM_SYNC_TIMEOUT", Other;
     /// `ACL_ERROR_RT_DRV_INTERNAL_ERROR`: driver internal error.
     RT_DRV_INTERNAL_ERROR = 507899 => "ACL_ERROR_RT_DRV_INTERNAL_ERROR", Internal;
 }
@@ -215,3 +223,30 @@ pub enum ErrorKind {
     /// Anything else.
     Other,
 }
+
+impl ErrorKind {
+    /// A short description of the kind.
+    pub const fn description(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidParam => "invalid argument",
+            ErrorKind::Uninitialized => "ACL is not initialised",
+            ErrorKind::InvalidState => "call made in the wrong state",
+            ErrorKind::InvalidDevice => "invalid or missing device",
+            ErrorKind::InvalidHandle => "handle is not live",
+            ErrorKind::NotSupported => "not supported on this product, form or driver",
+            ErrorKind::OutOfMemory => "memory or another resource is exhausted",
+            ErrorKind::NoPermission => "not permitted",
+            ErrorKind::Internal => "internal runtime or driver error",
+            ErrorKind::Other => "other error",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.description())
+    }
+}
+
+/// `ErrorKind` is the error of generic code that has no better one.
+impl core::error::Error for ErrorKind {}

@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 mod attr;
+mod cann;
 mod dispatch;
 mod error;
 mod location;
@@ -17,19 +18,24 @@ pub use attr::{
     AttrType, DdrHuge, DdrNormal, DdrP2pHuge, DdrP2pNormal, HbmHuge, HbmHuge1G, HbmNormal, Huge,
     Huge1G, MemAttr, Normal, P2pHuge, P2pHuge1G, P2pNormal, PageClass,
 };
+pub use cann::{
+    Accepts, AtLeast, Cann8_0, Cann8_1, Cann8_2, Cann8_3, Cann8_5, Cann9_0, CannType, CannVersion,
+    ExpectedAddress, UnknownCannVersion,
+};
 pub use dispatch::{ProductVisitor, dispatch};
 pub use error::{AclError, ErrorKind};
 pub use location::{Device, Host, HostNuma, Location, LocationType};
 pub use product::{
     Atlas200_300_500, Atlas200IA2, Atlas350, AtlasA2, AtlasA3, AtlasInference, AtlasTraining, Ep,
-    Product, ProductType, Rc, RunMode, RunModeType, UnknownSocName,
+    Product, ProductType, Rc, RunMode, RunModeType, SOC_NAMES, UnknownSocName,
 };
 pub use prop::{
     MEM_ALLOCATION_TYPE_PINNED, MEM_HANDLE_TYPE_NONE, PhysicalMemProp, RawMemLocation,
     RawPhysicalMemProp, ValidProp,
 };
 pub use rules::{
-    AvailableOn, Denial, DeviceAccepts, FormAllowsPhysical, Holds, HostAccepts, MallocPhysical,
-    OfferedBy, PLATFORMS, Platform, Supports, Verdict, check, check_platform, check_raw,
+    AvailableOn, Denial, DeviceAccepts, Feature, FormAllowsPhysical, Holds, HostAccepts,
+    Introduced, MallocPhysical, OfferedBy, PLATFORMS, Platform, Supports, Verdict, attr_since,
+    check, check_platform, check_raw, location_since,
 };
 pub use size::{AlignedSize, GIB, GranularityOption, MIB, is_aligned, round_up};

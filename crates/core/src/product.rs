@@ -3,6 +3,7 @@
 use core::fmt;
 use core::marker::PhantomData;
 
+use crate::cann::{Cann9_0, CannType, CannVersion};
 use crate::error::AclError;
 use crate::sealed::Sealed;
 
@@ -83,84 +84,81 @@ impl Product {
         matches!(self, Product::Atlas200IA2 | Product::Atlas200_300_500)
     }
 
-    /// Maps an `aclrtGetSocName` string to its product.
+    /// Maps an `aclrtGetSocName` string to its product (ASCII case is
+    /// ignored).
     ///
-    /// Every SoC name listed in the reference is recognised; anything else is
-    /// an error, never a guess.
+    /// Every SoC name listed in `docs/facts.md` is recognised; anything else
+    /// is an error, never a guess.
     ///
     /// ```
     /// use aclmem_core::Product;
     /// assert_eq!(Product::from_soc_name("Ascend910B3"), Ok(Product::AtlasA2));
+    /// assert_eq!(Product::from_soc_name("ascend910b3"), Ok(Product::AtlasA2));
     /// assert_eq!(Product::from_soc_name("Ascend910_9382"), Ok(Product::AtlasA3));
     /// assert_eq!(Product::from_soc_name("Ascend310B1"), Ok(Product::Atlas200IA2));
     /// assert!(Product::from_soc_name("Ascend999").is_err());
     /// ```
     pub fn from_soc_name(soc: &str) -> Result<Product, UnknownSocName> {
-        const TRAINING: &[&str] = &[
-            "Ascend910A",
-            "Ascend910B",
-            "Ascend910ProA",
-            "Ascend910ProB",
-            "Ascend910PremiumA",
-        ];
-        const A2: &[&str] = &[
-            "Ascend910B1",
-            "Ascend910B2",
-            "Ascend910B2C",
-            "Ascend910B3",
-            "Ascend910B4",
-            "Ascend910B4-1",
-        ];
-        const A3: &[&str] = &[
-            "Ascend910_9362",
-            "Ascend910_9363",
-            "Ascend910_9372",
-            "Ascend910_9381",
-            "Ascend910_9382",
-            "Ascend910_9391",
-            "Ascend910_9392",
-        ];
-        const INFERENCE: &[&str] = &[
-            "Ascend310P1",
-            "Ascend310P2",
-            "Ascend310P3",
-            "Ascend310P4",
-            "Ascend310P5",
-            "Ascend310P7",
-        ];
-        const A2_200I: &[&str] = &["Ascend310B1", "Ascend310B2", "Ascend310B3", "Ascend310B4"];
-        // The exact SoC string of Atlas 200/300/500 is UNCONFIRMED; the
-        // runtime package titles use "Ascend310" (and "Ascend310RC").
-        const LEGACY_310: &[&str] = &["Ascend310", "Ascend310RC"];
-
-        let product = if TRAINING.contains(&soc) {
-            Product::AtlasTraining
-        } else if A2.contains(&soc) {
-            Product::AtlasA2
-        } else if A3.contains(&soc) {
-            Product::AtlasA3
-        } else if INFERENCE.contains(&soc) {
-            Product::AtlasInference
-        } else if A2_200I.contains(&soc) {
-            Product::Atlas200IA2
-        } else if LEGACY_310.contains(&soc) {
-            Product::Atlas200_300_500
-        } else if is_950_name(soc) {
-            Product::Atlas350
-        } else {
-            return Err(UnknownSocName);
-        };
-        Ok(product)
+        SOC_NAMES
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(soc))
+            .map(|(_, product)| *product)
+            .or_else(|| is_950_name(soc).then_some(Product::Atlas350))
+            .ok_or(UnknownSocName)
     }
 }
+
+/// Every SoC name `aclrtGetSocName` is documented to return, with its
+/// product. Atlas 350 names (`Ascend950PR_xxxx`, `Ascend950DT_xxxx`) are
+/// matched by pattern; two documented examples are listed here. The exact
+/// string of Atlas 200/300/500 is UNCONFIRMED; the runtime package titles
+/// use "Ascend310" (and "Ascend310RC").
+pub const SOC_NAMES: &[(&str, Product)] = &[
+    ("Ascend910A", Product::AtlasTraining),
+    ("Ascend910B", Product::AtlasTraining),
+    ("Ascend910ProA", Product::AtlasTraining),
+    ("Ascend910ProB", Product::AtlasTraining),
+    ("Ascend910PremiumA", Product::AtlasTraining),
+    ("Ascend910B1", Product::AtlasA2),
+    ("Ascend910B2", Product::AtlasA2),
+    ("Ascend910B2C", Product::AtlasA2),
+    ("Ascend910B3", Product::AtlasA2),
+    ("Ascend910B4", Product::AtlasA2),
+    ("Ascend910B4-1", Product::AtlasA2),
+    ("Ascend910_9362", Product::AtlasA3),
+    ("Ascend910_9363", Product::AtlasA3),
+    ("Ascend910_9372", Product::AtlasA3),
+    ("Ascend910_9381", Product::AtlasA3),
+    ("Ascend910_9382", Product::AtlasA3),
+    ("Ascend910_9391", Product::AtlasA3),
+    ("Ascend910_9392", Product::AtlasA3),
+    ("Ascend310P1", Product::AtlasInference),
+    ("Ascend310P2", Product::AtlasInference),
+    ("Ascend310P3", Product::AtlasInference),
+    ("Ascend310P4", Product::AtlasInference),
+    ("Ascend310P5", Product::AtlasInference),
+    ("Ascend310P7", Product::AtlasInference),
+    ("Ascend310B1", Product::Atlas200IA2),
+    ("Ascend310B2", Product::Atlas200IA2),
+    ("Ascend310B3", Product::Atlas200IA2),
+    ("Ascend310B4", Product::Atlas200IA2),
+    ("Ascend310", Product::Atlas200_300_500),
+    ("Ascend310RC", Product::Atlas200_300_500),
+    ("Ascend950PR_9599", Product::Atlas350),
+    ("Ascend950DT_9571", Product::Atlas350),
+];
 
 /// `Ascend950PR_xxxx` / `Ascend950DT_xxxx` with a non-empty alphanumeric
 /// suffix (torch_npu maps every `Ascend950*` name to the same SoC version; we
 /// accept only the two documented families).
 fn is_950_name(soc: &str) -> bool {
     ["Ascend950PR_", "Ascend950DT_"].iter().any(|prefix| {
-        soc.strip_prefix(prefix)
-            .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric()))
+        soc.get(..prefix.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+            && soc[prefix.len()..]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric())
+            && soc.len() > prefix.len()
     })
 }
 
@@ -254,29 +252,74 @@ pub trait RunModeType: Sealed + Copy + Default + 'static {
 
 /// A product marker type. Sealed.
 ///
-/// `PRODUCT` and `RUN_MODE` are the value-level mirror used by the run-time
-/// [`check`](crate::check). Products that have no RC form report
-/// [`RunMode::Ep`].
+/// `PRODUCT`, `RUN_MODE` and `CANN` are the value-level mirror used by the
+/// run-time [`check`](crate::check). Products that have no RC form report
+/// [`RunMode::Ep`]. Every product marker takes the CANN version it targets as
+/// its last type parameter, [`Cann9_0`] by default.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a product marker type",
     label = "expected a product marker such as `AtlasA2` or `Atlas200IA2<Ep>`",
     note = "for a product known only at run time, use `aclmem_core::check` with `Product::from_soc_name`"
 )]
 pub trait ProductType: Sealed + Copy + Default + 'static {
+    /// The CANN version the marker targets.
+    type Cann: CannType;
     /// The product.
     const PRODUCT: Product;
     /// The run mode the marker stands for.
     const RUN_MODE: RunMode;
+    /// The CANN version, as a value.
+    const CANN: CannVersion = <Self::Cann as CannType>::VERSION;
+}
+
+/// The trait impls every marker type has, written once: derives would add
+/// bounds on the phantom parameters and print them in `Debug`.
+macro_rules! marker_impls {
+    ($name:ident [$($gen:ident: $bound:ident),*] $fmt:literal $(, $arg:expr)*) => {
+        impl<$($gen: $bound),*> Clone for $name<$($gen),*> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<$($gen: $bound),*> Copy for $name<$($gen),*> {}
+        impl<$($gen: $bound),*> Default for $name<$($gen),*> {
+            fn default() -> Self {
+                $name(PhantomData)
+            }
+        }
+        impl<$($gen: $bound),*> PartialEq for $name<$($gen),*> {
+            fn eq(&self, _: &Self) -> bool {
+                true
+            }
+        }
+        impl<$($gen: $bound),*> Eq for $name<$($gen),*> {}
+        impl<$($gen: $bound),*> core::hash::Hash for $name<$($gen),*> {
+            fn hash<H: core::hash::Hasher>(&self, _: &mut H) {}
+        }
+        impl<$($gen: $bound),*> fmt::Debug for $name<$($gen),*> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, $fmt $(, $arg)*)
+            }
+        }
+        #[cfg(feature = "defmt-1")]
+        impl<$($gen: $bound),*> defmt::Format for $name<$($gen),*> {
+            fn format(&self, f: defmt::Formatter<'_>) {
+                defmt::write!(f, "{=str}<{=str}>", stringify!($name), <Self as ProductType>::CANN.id())
+            }
+        }
+        impl<$($gen: $bound),*> Sealed for $name<$($gen),*> {}
+    };
 }
 
 macro_rules! markers {
     ($($(#[$doc:meta])* $name:ident => $product:ident;)*) => {$(
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-        #[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
-        pub struct $name;
-        impl Sealed for $name {}
-        impl ProductType for $name {
+        ///
+        /// `V` is the CANN version the code targets ([`Cann9_0`] by default).
+        pub struct $name<V: CannType = Cann9_0>(PhantomData<fn() -> V>);
+        marker_impls!($name [V: CannType] "{}<{}>", stringify!($name), V::VERSION.marker_name());
+        impl<V: CannType> ProductType for $name<V> {
+            type Cann = V;
             const PRODUCT: Product = Product::$product;
             const RUN_MODE: RunMode = RunMode::Ep;
         }
@@ -318,41 +361,15 @@ impl RunModeType for Rc {
 }
 
 /// Marker: Atlas 200I/500 A2 inference products in run mode `M` ([`Ep`] or
-/// [`Rc`]). In RC form the physical-memory API is not supported.
-pub struct Atlas200IA2<M: RunModeType>(PhantomData<M>);
-
-// Manual impls: derives would require `M: Trait`, which markers satisfy
-// anyway, but spelling them out keeps the bounds minimal.
-impl<M: RunModeType> Clone for Atlas200IA2<M> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<M: RunModeType> Copy for Atlas200IA2<M> {}
-impl<M: RunModeType> Default for Atlas200IA2<M> {
-    fn default() -> Self {
-        Atlas200IA2(PhantomData)
-    }
-}
-impl<M: RunModeType> fmt::Debug for Atlas200IA2<M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Atlas200IA2<{:?}>", M::RUN_MODE)
-    }
-}
-impl<M: RunModeType> PartialEq for Atlas200IA2<M> {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-impl<M: RunModeType> Eq for Atlas200IA2<M> {}
-#[cfg(feature = "defmt-1")]
-impl<M: RunModeType> defmt::Format for Atlas200IA2<M> {
-    fn format(&self, f: defmt::Formatter<'_>) {
-        defmt::write!(f, "Atlas200IA2<{}>", M::RUN_MODE)
-    }
-}
-impl<M: RunModeType> Sealed for Atlas200IA2<M> {}
-impl<M: RunModeType> ProductType for Atlas200IA2<M> {
+/// [`Rc`]), targeting CANN version `V` ([`Cann9_0`] by default). In RC form
+/// the physical-memory API is not supported.
+pub struct Atlas200IA2<M: RunModeType, V: CannType = Cann9_0>(PhantomData<fn() -> (M, V)>);
+marker_impls!(
+    Atlas200IA2 [M: RunModeType, V: CannType]
+    "Atlas200IA2<{:?}, {}>", M::RUN_MODE, V::VERSION.marker_name()
+);
+impl<M: RunModeType, V: CannType> ProductType for Atlas200IA2<M, V> {
+    type Cann = V;
     const PRODUCT: Product = Product::Atlas200IA2;
     const RUN_MODE: RunMode = M::RUN_MODE;
 }

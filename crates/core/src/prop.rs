@@ -4,6 +4,7 @@ use core::fmt;
 use core::marker::PhantomData;
 
 use crate::attr::{AttrType, MemAttr};
+use crate::cann::CannVersion;
 use crate::error::AclError;
 use crate::location::{Device, Host, HostNuma, Location, LocationType};
 use crate::product::{Product, ProductType, RunMode};
@@ -65,11 +66,12 @@ impl RawPhysicalMemProp {
     pub const fn new_checked(
         product: Product,
         run_mode: RunMode,
+        cann: CannVersion,
         location: Location,
         location_id: u32,
         attr: MemAttr,
     ) -> Result<(RawPhysicalMemProp, Verdict), Denial> {
-        match crate::rules::check(product, run_mode, location, attr) {
+        match crate::rules::check(product, run_mode, cann, location, attr) {
             Ok(verdict) => Ok((
                 RawPhysicalMemProp::unchecked(location, location_id, attr),
                 verdict,
@@ -95,7 +97,7 @@ impl RawPhysicalMemProp {
     }
 
     /// Validates every field the way `aclrtMallocPhysical` does, for the
-    /// given product and run mode.
+    /// given product, run mode and CANN version.
     ///
     /// `reserve` must be 0: the runtime's handling of a non-zero value is
     /// UNCONFIRMED, so we take the conservative choice and refuse it with
@@ -106,13 +108,14 @@ impl RawPhysicalMemProp {
         &self,
         product: Product,
         run_mode: RunMode,
+        cann: CannVersion,
     ) -> Result<ValidProp, AclError> {
         let (location, attr) =
-            match decode_raw(product, run_mode, self.location.type_, self.mem_attr) {
+            match decode_raw(product, run_mode, cann, self.location.type_, self.mem_attr) {
                 Ok(decoded) => decoded,
                 Err(d) => return Err(d.code()),
             };
-        let verdict = match crate::rules::check(product, run_mode, location, attr) {
+        let verdict = match crate::rules::check(product, run_mode, cann, location, attr) {
             Ok(v) => v,
             Err(d) => return Err(d.code()),
         };
@@ -188,7 +191,7 @@ where
 
     /// The property for code generic over the product (or location, or
     /// attribute), where the compiler cannot prove `P: Supports<L, A>`: the
-    /// same rules table answers at run time. `id` is the device id or NUMA
+    /// same rules table answers at run time, for `P`'s CANN version. `id` is the device id or NUMA
     /// node (ignored for plain host memory).
     ///
     /// ```
@@ -200,7 +203,7 @@ where
     /// assert_eq!(one_gib::<aclmem_core::AtlasTraining>().unwrap_err(), Denial::NotOffered);
     /// ```
     pub const fn checked(id: u32) -> Result<(Self, Verdict), Denial> {
-        match crate::rules::check(P::PRODUCT, P::RUN_MODE, L::LOCATION, A::ATTR) {
+        match crate::rules::check(P::PRODUCT, P::RUN_MODE, P::CANN, L::LOCATION, A::ATTR) {
             Ok(verdict) => {
                 let id = match L::LOCATION {
                     Location::Host => 0,

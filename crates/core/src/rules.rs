@@ -4,27 +4,30 @@
 //! that one invocation come
 //!
 //! * the capability-trait impls ([`AvailableOn`], [`FormAllowsPhysical`],
-//!   [`OfferedBy`], [`DeviceAccepts`], [`HostAccepts`], [`Holds`], and
-//!   through them [`Supports`]) that make an invalid
-//!   product × location × attribute combination fail to compile, and
+//!   [`OfferedBy`], [`DeviceAccepts`], [`HostAccepts`], [`Holds`],
+//!   [`Introduced`], and through them [`Supports`]) that make an invalid
+//!   product × location × attribute × CANN version fail to compile, and
 //! * the constant arrays read by the run-time [`check`], for code that learns
-//!   its product only at run time (from the SoC name).
+//!   its product and version only at run time.
 //!
-//! A test in this crate visits every one of the 312 combinations and proves
-//! the two projections agree.
+//! A test in this crate visits every one of the 312 combinations in each of
+//! the six modelled CANN versions and proves the two projections agree.
 //!
-//! The facts encoded are the CANN 9.0 rules for `aclrtMallocPhysical` (see
-//! `shared/reference/acl-physical-memory.md`, section 1.5):
-//! no physical memory at all on Atlas 200/300/500 inference products nor in
-//! the Ascend RC form; `*_HUGE1G` device only; `ACL_MEM_HUGE1G` only on A2/A3;
+//! The facts encoded, with their sources, are in `docs/facts.md`
+//! ("aclrtMallocPhysical" and "CANN versions"). In CANN 9.0: no physical
+//! memory at all on Atlas 200/300/500 inference products nor in the Ascend
+//! RC form; `*_HUGE1G` device only; `ACL_MEM_HUGE1G` only on A2/A3;
 //! `ACL_HBM_MEM_HUGE1G` only on Atlas 350/A3/A2; `ACL_MEM_P2P_HUGE1G` only on
 //! A3 where the device confirms it; `DDR_*` host only (host NUMA counts as
 //! host); A3 host-NUMA memory with a P2P attribute is size-limited by the
-//! platform.
+//! platform. Each product, location and attribute also has the release that
+//! introduced it; a combination is allowed in a version when all three
+//! exist there.
 
 use core::fmt;
 
 use crate::attr::*;
+use crate::cann::*;
 use crate::error::AclError;
 use crate::location::{Device, Host, HostNuma, Location, LocationType};
 use crate::product::*;
@@ -65,6 +68,28 @@ impl fmt::Display for Verdict {
     }
 }
 
+/// What a CANN release did not have yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
+pub enum Feature {
+    /// The physical-memory API on this product.
+    Product(Product),
+    /// This location type.
+    Location(Location),
+    /// This memory attribute.
+    Attr(MemAttr),
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Feature::Product(p) => write!(f, "aclrtMallocPhysical on {p}"),
+            Feature::Location(l) => write!(f, "{l}"),
+            Feature::Attr(a) => write!(f, "{a}"),
+        }
+    }
+}
+
 /// Why a combination is refused, with the ACL code the runtime returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
@@ -86,6 +111,16 @@ pub enum Denial {
     DeviceOnlyAttr,
     /// The product does not offer this (1 GiB) attribute.
     NotOffered,
+    /// The CANN version the code targets does not have `feature` yet; it
+    /// exists from `since` on.
+    NeedsNewerCann {
+        /// What is missing.
+        feature: Feature,
+        /// The first release that has it.
+        since: CannVersion,
+        /// The release the code targets.
+        target: CannVersion,
+    },
 }
 
 impl Denial {
@@ -94,7 +129,10 @@ impl Denial {
     /// Parameter-shape errors are caught by the ACL layer (100000);
     /// product, form and feature gaps come from the runtime/driver (207000).
     /// The RC-form code is not documented (INFERRED: the driver's "not
-    /// supported", 207000).
+    /// supported", 207000). A version that predates an attribute rejects the
+    /// value in its ACL layer (100000); one that predates a product or a
+    /// location answers 207000. Those two codes are UNCONFIRMED (the old
+    /// releases' sources are not public); see `docs/facts.md`.
     pub const fn code(self) -> AclError {
         match self {
             Denial::ProductUnsupported | Denial::RcForm | Denial::NotOffered => {
@@ -104,6 +142,10 @@ impl Denial {
             | Denial::RejectedLocation
             | Denial::HostOnlyAttr
             | Denial::DeviceOnlyAttr => AclError::INVALID_PARAM,
+            Denial::NeedsNewerCann { feature, .. } => match feature {
+                Feature::Attr(_) => AclError::INVALID_PARAM,
+                Feature::Product(_) | Feature::Location(_) => AclError::RT_FEATURE_NOT_SUPPORT,
+            },
         }
     }
 
@@ -119,6 +161,7 @@ impl Denial {
             Denial::HostOnlyAttr => "DDR_* attributes are host-only",
             Denial::DeviceOnlyAttr => "*_HUGE1G attributes are device-only",
             Denial::NotOffered => "this product does not offer this 1 GiB huge-page attribute",
+            Denial::NeedsNewerCann { .. } => "the targeted CANN release does not have this yet",
         }
     }
 
@@ -132,13 +175,40 @@ impl Denial {
             Denial::HostOnlyAttr => "host-only-attr",
             Denial::DeviceOnlyAttr => "device-only-attr",
             Denial::NotOffered => "not-offered",
+            Denial::NeedsNewerCann { .. } => "needs-newer-cann",
+        }
+    }
+
+    /// For a refusal because of the version: the first release that allows
+    /// what was refused.
+    pub const fn since(self) -> Option<CannVersion> {
+        match self {
+            Denial::NeedsNewerCann { since, .. } => Some(since),
+            _ => None,
         }
     }
 }
 
 impl fmt::Display for Denial {
+    /// The rule and the code: `DDR_* attributes are host-only;
+    /// ACL_ERROR_INVALID_PARAM = 100000`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.rule(), self.code())
+        match self {
+            Denial::NeedsNewerCann {
+                feature,
+                since,
+                target,
+            } => write!(
+                f,
+                "{feature} needs {since} or later; this code targets {target}"
+            )?,
+            other => f.write_str(other.rule())?,
+        }
+        let code = self.code();
+        match code.name() {
+            Some(name) => write!(f, "; {name} = {}", code.code()),
+            None => write!(f, "; code {}", code.code()),
+        }
     }
 }
 
@@ -162,13 +232,12 @@ impl From<Denial> for AclError {
 #[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
 pub struct MallocPhysical;
 
-/// The physical-memory API is available on product `P` (in `P`'s run
-/// mode). Implemented for [`MallocPhysical`] by the rules table.
+/// The physical-memory API is available on product `P` (in `P`'s run mode
+/// and CANN version). Implemented for [`MallocPhysical`] by the rules table.
 #[diagnostic::on_unimplemented(
     message = "`{P}` cannot allocate physical memory: this product does not support aclrtMallocPhysical",
     label = "`{P}` has no physical-memory API",
-    note = "CANN 9.0: Atlas 200/300/500 inference products do not support the physical-memory API; the runtime answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)",
-    note = "in generic code, require the capability you use: `P: Supports<L, A>`"
+    note = "Atlas 200/300/500 inference products do not support the physical-memory API; the runtime answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)"
 )]
 pub trait AvailableOn<P: ProductType> {}
 
@@ -212,31 +281,52 @@ pub trait HostAccepts: AttrType {}
 )]
 pub trait Holds<A: AttrType>: LocationType {}
 
-/// The product `Self` can allocate attribute `A` at location `L`: the one
-/// bound typed code needs. Implemented exactly for the combinations the rules
-/// table allows; [`Supports::VERDICT`] says how.
+/// The CANN release that introduced a product, location or attribute
+/// marker (for products: the physical-memory API on that product).
+/// Implemented by the rules table for every marker.
+pub trait Introduced {
+    /// The first release that has it.
+    type Since: CannType;
+}
+
+/// The product `Self` can allocate attribute `A` at location `L`, in the
+/// CANN version `Self` targets: the one bound typed code needs. Implemented
+/// exactly for the combinations the rules table allows; [`Supports::VERDICT`]
+/// says how.
+///
+/// In code generic over the product, state this bound:
+///
+/// ```
+/// use aclmem_core::{Device, HbmHuge, PhysicalMemProp, Supports};
+/// fn device_prop<P: Supports<Device, HbmHuge>>() -> PhysicalMemProp<P, Device, HbmHuge> {
+///     PhysicalMemProp::on_device(0)
+/// }
+/// # let _ = device_prop::<aclmem_core::AtlasA2>();
+/// ```
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot allocate `{A}` memory at `{L}`",
-    label = "combination refused by the Ascend rules table"
+    message = "`{Self}` is not known to allocate `{A}` memory at `{L}`: require `{Self}: Supports<{L}, {A}>`",
+    label = "the rules hold only for concrete products, or where this bound is required",
+    note = "generic code states the capability it uses, `P: Supports<L, A>`, and the caller's concrete product is checked against the rules table"
 )]
 pub trait Supports<L: LocationType, A: AttrType>: ProductType {
     /// How the combination is allowed.
     const VERDICT: Verdict;
 }
 
-impl<P, L, A> Supports<L, A> for P
-where
-    P: ProductType,
-    MallocPhysical: AvailableOn<P>,
-    L: Holds<A>,
-    A: OfferedBy<P>,
-{
-    const VERDICT: Verdict = match check(P::PRODUCT, P::RUN_MODE, L::LOCATION, A::ATTR) {
+/// The verdict of an implemented `Supports`: read from the run-time table.
+const fn verdict_of(
+    product: Product,
+    run_mode: RunMode,
+    cann: CannVersion,
+    location: Location,
+    attr: MemAttr,
+) -> Verdict {
+    match check(product, run_mode, cann, location, attr) {
         Ok(v) => v,
         // Unreachable while the two projections agree, which the
-        // `every_combination` test proves for all 312 combinations.
+        // `every_combination` test proves for every combination.
         Err(_) => panic!("rules table projections disagree"),
-    };
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -246,11 +336,13 @@ where
 struct ProductRow {
     product: Product,
     api: bool,
+    since: CannVersion,
     offers: &'static [(MemAttr, Verdict)],
 }
 
 struct LocationRow {
     location: Location,
+    since: CannVersion,
     accepts: &'static [MemAttr],
     otherwise: Denial,
 }
@@ -272,53 +364,58 @@ const fn contains(set: &[MemAttr], attr: MemAttr) -> bool {
     false
 }
 
-/// Checks one combination at run time.
+const fn older(a: CannVersion, b: CannVersion) -> bool {
+    (a as u8) < (b as u8)
+}
+
+/// Checks one combination at run time, in CANN version `cann`.
 ///
 /// Products without an RC form are expected with [`RunMode::Ep`]; any
 /// product in [`RunMode::Rc`] is refused, since every physical-memory call is
-/// documented as unsupported in RC form. Order of checks: run mode and
-/// product (207000), attribute value (100000), location (100000), product
-/// gating (207000).
+/// documented as unsupported in RC form. Order of checks, the same as the
+/// compile-time bounds: run mode and product (207000), the product's
+/// release, the attribute value (100000), location (100000), product gating
+/// (207000), the attribute's release, the location's release.
 ///
 /// ```
-/// use aclmem_core::{check, Denial, Location, MemAttr, Product, RunMode, Verdict};
+/// use aclmem_core::{check, CannVersion, Denial, Location, MemAttr, Product, RunMode, Verdict};
+/// use CannVersion::*;
 /// assert_eq!(
-///     check(Product::AtlasA2, RunMode::Ep, Location::Device, MemAttr::HbmMemHuge1G),
+///     check(Product::AtlasA2, RunMode::Ep, V9_0, Location::Device, MemAttr::HbmMemHuge1G),
 ///     Ok(Verdict::Allowed)
 /// );
 /// assert_eq!(
-///     check(Product::AtlasA2, RunMode::Ep, Location::Host, MemAttr::HbmMemHuge1G),
+///     check(Product::AtlasA2, RunMode::Ep, V9_0, Location::Host, MemAttr::HbmMemHuge1G),
 ///     Err(Denial::DeviceOnlyAttr)
 /// );
 /// assert_eq!(
-///     check(Product::Atlas200IA2, RunMode::Rc, Location::Device, MemAttr::HbmMemHuge),
+///     check(Product::Atlas200IA2, RunMode::Rc, V9_0, Location::Device, MemAttr::HbmMemHuge),
 ///     Err(Denial::RcForm)
 /// );
+/// let refused = check(Product::AtlasA2, RunMode::Ep, V8_3, Location::Device, MemAttr::MemHuge);
+/// assert_eq!(refused.unwrap_err().since(), Some(V8_5));
 /// ```
 pub const fn check(
     product: Product,
     run_mode: RunMode,
+    cann: CannVersion,
     location: Location,
     attr: MemAttr,
 ) -> Result<Verdict, Denial> {
-    let row = match platform_row(product, run_mode) {
+    let row = match platform_row(product, run_mode, cann) {
         Ok(row) => row,
         Err(d) => return Err(d),
     };
-    // 3. The attribute value itself.
+    // The attribute value itself.
     if !attr.is_allocatable() {
         return Err(Denial::RejectedAttr);
     }
-    // 4. Location.
-    let mut i = 0;
-    while i < LOCATION_ROWS.len() {
-        let l = &LOCATION_ROWS[i];
-        if l.location as u32 == location as u32 && !contains(l.accepts, attr) {
-            return Err(l.otherwise);
-        }
-        i += 1;
+    // Location.
+    let location_row = location_row(location);
+    if !contains(location_row.accepts, attr) {
+        return Err(location_row.otherwise);
     }
-    // 5. Product gating.
+    // Product gating.
     let mut verdict = if contains(EVERYWHERE, attr) {
         Some(Verdict::Allowed)
     } else {
@@ -335,7 +432,23 @@ pub const fn check(
         Some(v) => v,
         None => return Err(Denial::NotOffered),
     };
-    // 6. Platform size limits.
+    // The releases that introduced the attribute and the location.
+    let attr_since = attr_since(attr);
+    if older(cann, attr_since) {
+        return Err(Denial::NeedsNewerCann {
+            feature: Feature::Attr(attr),
+            since: attr_since,
+            target: cann,
+        });
+    }
+    if older(cann, location_row.since) {
+        return Err(Denial::NeedsNewerCann {
+            feature: Feature::Location(location),
+            since: location_row.since,
+            target: cann,
+        });
+    }
+    // Platform size limits.
     let mut i = 0;
     while i < SIZE_LIMITED.len() {
         let s = &SIZE_LIMITED[i];
@@ -350,9 +463,13 @@ pub const fn check(
     Ok(verdict)
 }
 
-/// Steps 1 and 2 of [`check`]: the run mode (207000 in RC form) and the
-/// product (207000 where the API does not exist).
-const fn platform_row(product: Product, run_mode: RunMode) -> Result<&'static ProductRow, Denial> {
+/// The run mode (207000 in RC form), the product (207000 where the API does
+/// not exist) and the product's release.
+const fn platform_row(
+    product: Product,
+    run_mode: RunMode,
+    cann: CannVersion,
+) -> Result<&'static ProductRow, Denial> {
     let mut i = 0;
     while i < RUN_MODE_ROWS.len() {
         let (mode, api) = RUN_MODE_ROWS[i];
@@ -365,23 +482,65 @@ const fn platform_row(product: Product, run_mode: RunMode) -> Result<&'static Pr
     while i < PRODUCT_ROWS.len() {
         let row = &PRODUCT_ROWS[i];
         if row.product as u8 == product as u8 {
-            return if row.api {
-                Ok(row)
-            } else {
-                Err(Denial::ProductUnsupported)
-            };
+            if !row.api {
+                return Err(Denial::ProductUnsupported);
+            }
+            if older(cann, row.since) {
+                return Err(Denial::NeedsNewerCann {
+                    feature: Feature::Product(product),
+                    since: row.since,
+                    target: cann,
+                });
+            }
+            return Ok(row);
         }
         i += 1;
     }
     Err(Denial::ProductUnsupported)
 }
 
+const fn location_row(location: Location) -> &'static LocationRow {
+    let mut i = 0;
+    while i < LOCATION_ROWS.len() {
+        if LOCATION_ROWS[i].location as u32 == location as u32 {
+            return &LOCATION_ROWS[i];
+        }
+        i += 1;
+    }
+    panic!("every location has a row")
+}
+
+/// The release that introduced `attr` in `aclrtMallocPhysical`. Values the
+/// call never accepts report the oldest modelled release (they are refused
+/// for their value, whatever the version).
+pub const fn attr_since(attr: MemAttr) -> CannVersion {
+    let mut i = 0;
+    while i < ATTR_SINCE.len() {
+        if ATTR_SINCE[i].0 as u32 == attr as u32 {
+            return ATTR_SINCE[i].1;
+        }
+        i += 1;
+    }
+    CannVersion::V8_0
+}
+
+/// The release that introduced `location` as an `aclrtMallocPhysical`
+/// location.
+pub const fn location_since(location: Location) -> CannVersion {
+    location_row(location).since
+}
+
 /// Whether the physical-memory API exists at all on `product` in
-/// `run_mode`: `Err(Denial::RcForm)` in RC form,
-/// `Err(Denial::ProductUnsupported)` on Atlas 200/300/500. Every call of a
-/// faithful backend answers 207000 when this fails.
-pub const fn check_platform(product: Product, run_mode: RunMode) -> Result<(), Denial> {
-    match platform_row(product, run_mode) {
+/// `run_mode` and version `cann`: `Err(Denial::RcForm)` in RC form,
+/// `Err(Denial::ProductUnsupported)` on Atlas 200/300/500, a version denial
+/// before the product's release. Every call of a faithful backend answers
+/// 207000 when this fails.
+pub const fn check_platform(
+    product: Product,
+    run_mode: RunMode,
+    cann: CannVersion,
+) -> Result<(), Denial> {
+    match platform_row(product, run_mode, cann) {
         Ok(_) => Ok(()),
         Err(d) => Err(d),
     }
@@ -392,11 +551,12 @@ pub const fn check_platform(product: Product, run_mode: RunMode) -> Result<(), D
 pub const fn check_raw(
     product: Product,
     run_mode: RunMode,
+    cann: CannVersion,
     raw_location: u32,
     raw_attr: u32,
 ) -> Result<Verdict, Denial> {
-    match decode_raw(product, run_mode, raw_location, raw_attr) {
-        Ok((location, attr)) => check(product, run_mode, location, attr),
+    match decode_raw(product, run_mode, cann, raw_location, raw_attr) {
+        Ok((location, attr)) => check(product, run_mode, cann, location, attr),
         Err(d) => Err(d),
     }
 }
@@ -406,11 +566,12 @@ pub const fn check_raw(
 pub(crate) const fn decode_raw(
     product: Product,
     run_mode: RunMode,
+    cann: CannVersion,
     raw_location: u32,
     raw_attr: u32,
 ) -> Result<(Location, MemAttr), Denial> {
     // Product and form first, so the order of checks matches `check`.
-    if let Err(d) = check_platform(product, run_mode) {
+    if let Err(d) = check_platform(product, run_mode, cann) {
         return Err(d);
     }
     let Some(attr) = MemAttr::from_raw(raw_attr) else {
@@ -438,9 +599,14 @@ pub struct Platform {
 }
 
 impl Platform {
-    /// Checks one location × attribute on this platform.
-    pub const fn check(&self, location: Location, attr: MemAttr) -> Result<Verdict, Denial> {
-        check(self.product, self.run_mode, location, attr)
+    /// Checks one location × attribute on this platform in version `cann`.
+    pub const fn check(
+        &self,
+        cann: CannVersion,
+        location: Location,
+        attr: MemAttr,
+    ) -> Result<Verdict, Denial> {
+        check(self.product, self.run_mode, cann, location, attr)
     }
 }
 
@@ -448,24 +614,31 @@ macro_rules! rules_table {
     (
         run_modes { $($rm:ident => $rm_api:ident;)* }
         products { $(
-            $pty:ident $(<$pgen:ident>)? => $papi:ident [ $($gattr:ident => $gverdict:ident),* $(,)? ];
+            $pty:ident $(<$pgen:ident>)? since $psince:ident => $papi:ident
+                [ $($gattr:ident => $gverdict:ident),* $(,)? ];
         )* }
         everywhere [ $($battr:ident),* $(,)? ];
+        attributes { $( $asince:ident [ $($aattr:ident),* $(,)? ]; )* }
         locations { $(
-            $ltrait:ident otherwise $lden:ident [ $($lattr:ident),* $(,)? ] at [ $($loc:ident),+ ];
+            $ltrait:ident otherwise $lden:ident [ $($lattr:ident),* $(,)? ]
+                at [ $($loc:ident since $lsince:ident),+ ];
         )* }
         size_limited { $( $sp:ident at $sl:ident [ $($sattr:ident),* $(,)? ]; )* }
     ) => {
         // --- compile-time projection ---
         $( rules_table!(@run_mode $rm $rm_api); )*
         $(
-            rules_table!(@product $papi $pty $(<$pgen>)?);
+            rules_table!(@product $papi $psince $pty $(<$pgen>)?);
             rules_table!(@offers $pty $(<$pgen>)? [$($gattr)*]);
         )*
         $( impl<P: ProductType> OfferedBy<P> for $battr {} )*
+        $( $( impl Introduced for $aattr { type Since = $asince; } )* )*
         $(
             $( impl $ltrait for $lattr {} )*
-            $( impl<A: $ltrait> Holds<A> for $loc {} )+
+            $(
+                impl<A: $ltrait> Holds<A> for $loc {}
+                impl Introduced for $loc { type Since = $lsince; }
+            )+
             // The run-time copy of the same list (value namespace, so it may
             // share the trait's name).
             #[allow(non_upper_case_globals)]
@@ -477,11 +650,16 @@ macro_rules! rules_table {
         const PRODUCT_ROWS: &[ProductRow] = &[$(ProductRow {
             product: rules_table!(@value $pty $(<$pgen>)?),
             api: rules_table!(@bool $papi),
+            since: <$psince as CannType>::VERSION,
             offers: &[$((<$gattr as AttrType>::ATTR, Verdict::$gverdict)),*],
         }),*];
         const EVERYWHERE: &[MemAttr] = &[$(<$battr as AttrType>::ATTR),*];
+        const ATTR_SINCE: &[(MemAttr, CannVersion)] = &[$($(
+            (<$aattr as AttrType>::ATTR, <$asince as CannType>::VERSION)
+        ),*),*];
         const LOCATION_ROWS: &[LocationRow] = &[$($(LocationRow {
             location: <$loc as LocationType>::LOCATION,
+            since: <$lsince as CannType>::VERSION,
             accepts: $ltrait,
             otherwise: Denial::$lden,
         }),+),*];
@@ -517,17 +695,59 @@ macro_rules! rules_table {
 
     (@run_mode $rm:ident supported) => { impl FormAllowsPhysical for $rm {} };
     (@run_mode $rm:ident unsupported) => {};
-    (@product supported $pty:ident <$pgen:ident>) => {
-        impl<$pgen: FormAllowsPhysical> AvailableOn<$pty<$pgen>> for MallocPhysical {}
+
+    // A product with the API: available from its release on (and, with a run
+    // mode, only in a form that allows it), and `Supports` exactly where its
+    // location, attribute and version bounds hold. The bounds are in the
+    // order `check` tests them, so both report the same rule.
+    (@product supported $since:ident $pty:ident <$pgen:ident>) => {
+        impl<$pgen: FormAllowsPhysical, V: Accepts<$pty<$pgen>, $since>>
+            AvailableOn<$pty<$pgen, V>> for MallocPhysical {}
+        rules_table!(@supports $since $pty [$pgen: RunModeType] <$pgen, V> <$pgen>);
     };
-    (@product supported $pty:ident) => { impl AvailableOn<$pty> for MallocPhysical {} };
+    (@product supported $since:ident $pty:ident) => {
+        impl<V: Accepts<$pty, $since>> AvailableOn<$pty<V>> for MallocPhysical {}
+        rules_table!(@supports $since $pty [] <V> <>);
+    };
+    // A product without the API: no `AvailableOn`, so `Supports` fails on it
+    // with its rule.
+    (@product unsupported $since:ident $pty:ident $(<$pgen:ident>)?) => {
+        rules_table!(@supports $since $pty [$($pgen: RunModeType)?] <$($pgen,)? V> <$($pgen)?>);
+    };
+    (@supports $since:ident $pty:ident [$($g:ident: $gb:ident)?] <$($full:ident),+> <$($fam:ident)?>) => {
+        impl<$($g: $gb,)? V: CannType> Introduced for $pty<$($full),+> {
+            type Since = $since;
+        }
+        impl<$($g: $gb,)? V: CannType, L: LocationType + Introduced, A: AttrType + Introduced>
+            Supports<L, A> for $pty<$($full),+>
+        where
+            MallocPhysical: AvailableOn<$pty<$($full),+>>,
+            L: Holds<A>,
+            A: OfferedBy<$pty<$($fam)?>>,
+            V: Accepts<A, <A as Introduced>::Since>,
+            V: Accepts<L, <L as Introduced>::Since>,
+        {
+            const VERDICT: Verdict = verdict_of(
+                <Self as ProductType>::PRODUCT,
+                <Self as ProductType>::RUN_MODE,
+                V::VERSION,
+                L::LOCATION,
+                A::ATTR,
+            );
+        }
+    };
     (@offers $pty:ident <$pgen:ident> [$($gattr:ident)*]) => {
-        $( impl<$pgen: RunModeType> OfferedBy<$pty<$pgen>> for $gattr {} )*
+        $(
+            #[diagnostic::do_not_recommend]
+            impl<$pgen: RunModeType> OfferedBy<$pty<$pgen>> for $gattr {}
+        )*
     };
     (@offers $pty:ident [$($gattr:ident)*]) => {
-        $( impl OfferedBy<$pty> for $gattr {} )*
+        $(
+            #[diagnostic::do_not_recommend]
+            impl OfferedBy<$pty> for $gattr {}
+        )*
     };
-    (@product unsupported $pty:ident $(<$pgen:ident>)?) => {};
     (@bool supported) => { true };
     (@bool unsupported) => { false };
     (@value $pty:ident <$pgen:ident>) => { <$pty<Ep> as ProductType>::PRODUCT };
@@ -554,7 +774,8 @@ macro_rules! rules_table {
 }
 
 // ===========================================================================
-// THE RULES TABLE (CANN 9.0). This is the only place these facts are written.
+// THE RULES TABLE. This is the only place these facts are written; their
+// sources are in docs/facts.md.
 // ===========================================================================
 rules_table! {
     // Which run modes have the physical-memory API at all.
@@ -562,20 +783,28 @@ rules_table! {
         Ep => supported;
         Rc => unsupported;
     }
-    // Which products have the API, and which product-gated (1 GiB)
-    // attributes each offers, with how.
+    // Which products have the API, from which release, and which
+    // product-gated (1 GiB) attributes each offers, with how.
+    //
+    // A3 from 8.2: 8.0 and 8.1 documentation says "all products but
+    // Atlas 200/300/500", an 8.2.RC1 preview omits A3 and a later one lists
+    // it. UNCONFIRMED; conservatively A3 counts from 8.2.RC1.
+    //
+    // Atlas 350 HbmHuge1G: the 9.0 GA pages (C and pyACL) list it; a 9.0
+    // beta pyACL page says Atlas 350 lacks the HBM 1 GiB attributes.
+    // UNCONFIRMED; the GA documentation is followed.
     products {
-        Atlas350 => supported [HbmHuge1G => Allowed];
-        AtlasA3 => supported [
+        Atlas350 since Cann9_0 => supported [HbmHuge1G => Allowed];
+        AtlasA3 since Cann8_2 => supported [
             HbmHuge1G => Allowed,
             Huge1G => Allowed,
             P2pHuge1G => AllowedIfDeviceConfirms,
         ];
-        AtlasA2 => supported [HbmHuge1G => Allowed, Huge1G => Allowed];
-        AtlasTraining => supported [];
-        AtlasInference => supported [];
-        Atlas200IA2<M> => supported [];
-        Atlas200_300_500 => unsupported [];
+        AtlasA2 since Cann8_0 => supported [HbmHuge1G => Allowed, Huge1G => Allowed];
+        AtlasTraining since Cann8_0 => supported [];
+        AtlasInference since Cann8_0 => supported [];
+        Atlas200IA2<M> since Cann8_0 => supported [];
+        Atlas200_300_500 since Cann8_0 => unsupported [];
     }
     // Attributes every product with the API offers. On products without HBM
     // (inference series, 200I/500 A2) HBM requests are served from DDR.
@@ -583,17 +812,28 @@ rules_table! {
         HbmHuge, HbmNormal, DdrHuge, DdrNormal, DdrP2pHuge, DdrP2pNormal,
         Normal, Huge, P2pNormal, P2pHuge,
     ];
-    // Which attributes each location accepts, and why the rest are refused.
-    // Host NUMA memory counts as host memory.
+    // The release from which aclrtMallocPhysical accepts each attribute.
+    // 8.5.0's list of ACL_MEM_* values ends before ACL_MEM_P2P_HUGE1G in
+    // every copy found, and its pages do not list DDR_*: UNCONFIRMED;
+    // conservatively both count from 9.0, where they are documented.
+    attributes {
+        Cann8_0 [HbmHuge, HbmNormal];
+        Cann8_1 [HbmHuge1G];
+        Cann8_5 [Normal, Huge, Huge1G, P2pNormal, P2pHuge];
+        Cann9_0 [P2pHuge1G, DdrHuge, DdrNormal, DdrP2pHuge, DdrP2pNormal];
+    }
+    // Which attributes each location accepts, why the rest are refused, and
+    // the release that introduced each location. Host NUMA memory counts as
+    // host memory.
     locations {
         DeviceAccepts otherwise HostOnlyAttr [
             HbmHuge, HbmNormal, HbmHuge1G, Normal, Huge, Huge1G,
             P2pNormal, P2pHuge, P2pHuge1G,
-        ] at [Device];
+        ] at [Device since Cann8_0];
         HostAccepts otherwise DeviceOnlyAttr [
             HbmHuge, HbmNormal, DdrHuge, DdrNormal, DdrP2pHuge, DdrP2pNormal,
             Normal, Huge, P2pNormal, P2pHuge,
-        ] at [Host, HostNuma];
+        ] at [Host since Cann8_5, HostNuma since Cann9_0];
     }
     // Allowed combinations whose largest size the platform decides.
     size_limited {

@@ -9,19 +9,32 @@ struct Combo {
     marker: &'static str,
     product: Product,
     run_mode: RunMode,
+    cann: CannVersion,
     location: Location,
     attr: MemAttr,
     compiles: bool,
 }
 
 macro_rules! visit {
-    (products [$($p:ty),*] $locs:tt $attrs:tt) => {{
+    (versions [$($v:ident),*]) => {{
         let mut out = Vec::new();
-        $( visit!(@p out, $p, $locs, $attrs); )*
+        $( visit!(@v out, $v); )*
         out
     }};
-    (@p $out:ident, $p:ty, [$($l:ty),*], $attrs:tt) => {
-        $( visit!(@l $out, $p, $l, $attrs); )*
+    (@v $out:ident, $v:ident) => {
+        visit!(@products $out, [
+            Atlas350<$v>, AtlasA3<$v>, AtlasA2<$v>, AtlasTraining<$v>, AtlasInference<$v>,
+            Atlas200IA2<Ep, $v>, Atlas200IA2<Rc, $v>, Atlas200_300_500<$v>
+        ]);
+    };
+    (@products $out:ident, [$($p:ty),*]) => {
+        $( visit!(@p $out, $p, [Device, Host, HostNuma]); )*
+    };
+    (@p $out:ident, $p:ty, [$($l:ty),*]) => {
+        $( visit!(@l $out, $p, $l, [
+            DdrHuge, DdrNormal, HbmHuge, HbmNormal, DdrP2pHuge, DdrP2pNormal, HbmHuge1G,
+            Normal, Huge, Huge1G, P2pNormal, P2pHuge, P2pHuge1G
+        ]); )*
     };
     (@l $out:ident, $p:ty, $l:ty, [$($a:ty),*]) => {
         $(
@@ -29,6 +42,7 @@ macro_rules! visit {
                 marker: stringify!($p),
                 product: <$p as ProductType>::PRODUCT,
                 run_mode: <$p as ProductType>::RUN_MODE,
+                cann: <$p as ProductType>::CANN,
                 location: <$l as LocationType>::LOCATION,
                 attr: <$a as AttrType>::ATTR,
                 compiles: impls!($p: Supports<$l, $a>),
@@ -38,17 +52,7 @@ macro_rules! visit {
 }
 
 fn all_combos() -> Vec<Combo> {
-    visit!(
-        products [
-            Atlas350, AtlasA3, AtlasA2, AtlasTraining, AtlasInference,
-            Atlas200IA2<Ep>, Atlas200IA2<Rc>, Atlas200_300_500
-        ]
-        [Device, Host, HostNuma]
-        [
-            DdrHuge, DdrNormal, HbmHuge, HbmNormal, DdrP2pHuge, DdrP2pNormal, HbmHuge1G,
-            Normal, Huge, Huge1G, P2pNormal, P2pHuge, P2pHuge1G
-        ]
-    )
+    visit!(versions [Cann8_0, Cann8_1, Cann8_2, Cann8_3, Cann8_5, Cann9_0])
 }
 
 #[test]
@@ -56,12 +60,12 @@ fn every_combination_compiles_exactly_when_check_allows_it() {
     let combos = all_combos();
     assert_eq!(
         combos.len(),
-        312,
-        "8 platforms x 3 locations x 13 attributes"
+        312 * 6,
+        "8 platforms x 3 locations x 13 attributes, in 6 CANN versions"
     );
     let mut disagreements = Vec::new();
     for c in &combos {
-        let runtime = check(c.product, c.run_mode, c.location, c.attr);
+        let runtime = check(c.product, c.run_mode, c.cann, c.location, c.attr);
         if runtime.is_ok() != c.compiles {
             disagreements.push(format!(
                 "{} / {} / {}: compiles={} check={:?}",
@@ -74,9 +78,19 @@ fn every_combination_compiles_exactly_when_check_allows_it() {
         "projections disagree:\n{}",
         disagreements.join("\n")
     );
-    // Both outcomes occur, so the comparison above is not vacuous.
-    let allowed = combos.iter().filter(|c| c.compiles).count();
-    assert!(allowed > 0 && allowed < combos.len());
+    // Both outcomes occur in every version, so the comparison above is not
+    // vacuous, and the versions really differ.
+    let mut allowed_per_version = Vec::new();
+    for v in CannVersion::ALL {
+        let allowed = combos.iter().filter(|c| c.cann == v && c.compiles).count();
+        assert!(allowed > 0 && allowed < 312, "{v}: {allowed}");
+        allowed_per_version.push(allowed);
+    }
+    assert!(
+        allowed_per_version.windows(2).all(|w| w[0] <= w[1]),
+        "no release takes a combination away: {allowed_per_version:?}"
+    );
+    assert_eq!(allowed_per_version.last(), Some(&162), "CANN 9.0");
 }
 
 #[test]
@@ -88,9 +102,105 @@ fn the_visited_markers_are_exactly_the_platforms() {
             (c.product, c.run_mode),
             (platform.product, platform.run_mode)
         );
-        assert_eq!(c.marker.replace(' ', ""), platform.marker);
+        assert_eq!(
+            c.marker
+                .replace(' ', "")
+                .replace(",Cann8_0>", ">")
+                .replace("<Cann8_0>", ""),
+            platform.marker
+        );
     }
     assert_eq!(PLATFORMS.len(), 8);
+}
+
+#[test]
+fn releases_add_what_their_documentation_says() {
+    use CannVersion::*;
+    use Location::*;
+    use MemAttr::*;
+    let a2 = |v, l, a| check(Product::AtlasA2, RunMode::Ep, v, l, a);
+    // 8.0: only the two HBM attributes, only on the device.
+    assert_eq!(a2(V8_0, Device, HbmMemHuge), Ok(Verdict::Allowed));
+    assert_eq!(a2(V8_0, Device, HbmMemNormal), Ok(Verdict::Allowed));
+    for a in [HbmMemHuge1G, MemHuge, MemNormal] {
+        assert_eq!(
+            a2(V8_0, Device, a).unwrap_err().code(),
+            AclError::INVALID_PARAM
+        );
+    }
+    for l in [Host, HostNuma] {
+        for a in MemAttr::ALLOCATABLE {
+            assert!(a2(V8_0, l, a).is_err(), "{l} {a}");
+        }
+    }
+    // 8.1 – 8.3: 1 GiB HBM pages on A2; still device only.
+    for v in [V8_1, V8_2, V8_3] {
+        assert_eq!(a2(v, Device, HbmMemHuge1G), Ok(Verdict::Allowed));
+        assert_eq!(
+            a2(v, Device, MemHuge),
+            Err(Denial::NeedsNewerCann {
+                feature: Feature::Attr(MemHuge),
+                since: V8_5,
+                target: v
+            })
+        );
+        assert_eq!(a2(v, Host, HbmMemHuge).unwrap_err().since(), Some(V8_5));
+    }
+    // A3 from 8.2 (UNCONFIRMED before), Atlas 350 from 9.0.
+    let a3 = |v| check(Product::AtlasA3, RunMode::Ep, v, Device, HbmMemHuge);
+    assert_eq!(a3(V8_1).unwrap_err().since(), Some(V8_2));
+    assert_eq!(a3(V8_2), Ok(Verdict::Allowed));
+    assert_eq!(
+        check(Product::Atlas350, RunMode::Ep, V8_5, Device, HbmMemHuge)
+            .unwrap_err()
+            .code(),
+        AclError::RT_FEATURE_NOT_SUPPORT
+    );
+    // 8.5: the ACL_MEM_* attributes and the host; not host NUMA, DDR or
+    // P2P 1 GiB pages yet.
+    assert_eq!(a2(V8_5, Device, MemHuge), Ok(Verdict::Allowed));
+    assert_eq!(a2(V8_5, Host, HbmMemHuge), Ok(Verdict::Allowed));
+    assert_eq!(a2(V8_5, HostNuma, MemHuge).unwrap_err().since(), Some(V9_0));
+    assert_eq!(a2(V8_5, Host, DdrMemHuge).unwrap_err().since(), Some(V9_0));
+    assert_eq!(
+        check(Product::AtlasA3, RunMode::Ep, V8_5, Device, MemP2pHuge1G)
+            .unwrap_err()
+            .since(),
+        Some(V9_0)
+    );
+    // 9.0: everything of the table.
+    assert_eq!(a2(V9_0, HostNuma, DdrMemHuge), Ok(Verdict::Allowed));
+    // A static rule wins over a version: DDR on the device is refused for
+    // being host-only in every release.
+    for v in CannVersion::ALL {
+        assert_eq!(a2(v, Device, DdrMemHuge), Err(Denial::HostOnlyAttr));
+    }
+}
+
+#[test]
+fn version_denials_say_what_and_since_when() {
+    let d = check(
+        Product::AtlasA2,
+        RunMode::Ep,
+        CannVersion::V8_3,
+        Location::Device,
+        MemAttr::MemHuge,
+    )
+    .unwrap_err();
+    assert_eq!(
+        d.to_string(),
+        "ACL_MEM_HUGE needs CANN 8.5 or later; this code targets CANN 8.3; ACL_ERROR_INVALID_PARAM = 100000"
+    );
+    let d = check(
+        Product::AtlasA2,
+        RunMode::Ep,
+        CannVersion::V8_3,
+        Location::Host,
+        MemAttr::HbmMemHuge,
+    )
+    .unwrap_err();
+    assert_eq!(d.code(), AclError::RT_FEATURE_NOT_SUPPORT);
+    assert_eq!(d.id(), "needs-newer-cann");
 }
 
 #[test]
@@ -119,53 +229,54 @@ fn documented_facts_hold() {
     use Location::*;
     use MemAttr::*;
     let ep = RunMode::Ep;
+    const V9: CannVersion = CannVersion::V9_0;
     // Atlas 200/300/500 and the RC form: nothing at all.
     for l in Location::ALL {
         for a in MemAttr::ALLOCATABLE {
             assert_eq!(
-                check(Product::Atlas200_300_500, ep, l, a),
+                check(Product::Atlas200_300_500, ep, V9, l, a),
                 Err(Denial::ProductUnsupported)
             );
             assert_eq!(
-                check(Product::Atlas200IA2, RunMode::Rc, l, a),
+                check(Product::Atlas200IA2, RunMode::Rc, V9, l, a),
                 Err(Denial::RcForm)
             );
         }
     }
     // 1 GiB pages are device-only and product-gated.
     assert_eq!(
-        check(Product::AtlasA2, ep, Host, HbmMemHuge1G),
+        check(Product::AtlasA2, ep, V9, Host, HbmMemHuge1G),
         Err(Denial::DeviceOnlyAttr)
     );
     assert_eq!(
-        check(Product::AtlasA2, ep, HostNuma, MemHuge1G),
+        check(Product::AtlasA2, ep, V9, HostNuma, MemHuge1G),
         Err(Denial::DeviceOnlyAttr)
     );
     assert_eq!(
-        check(Product::Atlas350, ep, Device, HbmMemHuge1G),
+        check(Product::Atlas350, ep, V9, Device, HbmMemHuge1G),
         Ok(Verdict::Allowed)
     );
     assert_eq!(
-        check(Product::Atlas350, ep, Device, MemHuge1G),
+        check(Product::Atlas350, ep, V9, Device, MemHuge1G),
         Err(Denial::NotOffered)
     );
     assert_eq!(
-        check(Product::AtlasA2, ep, Device, MemP2pHuge1G),
+        check(Product::AtlasA2, ep, V9, Device, MemP2pHuge1G),
         Err(Denial::NotOffered)
     );
     assert_eq!(
-        check(Product::AtlasTraining, ep, Device, HbmMemHuge1G),
+        check(Product::AtlasTraining, ep, V9, Device, HbmMemHuge1G),
         Err(Denial::NotOffered)
     );
     assert_eq!(Denial::NotOffered.code(), AclError::RT_FEATURE_NOT_SUPPORT);
     // DDR is host-only.
     assert_eq!(
-        check(Product::AtlasA2, ep, Device, DdrMemHuge),
+        check(Product::AtlasA2, ep, V9, Device, DdrMemHuge),
         Err(Denial::HostOnlyAttr)
     );
     assert_eq!(Denial::HostOnlyAttr.code(), AclError::INVALID_PARAM);
     assert_eq!(
-        check(Product::AtlasInference, ep, HostNuma, DdrMemNormal),
+        check(Product::AtlasInference, ep, V9, HostNuma, DdrMemNormal),
         Ok(Verdict::Allowed)
     );
     // Raw values without a marker type are 100000.
@@ -177,19 +288,22 @@ fn documented_facts_hold() {
         HbmMemP2pHuge1G,
     ] {
         assert!(!raw.is_allocatable());
-        let d = check(Product::AtlasA2, ep, Device, raw).unwrap_err();
+        let d = check(Product::AtlasA2, ep, V9, Device, raw).unwrap_err();
         assert_eq!(d, Denial::RejectedAttr);
         assert_eq!(d.code(), AclError::INVALID_PARAM);
     }
     assert_eq!(
-        check_raw(Product::AtlasA2, ep, 2, 4),
+        check_raw(Product::AtlasA2, ep, V9, 2, 4),
         Err(Denial::RejectedLocation)
     );
     assert_eq!(
-        check_raw(Product::AtlasA2, ep, 1, 99),
+        check_raw(Product::AtlasA2, ep, V9, 1, 99),
         Err(Denial::RejectedAttr)
     );
-    assert_eq!(check_raw(Product::AtlasA2, ep, 1, 4), Ok(Verdict::Allowed));
+    assert_eq!(
+        check_raw(Product::AtlasA2, ep, V9, 1, 4),
+        Ok(Verdict::Allowed)
+    );
 }
 
 #[test]
@@ -210,30 +324,33 @@ fn raw_prop_mirrors_the_c_struct() {
     assert_eq!(p.location, RawMemLocation { id: 3, type_: 4 });
     assert_eq!(p.mem_attr, 6);
     assert_eq!((p.handle_type, p.allocation_type, p.reserve), (0, 0, 0));
-    let valid = p.validate(Product::AtlasA2, RunMode::Ep).unwrap();
+    let valid = p
+        .validate(Product::AtlasA2, RunMode::Ep, CannVersion::V9_0)
+        .unwrap();
     assert_eq!(valid.attr, MemAttr::DdrMemP2pHuge);
     assert_eq!(valid.location, Location::HostNuma);
 
     let mut bad = p;
     bad.reserve = 2 * MIB as u64;
     assert_eq!(
-        bad.validate(Product::AtlasA2, RunMode::Ep),
+        bad.validate(Product::AtlasA2, RunMode::Ep, CannVersion::V9_0),
         Err(AclError::INVALID_PARAM)
     );
     let mut bad = p;
     bad.handle_type = 2; // ACL_MEM_HANDLE_TYPE_POSIX
     assert_eq!(
-        bad.validate(Product::AtlasA2, RunMode::Ep),
+        bad.validate(Product::AtlasA2, RunMode::Ep, CannVersion::V9_0),
         Err(AclError::INVALID_PARAM)
     );
     assert_eq!(
-        p.validate(Product::Atlas200IA2, RunMode::Rc),
+        p.validate(Product::Atlas200IA2, RunMode::Rc, CannVersion::V9_0),
         Err(AclError::RT_FEATURE_NOT_SUPPORT)
     );
     // Plain host memory always carries id 0.
     let (host, _) = RawPhysicalMemProp::new_checked(
         Product::AtlasA2,
         RunMode::Ep,
+        CannVersion::V9_0,
         Location::Host,
         7,
         MemAttr::MemHuge,
@@ -263,10 +380,14 @@ fn soc_names_and_run_modes() {
     ];
     for (soc, product) in cases {
         assert_eq!(Product::from_soc_name(soc), Ok(product), "{soc}");
+        let lower = soc.to_ascii_lowercase();
+        assert_eq!(Product::from_soc_name(&lower), Ok(product), "{lower}");
+    }
+    for (soc, product) in SOC_NAMES {
+        assert_eq!(Product::from_soc_name(soc), Ok(*product), "{soc}");
     }
     for bad in [
         "",
-        "ascend910b3",
         "Ascend910B5",
         "Ascend950PR_",
         "Ascend950XX_1",
@@ -282,7 +403,8 @@ fn soc_names_and_run_modes() {
 
 #[test]
 fn error_codes_keep_their_values() {
-    assert_eq!(AclError::KNOWN.len(), 34);
+    assert_eq!(AclError::KNOWN.len(), 37);
+    assert!(AclError::KNOWN.windows(2).all(|w| w[0] < w[1]), "ascending");
     for e in AclError::KNOWN {
         assert_eq!(AclError::from_code(e.code()), Some(*e));
         assert!(e.name().unwrap().starts_with("ACL_ERROR_"));
@@ -335,22 +457,31 @@ fn sizes() {
 fn dispatch_reaches_the_marker_of_every_platform() {
     struct Mirror;
     impl ProductVisitor for Mirror {
-        type Output = (Product, RunMode, Result<Verdict, Denial>);
+        type Output = (Product, RunMode, CannVersion, Result<Verdict, Denial>);
         fn visit<P: ProductType>(self) -> Self::Output {
             let checked = PhysicalMemProp::<P, Device, HbmHuge1G>::checked(0).map(|(_, v)| v);
-            (P::PRODUCT, P::RUN_MODE, checked)
+            (P::PRODUCT, P::RUN_MODE, P::CANN, checked)
         }
     }
     for p in PLATFORMS {
-        let (product, run_mode, checked) = dispatch(p.product, p.run_mode, Mirror).unwrap();
-        assert_eq!((product, run_mode), (p.product, p.run_mode));
-        assert_eq!(
-            checked,
-            check(product, run_mode, Location::Device, MemAttr::HbmMemHuge1G)
-        );
+        for v in CannVersion::ALL {
+            let (product, run_mode, cann, checked) =
+                dispatch(p.product, p.run_mode, v, Mirror).unwrap();
+            assert_eq!((product, run_mode, cann), (p.product, p.run_mode, v));
+            assert_eq!(
+                checked,
+                check(
+                    product,
+                    run_mode,
+                    v,
+                    Location::Device,
+                    MemAttr::HbmMemHuge1G
+                )
+            );
+        }
     }
     assert_eq!(
-        dispatch(Product::AtlasA2, RunMode::Rc, Mirror).unwrap_err(),
+        dispatch(Product::AtlasA2, RunMode::Rc, CannVersion::V9_0, Mirror).unwrap_err(),
         Denial::RcForm
     );
     let (host, _) = PhysicalMemProp::<AtlasA2, Host, DdrHuge>::checked(9).unwrap();

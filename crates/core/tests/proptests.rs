@@ -15,11 +15,12 @@ proptest! {
 
     #[test]
     fn raw_prop_validation_agrees_with_check(
-        p in 0usize..7, rc in any::<bool>(), loc in 0u32..6, attr in 0u32..20,
+        p in 0usize..7, rc in any::<bool>(), v in 0usize..6, loc in 0u32..6, attr in 0u32..20,
         id in any::<u32>(), handle in 0u32..3, reserve in prop_oneof![Just(0u64), any::<u64>()],
     ) {
         let product = Product::ALL[p];
         let run_mode = if rc { RunMode::Rc } else { RunMode::Ep };
+        let cann = CannVersion::ALL[v];
         let raw = RawPhysicalMemProp {
             handle_type: handle,
             allocation_type: 0,
@@ -27,8 +28,8 @@ proptest! {
             location: RawMemLocation { id, type_: loc },
             reserve,
         };
-        let got = raw.validate(product, run_mode);
-        match check_raw(product, run_mode, loc, attr) {
+        let got = raw.validate(product, run_mode, cann);
+        match check_raw(product, run_mode, cann, loc, attr) {
             Err(d) => prop_assert_eq!(got, Err(d.code())),
             Ok(_) if handle != 0 || reserve != 0 => prop_assert_eq!(got, Err(AclError::INVALID_PARAM)),
             Ok(v) => prop_assert_eq!(got.map(|p| p.verdict), Ok(v)),

@@ -46,7 +46,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use aclmem_core::{AclError, GranularityOption, Product, RawPhysicalMemProp, RunMode};
+use aclmem_core::{AclError, CannVersion, GranularityOption, Product, RawPhysicalMemProp, RunMode};
 use aclmem_hal::{
     DeviceInfo, ErrorType, PhysicalAllocator, RawHandle, ShareableHandle, ShareableMemory,
     VirtAddr, VirtualMemory,
@@ -54,20 +54,14 @@ use aclmem_hal::{
 use libloading::Library;
 
 mod loader;
-pub mod sys;
+mod version;
 
+pub use aclmem_sys as sys;
+pub use aclmem_sys::{FUNCTIONS as SYMBOLS, Policy};
 pub use loader::{
     Attempt, DEFAULT_TOOLKIT_LIB64, ENV_OVERRIDE, LIBRARY_NAME, LoadError, SearchPath,
 };
-
-/// Whether a symbol must exist.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
-    /// Checked at load time; absent means [`LoadError::MissingSymbol`].
-    Required,
-    /// Absent means `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` from that call only.
-    Optional,
-}
+pub use version::{CANN_OVERRIDE, CannSource, DetectedCann};
 
 macro_rules! symbols {
     ($($name:ident: $ty:ident = $policy:ident;)*) => {
@@ -82,18 +76,24 @@ macro_rules! symbols {
             }
         }
 
-        /// Every symbol the driver uses, with its policy.
-        pub const SYMBOLS: &[(&str, Policy)] = &[$((stringify!($name), Policy::$policy)),*];
-
         impl AscendCl {
             $(
+                /// The resolved function, or 207000 if the library lacks it.
+                /// The pointer is valid only while this `AscendCl` lives:
+                /// every caller calls it through a `Runtime` or `Driver`,
+                /// which hold the `Arc<AscendCl>` for as long as they exist,
+                /// and never keeps it beyond the call.
                 #[allow(non_snake_case)]
                 fn $name(&self) -> Result<sys::$ty, AclError> {
                     let f = self.symbols.$name.get_or_init(|| {
-                        // SAFETY: `sys::$ty` is the documented C prototype
-                        // of this symbol. The pointer is only used through
-                        // `&self`, which owns the `Library`, so it never
-                        // outlives the mapping of the code it points to.
+                        // SAFETY: `sys::$ty` is the documented C prototype of
+                        // this symbol, so reading the symbol as that type is
+                        // sound. The copied pointer points into the
+                        // library's code, which stays mapped while `self`
+                        // (the owner of the `Library`) lives; the callers
+                        // hold the `Arc<AscendCl>` across every call through
+                        // it (see above), so it is never called after the
+                        // library is closed.
                         unsafe {
                             self.library
                                 .get::<sys::$ty>(concat!(stringify!($name), "\0").as_bytes())
@@ -115,28 +115,7 @@ pub struct AscendCl {
     symbols: Symbols,
 }
 
-symbols! {
-    aclInit: aclInit_t = Required;
-    aclFinalize: aclFinalize_t = Required;
-    aclrtSetDevice: aclrtSetDevice_t = Required;
-    aclrtResetDevice: aclrtResetDevice_t = Required;
-    aclrtGetDevice: aclrtGetDevice_t = Required;
-    aclrtGetDeviceCount: aclrtGetDeviceCount_t = Required;
-    aclrtGetRunMode: aclrtGetRunMode_t = Required;
-    aclrtGetSocName: aclrtGetSocName_t = Required;
-    aclrtMallocPhysical: aclrtMallocPhysical_t = Required;
-    aclrtFreePhysical: aclrtFreePhysical_t = Required;
-    aclrtReserveMemAddress: aclrtReserveMemAddress_t = Required;
-    aclrtReleaseMemAddress: aclrtReleaseMemAddress_t = Required;
-    aclrtMapMem: aclrtMapMem_t = Required;
-    aclrtUnmapMem: aclrtUnmapMem_t = Required;
-    aclrtGetMemInfo: aclrtGetMemInfo_t = Optional;
-    aclrtMemGetAllocationGranularity: aclrtMemGetAllocationGranularity_t = Optional;
-    aclrtMemExportToShareableHandle: aclrtMemExportToShareableHandle_t = Optional;
-    aclrtMemSetPidToShareableHandle: aclrtMemSetPidToShareableHandle_t = Optional;
-    aclrtMemImportFromShareableHandle: aclrtMemImportFromShareableHandle_t = Optional;
-    aclrtDeviceGetBareTgid: aclrtDeviceGetBareTgid_t = Optional;
-}
+aclmem_sys::with_acl_functions!(symbols);
 
 impl fmt::Debug for AscendCl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -208,6 +187,7 @@ impl AscendCl {
                 cl: Arc::clone(self),
                 owns_init,
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                cann: OnceLock::new(),
             }),
         })
     }
@@ -217,6 +197,7 @@ struct RuntimeInner {
     cl: Arc<AscendCl>,
     owns_init: bool,
     id: usize,
+    cann: OnceLock<Result<DetectedCann, AclError>>,
 }
 
 impl Drop for RuntimeInner {
@@ -286,6 +267,41 @@ impl Runtime {
         let soc = self.soc_name()?;
         let product = Product::from_soc_name(&soc).map_err(|e| e.code())?;
         Ok((product, self.run_mode()?))
+    }
+
+    /// The installed CANN release (detected once per runtime; see
+    /// [`DetectedCann`] for the order of sources). Nothing found is
+    /// `ACL_ERROR_INVALID_FILE` (100003); a bad `$ACLMEM_CANN` is 100000.
+    pub fn cann(&self) -> Result<DetectedCann, AclError> {
+        self.inner.cann.get_or_init(|| self.detect_cann()).clone()
+    }
+
+    fn detect_cann(&self) -> Result<DetectedCann, AclError> {
+        if let Some(overridden) = version::from_override() {
+            return overridden;
+        }
+        if let Ok(f) = self.inner.cl.aclsysGetCANNVersion() {
+            let mut v = sys::aclCANNPackageVersion::default();
+            // SAFETY: documented prototype; the out pointer is a live local
+            // of the documented 512-byte layout.
+            if unsafe { f(sys::ACL_PKG_NAME_CANN, &mut v) } == sys::ACL_SUCCESS
+                && let Some(release) = version::from_c_field(&v.version)
+            {
+                return Ok(DetectedCann::new(release, CannSource::LibraryCall));
+            }
+        }
+        version::from_files(&version::toolkit_dirs(Path::new(&self.inner.cl.path)))
+            .ok_or(AclError::INVALID_FILE)
+    }
+
+    /// `aclrtGetVersion`: the ACL interface version (major, minor, patch),
+    /// which is not the CANN release (see [`Runtime::cann`]).
+    pub fn acl_version(&self) -> Result<(i32, i32, i32), AclError> {
+        let f = self.inner.cl.aclrtGetVersion()?;
+        let (mut major, mut minor, mut patch) = (0, 0, 0);
+        // SAFETY: documented prototype; the out pointers are live locals.
+        AclError::check(unsafe { f(&mut major, &mut minor, &mut patch) })?;
+        Ok((major, minor, patch))
     }
 
     /// `aclrtGetDeviceCount`.
@@ -426,6 +442,9 @@ impl ErrorType for Driver {
 impl DeviceInfo for Driver {
     fn platform(&self) -> Result<(Product, RunMode), AclError> {
         self.runtime().platform()
+    }
+    fn cann(&self) -> Result<CannVersion, AclError> {
+        self.runtime().cann()?.rules_or_err()
     }
     fn device_count(&self) -> Result<u32, AclError> {
         self.runtime().device_count()

@@ -35,6 +35,18 @@ pub enum LoadError {
         /// Every candidate, in search order.
         tried: Vec<Attempt>,
     },
+    /// The library the caller named (an explicit path, or
+    /// `$ACLMEM_ASCENDCL`) did not load. Nothing else is tried: on a CANN
+    /// machine a typo must not silently load the installed library.
+    Named {
+        /// Who named it: `"explicit path"` or `"$ACLMEM_ASCENDCL"`.
+        source: String,
+        /// The path as given (a directory is looked into for
+        /// `libascendcl.so`).
+        path: PathBuf,
+        /// Why it did not load.
+        error: String,
+    },
     /// The library opened but lacks a symbol the driver requires.
     MissingSymbol {
         /// The symbol.
@@ -57,6 +69,15 @@ impl fmt::Display for LoadError {
                     "install the CANN toolkit and source its set_env.sh, or set {ENV_OVERRIDE}"
                 )
             }
+            LoadError::Named {
+                source,
+                path,
+                error,
+            } => write!(
+                f,
+                "could not load {} (named by {source}): {error}",
+                path.display()
+            ),
             LoadError::MissingSymbol { symbol, library } => write!(
                 f,
                 "{library} does not export the required symbol `{symbol}` (CANN too old, or not libascendcl)"
@@ -97,18 +118,19 @@ fn file_in(p: PathBuf) -> PathBuf {
 }
 
 impl SearchPath {
-    fn candidates(&self) -> Vec<Candidate> {
-        let mut out = Vec::new();
+    /// The library the caller named, if any: the explicit path, else
+    /// `$ACLMEM_ASCENDCL`.
+    fn named(&self) -> Option<(String, PathBuf)> {
         if let Some(p) = &self.explicit {
-            out.push(Candidate::Path("explicit path".into(), file_in(p.clone())));
+            return Some(("explicit path".into(), p.clone()));
         }
-        match env::var_os(ENV_OVERRIDE) {
-            Some(v) if !v.is_empty() => out.push(Candidate::Path(
-                format!("${ENV_OVERRIDE}"),
-                file_in(PathBuf::from(v)),
-            )),
-            _ => out.push(Candidate::Skipped(format!("${ENV_OVERRIDE}"), "not set")),
-        }
+        env::var_os(ENV_OVERRIDE)
+            .filter(|v| !v.is_empty())
+            .map(|v| (format!("${ENV_OVERRIDE}"), PathBuf::from(v)))
+    }
+
+    fn candidates(&self) -> Vec<Candidate> {
+        let mut out = vec![Candidate::Skipped(format!("${ENV_OVERRIDE}"), "not set")];
         for var in ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"] {
             match env::var_os(var) {
                 Some(v) if !v.is_empty() => out.push(Candidate::Path(
@@ -126,8 +148,24 @@ impl SearchPath {
         out
     }
 
-    /// Opens the first candidate that loads.
+    /// Opens the named library, or else the first candidate that loads.
     pub(crate) fn open(&self) -> Result<(Library, String), LoadError> {
+        if let Some((source, given)) = self.named() {
+            let path = file_in(given.clone());
+            let named_error = |error: String| LoadError::Named {
+                source: source.clone(),
+                path: given.clone(),
+                error,
+            };
+            if !path.exists() {
+                return Err(named_error(format!("{}: no such file", path.display())));
+            }
+            // SAFETY: as for the search below: the library the user named.
+            return match unsafe { Library::new(&path) } {
+                Ok(l) => Ok((l, path.display().to_string())),
+                Err(e) => Err(named_error(describe(&e))),
+            };
+        }
         let mut tried = Vec::new();
         for c in self.candidates() {
             let (label, result) = match c {

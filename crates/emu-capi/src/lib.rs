@@ -13,6 +13,7 @@
 //! | `ACLMEM_EMU_DEVICES` | device count | `8` |
 //! | `ACLMEM_EMU_HBM` | device memory per device (`64GiB`, `512MiB`, bytes) | `64GiB` |
 //! | `ACLMEM_EMU_RUN_MODE` | `host` (EP, `ACL_HOST`) or `device` (RC, `ACL_DEVICE`) | `host` |
+//! | `ACLMEM_EMU_CANN` | the CANN release whose rules and version queries are emulated | `9.0` |
 //!
 //! A bad value makes `aclInit` fail with `ACL_ERROR_INVALID_PARAM` (100000)
 //! and a message on stderr.
@@ -45,6 +46,10 @@ use aclmem_hal::{
     DeviceInfo, PhysicalAllocator, RawHandle, ShareableHandle, ShareableMemory, VirtAddr,
     VirtualMemory,
 };
+
+/// Referenced by the `libascendcl` shell crate so that this crate, and with
+/// it every exported function, is linked into the shared object.
+pub const LINKED: () = ();
 
 type AclErrorCode = i32;
 type DrvMemHandle = *mut c_void;
@@ -149,6 +154,11 @@ fn config_from_env() -> Result<EmuConfig, String> {
             .ok()
             .filter(|n| *n > 0)
             .ok_or_else(|| format!("ACLMEM_EMU_HBM=`{v}` is not a size such as 64GiB"))?;
+    }
+    if let Some(v) = var("ACLMEM_EMU_CANN") {
+        config.cann = aclmem_core::CannVersion::parse(&v).map_err(|_| {
+            format!("ACLMEM_EMU_CANN=`{v}` is not a CANN release aclmem models (8.0, 8.1, 8.2, 8.3, 8.5, 9.0)")
+        })?;
     }
     if let Some(v) = var("ACLMEM_EMU_RUN_MODE") {
         config.run_mode = match v.as_str() {
@@ -461,5 +471,86 @@ pub unsafe extern "C" fn aclrtMemImportFromShareableHandle(
         let h = emu.import(ShareableHandle(shareable_handle), device)?;
         // SAFETY: non-NULL; C contract of the out parameter.
         unsafe { put(handle_, h.0.get() as usize as DrvMemHandle) }
+    })
+}
+
+/// `aclError aclrtDeviceGetBareTgid(int32_t *pid)`: the process id to
+/// whitelist for sharing. The emulator runs no containers of its own, so it
+/// is the kernel's pid of the calling process.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtDeviceGetBareTgid(pid: *mut i32) -> AclErrorCode {
+    guard(|| {
+        emulator()?;
+        // SAFETY: C contract of the out parameter.
+        unsafe { put(pid, std::process::id() as i32) }
+    })
+}
+
+/// `aclError aclrtGetVersion(int32_t *major, int32_t *minor, int32_t
+/// *patch)`: the ACL interface version of the emulated CANN release.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetVersion(
+    major: *mut i32,
+    minor: *mut i32,
+    patch: *mut i32,
+) -> AclErrorCode {
+    guard(|| {
+        if major.is_null() || minor.is_null() || patch.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let (emu, _) = emulator()?;
+        let (a, b, c) = emu.config().cann.acl_interface();
+        // SAFETY: all three are non-NULL; C contract of out parameters.
+        unsafe {
+            put(major, a)?;
+            put(minor, b)?;
+            put(patch, c)
+        }
+    })
+}
+
+/// Copies `text` into a C `char` array, NUL-terminated (truncated to fit).
+fn fill(field: &mut [std::ffi::c_char], text: &str) {
+    field.fill(0);
+    let room = field.len().saturating_sub(1);
+    for (dst, src) in field.iter_mut().zip(text.bytes().take(room)) {
+        *dst = src as std::ffi::c_char;
+    }
+}
+
+/// `aclError aclsysGetCANNVersion(aclCANNPackageName name,
+/// aclCANNPackageVersion *version)`: the emulated release for the CANN and
+/// runtime packages; any other package is "not installed"
+/// (`ACL_ERROR_INVALID_FILE`, 100003), an unknown name 100000.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclsysGetCANNVersion(
+    name: u32,
+    version: *mut aclmem_sys::aclCANNPackageVersion,
+) -> AclErrorCode {
+    guard(|| {
+        if version.is_null() || name > aclmem_sys::ACL_PKG_NAME_DRIVER {
+            return Err(AclError::INVALID_PARAM);
+        }
+        if !matches!(
+            name,
+            aclmem_sys::ACL_PKG_NAME_CANN | aclmem_sys::ACL_PKG_NAME_RUNTIME
+        ) {
+            return Err(AclError::INVALID_FILE);
+        }
+        let (emu, _) = emulator()?;
+        let release = emu.config().cann.release();
+        let mut out = aclmem_sys::aclCANNPackageVersion::default();
+        fill(&mut out.version, release);
+        let mut parts = release.split('.').chain(std::iter::repeat("0"));
+        for field in [
+            &mut out.majorVersion,
+            &mut out.minorVersion,
+            &mut out.releaseVersion,
+            &mut out.patchVersion,
+        ] {
+            fill(field, parts.next().unwrap_or("0"));
+        }
+        // SAFETY: non-NULL; C contract of the out parameter (512 bytes).
+        unsafe { put(version, out) }
     })
 }

@@ -6,7 +6,7 @@ use std::ptr;
 
 use aclmem_core::{AclError, MIB, MemAttr, RawPhysicalMemProp};
 use aclmem_driver::sys;
-use ascendcl::*;
+use aclmem_emu_capi::*;
 
 const INVALID: i32 = 100000;
 

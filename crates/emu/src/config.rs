@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use aclmem_core::{AclError, GIB, Product, RunMode};
+use aclmem_core::{AclError, CannVersion, GIB, Product, RunMode};
 
 /// How an emulated machine is built.
 ///
@@ -14,6 +14,9 @@ pub struct EmuConfig {
     pub soc_name: String,
     /// EP (`ACL_HOST`) or RC (`ACL_DEVICE`).
     pub run_mode: RunMode,
+    /// The CANN release whose rules, granularity answers, reservation
+    /// rules and version queries the machine emulates.
+    pub cann: CannVersion,
     /// Number of devices.
     pub devices: u32,
     /// Device memory per device in bytes (HBM, or DDR on products without
@@ -63,6 +66,7 @@ impl EmuConfig {
         EmuConfig {
             soc_name: preset_soc(product).to_owned(),
             run_mode: RunMode::Ep,
+            cann: CannVersion::DEFAULT,
             devices,
             device_memory,
             host_memory: 64 * GIB,

@@ -396,6 +396,9 @@ impl DeviceInfo for Emulator {
             self.shared.machine.config.run_mode,
         ))
     }
+    fn cann(&self) -> Result<aclmem_core::CannVersion, AclError> {
+        Ok(self.shared.machine.config.cann)
+    }
     fn device_count(&self) -> Result<u32, AclError> {
         Ok(self.shared.machine.config.devices)
     }

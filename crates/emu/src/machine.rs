@@ -130,7 +130,7 @@ impl Machine {
     /// Whether the physical-memory API exists on this machine's product and
     /// run mode (207000 otherwise).
     fn api(&self) -> R<()> {
-        check_platform(self.product, self.config.run_mode).map_err(|d| d.code())
+        check_platform(self.product, self.config.run_mode, self.config.cann).map_err(|d| d.code())
     }
 }
 
@@ -268,7 +268,7 @@ impl State {
         m: &Machine,
         prop: &RawPhysicalMemProp,
     ) -> R<(Location, u32, MemAttr, Verdict)> {
-        let valid = prop.validate(m.product, m.config.run_mode)?;
+        let valid = prop.validate(m.product, m.config.run_mode, m.config.cann)?;
         match valid.location {
             Location::Device if valid.location_id >= m.config.devices => return Err(BAD_DEVICE),
             // An unknown NUMA node: UNCONFIRMED code; the runtime layer's

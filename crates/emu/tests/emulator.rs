@@ -14,19 +14,26 @@ use aclmem_hal::{
 const INVALID: AclError = AclError::INVALID_PARAM;
 
 fn prop(location: Location, id: u32, attr: MemAttr) -> RawPhysicalMemProp {
-    RawPhysicalMemProp::new_checked(Product::AtlasA2, RunMode::Ep, location, id, attr)
-        .map(|(p, _)| p)
-        .unwrap_or_else(|_| {
-            // Refused combinations are built by hand, as C code would.
-            RawPhysicalMemProp {
-                mem_attr: attr.raw(),
-                location: aclmem_core::RawMemLocation {
-                    id,
-                    type_: location.raw(),
-                },
-                ..RawPhysicalMemProp::default()
-            }
-        })
+    RawPhysicalMemProp::new_checked(
+        Product::AtlasA2,
+        RunMode::Ep,
+        aclmem_core::CannVersion::V9_0,
+        location,
+        id,
+        attr,
+    )
+    .map(|(p, _)| p)
+    .unwrap_or_else(|_| {
+        // Refused combinations are built by hand, as C code would.
+        RawPhysicalMemProp {
+            mem_attr: attr.raw(),
+            location: aclmem_core::RawMemLocation {
+                id,
+                type_: location.raw(),
+            },
+            ..RawPhysicalMemProp::default()
+        }
+    })
 }
 
 fn dev(attr: MemAttr) -> RawPhysicalMemProp {

@@ -2,7 +2,7 @@
 
 use aclmem_core::{AclError, AlignedSize, AtlasA2, Device, HbmHuge, MIB, PhysicalMemProp, Product};
 use aclmem_emu::{Emulator, Op, PoolId};
-use aclmem_hal::{Session, Slot};
+use aclmem_hal::{ExpandableSegment, Session};
 
 const CHUNK: usize = 2 * MIB;
 
@@ -18,11 +18,9 @@ fn chunk() -> AlignedSize<HbmHuge> {
 fn grows_at_the_lowest_addresses_and_keeps_its_data() {
     let emu = Emulator::preset(Product::AtlasA2);
     let session = Session::<_, AtlasA2>::new(&emu).unwrap();
-    let mut slots = [Slot::EMPTY; 8];
     {
-        let mut seg = session
-            .expandable_segment(prop(), chunk(), &mut slots)
-            .unwrap();
+        let mut seg: ExpandableSegment<_, 8> =
+            session.expandable_segment(prop(), chunk(), 8).unwrap();
         assert_eq!(seg.capacity(), 8 * CHUNK);
         assert_eq!(seg.mapped_bytes(), 0);
         assert_eq!(seg.map(0, 1).unwrap(), 0..CHUNK);
@@ -58,10 +56,8 @@ fn grows_at_the_lowest_addresses_and_keeps_its_data() {
 fn out_of_memory_rolls_back_only_what_the_call_created() {
     let emu = Emulator::preset(Product::AtlasA2);
     let session = Session::<_, AtlasA2>::new(&emu).unwrap();
-    let mut slots = vec![Slot::EMPTY; 16];
-    let mut seg = session
-        .expandable_segment(prop(), chunk(), &mut slots)
-        .unwrap();
+    let mut seg: ExpandableSegment<_, 16> =
+        session.expandable_segment(prop(), chunk(), 16).unwrap();
     seg.map(CHUNK, 1).unwrap(); // chunk 1, mapped before
     emu.write(seg.addr().get() + CHUNK, b"survives").unwrap();
     emu.set_capacity(PoolId::Device(0), 3 * CHUNK).unwrap(); // room for two more
@@ -92,10 +88,7 @@ fn out_of_memory_rolls_back_only_what_the_call_created() {
 fn a_failed_map_frees_its_chunk_and_raises_other_errors() {
     let emu = Emulator::preset(Product::AtlasA2);
     let session = Session::<_, AtlasA2>::new(&emu).unwrap();
-    let mut slots = [Slot::EMPTY; 4];
-    let mut seg = session
-        .expandable_segment(prop(), chunk(), &mut slots)
-        .unwrap();
+    let mut seg: ExpandableSegment<_, 4> = session.expandable_segment(prop(), chunk(), 4).unwrap();
     emu.inject_fault(Op::Map, 2, AclError::RT_DRV_INTERNAL_ERROR);
     assert_eq!(
         seg.map(0, 3 * CHUNK).unwrap_err(),
@@ -114,10 +107,7 @@ fn a_failed_map_frees_its_chunk_and_raises_other_errors() {
 fn shrinking_releases_only_whole_free_chunks() {
     let emu = Emulator::preset(Product::AtlasA2);
     let session = Session::<_, AtlasA2>::new(&emu).unwrap();
-    let mut slots = [Slot::EMPTY; 6];
-    let mut seg = session
-        .expandable_segment(prop(), chunk(), &mut slots)
-        .unwrap();
+    let mut seg: ExpandableSegment<_, 6> = session.expandable_segment(prop(), chunk(), 6).unwrap();
     seg.map(0, 6 * CHUNK).unwrap();
     // 1.5 .. 4.5 chunks: only chunks 2 and 3 lie wholly inside.
     assert_eq!(
@@ -140,15 +130,21 @@ fn shrinking_releases_only_whole_free_chunks() {
 }
 
 #[test]
-fn storage_must_be_empty_and_non_empty() {
+fn the_chunk_count_is_between_one_and_the_capacity() {
     let emu = Emulator::preset(Product::AtlasA2);
     let session = Session::<_, AtlasA2>::new(&emu).unwrap();
-    let mut none: [Slot; 0] = [];
-    assert_eq!(
-        session
-            .expandable_segment(prop(), chunk(), &mut none)
-            .unwrap_err(),
-        AclError::INVALID_PARAM
-    );
+    for chunks in [0, 5] {
+        let refused: Result<ExpandableSegment<_, 4>, _> =
+            session.expandable_segment(prop(), chunk(), chunks);
+        assert_eq!(refused.unwrap_err(), AclError::INVALID_PARAM, "{chunks}");
+    }
+    let fewer: ExpandableSegment<_, 4> = session.expandable_segment(prop(), chunk(), 3).unwrap();
+    assert_eq!(fewer.capacity(), 3 * CHUNK);
+    drop(fewer);
     assert!(emu.leak_report().is_empty());
+    assert_eq!(
+        emu.stats().calls[&Op::Reserve],
+        1,
+        "nothing reserved for a refused count"
+    );
 }

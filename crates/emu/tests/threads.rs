@@ -54,6 +54,7 @@ fn worker(emu: &Emulator, id: usize) -> Tally {
     let prop = RawPhysicalMemProp::new_checked(
         Product::AtlasA2,
         RunMode::Ep,
+        aclmem_core::CannVersion::V9_0,
         Location::Device,
         device,
         MemAttr::HbmMemHuge,

@@ -1,11 +1,11 @@
 //! The typestate API of `aclmem-hal`, driven against the emulator.
 
 use aclmem_core::{
-    AclError, AlignedSize, AtlasA2, AtlasA3, DdrHuge, Device, HbmHuge, Host, MIB, PhysicalMemProp,
-    Product,
+    AclError, AlignedSize, AtlasA2, AtlasA3, Cann8_0, Cann8_3, CannVersion, DdrHuge, Device,
+    HbmHuge, Host, MIB, PhysicalMemProp, Product, RunMode,
 };
-use aclmem_emu::{Emulator, Op};
-use aclmem_hal::{EXPORT_FLAG_DEFAULT, PhysicalAllocator, Session};
+use aclmem_emu::{EmuConfig, Emulator, Op};
+use aclmem_hal::{EXPORT_FLAG_DEFAULT, PhysicalAllocator, Session, SessionError};
 
 const TWO: AlignedSize<HbmHuge> = AlignedSize::new::<{ 2 * MIB }>();
 
@@ -17,7 +17,36 @@ fn dev0() -> PhysicalMemProp<AtlasA2, Device, HbmHuge> {
 fn a_session_refuses_another_product() {
     let emu = Emulator::preset(Product::AtlasA2);
     let err = Session::<_, AtlasA3>::new(&emu).unwrap_err();
-    assert_eq!(err, AclError::RT_FEATURE_NOT_SUPPORT);
+    assert_eq!(
+        err,
+        SessionError::WrongPlatform {
+            expected: (Product::AtlasA3, RunMode::Ep),
+            found: (Product::AtlasA2, RunMode::Ep),
+        }
+    );
+    assert_eq!(err.code(), AclError::RT_FEATURE_NOT_SUPPORT);
+    assert_eq!(
+        err.to_string(),
+        "the session's product type is Atlas A3 training/inference series in EP form, \
+         but the backend runs on Atlas A2 training/inference series in EP form"
+    );
+    // A machine on an older CANN than the code targets is refused too.
+    let mut config = EmuConfig::preset(Product::AtlasA2);
+    config.cann = CannVersion::V8_3;
+    let old = Emulator::new(config).unwrap();
+    let err = Session::<_, AtlasA2>::new(&old).unwrap_err();
+    assert_eq!(
+        err,
+        SessionError::OlderCann {
+            expected: CannVersion::V9_0,
+            found: CannVersion::V8_3
+        }
+    );
+    assert!(Session::<_, AtlasA2<Cann8_3>>::new(&old).is_ok());
+    assert!(
+        Session::<_, AtlasA2<Cann8_0>>::new(&old).is_ok(),
+        "older code runs on newer CANN"
+    );
     let session = Session::<_, AtlasA2>::new(&emu).unwrap();
     assert_eq!(session.device_count(), 8);
     assert_eq!(session.granularity(dev0()), Ok(2 * MIB));
@@ -69,7 +98,7 @@ fn failures_hand_the_resource_back() {
     let session = Session::<_, AtlasA2>::new(&emu).unwrap();
     let mem = session.malloc(dev0(), TWO).unwrap();
     emu.inject_fault(Op::Free, 1, AclError::RT_INTERNAL_ERROR);
-    let (err, mem) = mem.free().unwrap_err();
+    let (err, mem) = mem.free().unwrap_err().into_parts();
     assert_eq!(err, AclError::RT_INTERNAL_ERROR);
     assert_eq!(
         emu.leak_report().handles.len(),
@@ -79,8 +108,13 @@ fn failures_hand_the_resource_back() {
     mem.free().unwrap();
     let va = session.reserve(2 * MIB).unwrap();
     emu.inject_fault(Op::Release, 1, AclError::RT_INTERNAL_ERROR);
-    let (_, va) = va.release().unwrap_err();
-    va.release().unwrap();
+    let failed = va.release().unwrap_err();
+    assert_eq!(*failed.error(), AclError::RT_INTERNAL_ERROR);
+    assert!(failed.to_string().contains("ACL_ERROR_RT_INTERNAL_ERROR"));
+    // `?` turns the failure into the backend's error; the value it carried
+    // is dropped, which releases it (the fault fired once).
+    let as_acl: AclError = failed.into_error();
+    assert_eq!(as_acl, AclError::RT_INTERNAL_ERROR);
     assert!(emu.leak_report().is_empty());
 }
 

@@ -3,17 +3,77 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+//! ## For users of the traits
+//!
+//! Most code uses the typed API ([`Session`] and the values it hands out),
+//! which calls these traits for you. Code generic over backends names the
+//! traits it needs:
+//!
+//! ```
+//! use aclmem_core::{AclError, GranularityOption, MemAttr, RawMemLocation, RawPhysicalMemProp};
+//! use aclmem_hal::{Error, PhysicalAllocator};
+//!
+//! /// The minimum granularity of 2 MiB HBM pages on device 0.
+//! fn hbm_granularity<B: PhysicalAllocator>(backend: &B) -> Result<usize, B::Error> {
+//!     let prop = RawPhysicalMemProp {
+//!         mem_attr: MemAttr::HbmMemHuge.raw(),
+//!         location: RawMemLocation { id: 0, type_: 1 },
+//!         ..RawPhysicalMemProp::default()
+//!     };
+//!     backend.granularity(&prop, GranularityOption::Minimum)
+//! }
+//! // The RC stub answers every call with 207000.
+//! let e = hbm_granularity(&aclmem_rc_stub::RcStub).unwrap_err();
+//! assert_eq!(e.kind(), aclmem_core::ErrorKind::NotSupported);
+//! assert_eq!(e, AclError::RT_FEATURE_NOT_SUPPORT);
+//! ```
+//!
+//! ## For implementers of a backend
+//!
+//! A backend picks an error type ([`ErrorType`]) that keeps the exact ACL
+//! code and can be made from one ([`Error`]), then implements the traits of
+//! the calls it has. The typed API needs [`DeviceInfo`] to open a session:
+//!
+//! ```
+//! use aclmem_core::{AclError, CannVersion, Product, RunMode};
+//! use aclmem_hal::{DeviceInfo, ErrorType, Session};
+//!
+//! struct OneA2;
+//! impl ErrorType for OneA2 {
+//!     type Error = AclError;
+//! }
+//! impl DeviceInfo for OneA2 {
+//!     fn platform(&self) -> Result<(Product, RunMode), AclError> {
+//!         Ok((Product::AtlasA2, RunMode::Ep))
+//!     }
+//!     fn cann(&self) -> Result<CannVersion, AclError> {
+//!         Ok(CannVersion::V9_0)
+//!     }
+//!     fn device_count(&self) -> Result<u32, AclError> {
+//!         Ok(1)
+//!     }
+//! }
+//! let session = Session::<_, aclmem_core::AtlasA2>::new(OneA2).unwrap();
+//! assert_eq!(session.device_count(), 1);
+//! ```
+
 use core::fmt::Debug;
 use core::num::{NonZeroU64, NonZeroUsize};
 
 pub use aclmem_core as core_types;
-use aclmem_core::{AclError, ErrorKind, GranularityOption, Product, RawPhysicalMemProp, RunMode};
+use aclmem_core::{
+    AclError, CannVersion, ErrorKind, GranularityOption, Product, RawPhysicalMemProp, RunMode,
+};
 
+mod error;
 mod segment;
 mod typed;
 
-pub use segment::{ExpandableSegment, Slot};
-pub use typed::{Exported, Mapping, PhysicalMemory, Reservation, ReserveOptions, Session};
+pub use error::{SessionError, TeardownError};
+pub use segment::ExpandableSegment;
+pub use typed::{
+    DEFERRED_ERRORS, Exported, Mapping, PhysicalMemory, Reservation, ReserveOptions, Session,
+};
 
 /// An error from a backend: a classification and the exact ACL code.
 ///
@@ -90,6 +150,8 @@ pub trait DeviceInfo: ErrorType {
     /// The product (from `aclrtGetSocName`) and run mode
     /// (`aclrtGetRunMode`).
     fn platform(&self) -> Result<(Product, RunMode), Self::Error>;
+    /// The CANN release whose rules apply (from the installed version).
+    fn cann(&self) -> Result<CannVersion, Self::Error>;
     /// `aclrtGetDeviceCount`.
     fn device_count(&self) -> Result<u32, Self::Error>;
 }
@@ -174,6 +236,9 @@ pub trait ShareableMemory: ErrorType {
 impl<T: DeviceInfo + ?Sized> DeviceInfo for &T {
     fn platform(&self) -> Result<(Product, RunMode), Self::Error> {
         T::platform(self)
+    }
+    fn cann(&self) -> Result<CannVersion, Self::Error> {
+        T::cann(self)
     }
     fn device_count(&self) -> Result<u32, Self::Error> {
         T::device_count(self)

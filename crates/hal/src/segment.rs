@@ -15,19 +15,16 @@ use aclmem_core::{
 use crate::typed::{Core, Session};
 use crate::{Error, PhysicalAllocator, RawHandle, VirtAddr, VirtualMemory};
 
-/// One chunk's bookkeeping in an [`ExpandableSegment`]: the handle mapped
-/// there, if any. Opaque; make storage with [`Slot::EMPTY`] (for example
-/// `[Slot::EMPTY; 64]` or `vec![Slot::EMPTY; n]`).
+/// One chunk's bookkeeping: the handle mapped there, if any.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Slot {
+struct Slot {
     handle: Option<RawHandle>,
     /// Mapped by the `map` call in progress (rolled back if it fails).
     fresh: bool,
 }
 
 impl Slot {
-    /// A slot with nothing mapped.
-    pub const EMPTY: Slot = Slot {
+    const EMPTY: Slot = Slot {
         handle: None,
         fresh: false,
     };
@@ -35,20 +32,39 @@ impl Slot {
 
 /// A contiguous virtual range backed, chunk by chunk, by physical memory.
 ///
-/// The slot storage is the caller's (`no_std`, no allocator): one [`Slot`]
-/// per chunk the segment may ever hold. Dropping the
-/// segment unmaps and frees every chunk and releases the range; errors go to
-/// the session.
-pub struct ExpandableSegment<'s, 'a, B: PhysicalAllocator + VirtualMemory> {
+/// The segment owns its bookkeeping, one slot per chunk, in a
+/// fixed-capacity `heapless::Vec` of at most `N` slots (no allocator needed).
+/// Dropping the segment unmaps and frees every chunk and releases the range;
+/// errors go to the session.
+///
+/// ```
+/// use aclmem_core::{AlignedSize, AtlasA2, Device, HbmHuge, PhysicalMemProp, MIB};
+/// use aclmem_hal::{ExpandableSegment, PhysicalAllocator, Session, VirtualMemory};
+///
+/// /// Grows a 64-chunk segment to hold `bytes`.
+/// fn grow<B: PhysicalAllocator + VirtualMemory>(
+///     session: &Session<B, AtlasA2>,
+///     bytes: usize,
+/// ) -> Result<ExpandableSegment<'_, B, 64>, B::Error> {
+///     let prop = PhysicalMemProp::<AtlasA2, Device, HbmHuge>::on_device(0);
+///     let mut segment = session.expandable_segment(prop, AlignedSize::new::<{ 2 * MIB }>(), 64)?;
+///     segment.map(0, bytes)?;
+///     Ok(segment)
+/// }
+/// # let _ = grow::<aclmem_rc_stub::RcStub>;
+/// ```
+pub struct ExpandableSegment<'s, B: PhysicalAllocator + VirtualMemory, const N: usize> {
     core: &'s Core<B>,
     addr: VirtAddr,
     chunk: usize,
     prop: RawPhysicalMemProp,
-    slots: &'a mut [Slot],
+    slots: heapless::Vec<Slot, N>,
     mapped: usize,
 }
 
-impl<B: PhysicalAllocator + VirtualMemory> fmt::Debug for ExpandableSegment<'_, '_, B> {
+impl<B: PhysicalAllocator + VirtualMemory, const N: usize> fmt::Debug
+    for ExpandableSegment<'_, B, N>
+{
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExpandableSegment")
             .field("addr", &self.addr)
@@ -60,23 +76,26 @@ impl<B: PhysicalAllocator + VirtualMemory> fmt::Debug for ExpandableSegment<'_, 
 }
 
 impl<B: PhysicalAllocator + VirtualMemory, P: ProductType> Session<B, P> {
-    /// Reserves `slots.len()` chunks of `chunk` bytes of address space for
-    /// an expandable segment of memory described by `prop`. Nothing is
-    /// mapped yet. (torch_npu reserves total device memory × 1⅛.)
-    pub fn expandable_segment<'a, L: LocationType, A: AttrType>(
+    /// Reserves `chunks` chunks of `chunk` bytes of address space for an
+    /// expandable segment of memory described by `prop`. Nothing is mapped
+    /// yet. `chunks` must be between 1 and the segment's capacity `N`
+    /// (`ACL_ERROR_INVALID_PARAM` otherwise). (torch_npu reserves total
+    /// device memory × 1⅛.)
+    pub fn expandable_segment<L: LocationType, A: AttrType, const N: usize>(
         &self,
         prop: PhysicalMemProp<P, L, A>,
         chunk: AlignedSize<A>,
-        slots: &'a mut [Slot],
-    ) -> Result<ExpandableSegment<'_, 'a, B>, B::Error> {
+        chunks: usize,
+    ) -> Result<ExpandableSegment<'_, B, N>, B::Error> {
         let chunk = chunk.get();
-        let size = chunk
-            .checked_mul(slots.len())
-            .filter(|s| *s > 0)
-            .ok_or(AclError::INVALID_PARAM)?;
-        if slots.iter().any(|s| s.handle.is_some()) {
+        if chunks == 0 || chunks > N {
             return Err(AclError::INVALID_PARAM.into());
         }
+        let size = chunk.checked_mul(chunks).ok_or(AclError::INVALID_PARAM)?;
+        let mut slots = heapless::Vec::new();
+        slots
+            .resize(chunks, Slot::EMPTY)
+            .map_err(|_| AclError::INVALID_PARAM)?;
         let core = self.core();
         let addr = core.backend.reserve(size, 0, None, 0)?;
         Ok(ExpandableSegment {
@@ -90,7 +109,7 @@ impl<B: PhysicalAllocator + VirtualMemory, P: ProductType> Session<B, P> {
     }
 }
 
-impl<B: PhysicalAllocator + VirtualMemory> ExpandableSegment<'_, '_, B> {
+impl<B: PhysicalAllocator + VirtualMemory, const N: usize> ExpandableSegment<'_, B, N> {
     /// The first address of the segment.
     pub fn addr(&self) -> VirtAddr {
         self.addr
@@ -225,7 +244,7 @@ impl<B: PhysicalAllocator + VirtualMemory> ExpandableSegment<'_, '_, B> {
     }
 }
 
-impl<B: PhysicalAllocator + VirtualMemory> Drop for ExpandableSegment<'_, '_, B> {
+impl<B: PhysicalAllocator + VirtualMemory, const N: usize> Drop for ExpandableSegment<'_, B, N> {
     fn drop(&mut self) {
         for i in 0..self.slots.len() {
             let _ = self.unmap_chunk(i, true);

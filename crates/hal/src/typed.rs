@@ -1,10 +1,27 @@
 //! The typestate API: a session over one backend and one product type, and
 //! owned handles whose lifetimes make misuse a compile error.
+//!
+//! Every public way to obtain a typed value, and what guards it:
+//!
+//! | value | obtained by | guard |
+//! |---|---|---|
+//! | [`PhysicalMemProp`] | `on_device` / `on_host` / `on_numa_node` | `P: Supports<L, A>` at compile time |
+//! | [`PhysicalMemProp`] | `checked` | the same rules table at run time |
+//! | [`Session`] | [`Session::new`] | the backend's platform and CANN version match `P` |
+//! | [`PhysicalMemory`] | [`Session::malloc`] | takes a [`PhysicalMemProp<P, L, A>`] |
+//! | [`PhysicalMemory`] | [`Session::import`] | `P: Supports<Device, A>` at compile time |
+//! | [`Exported`] | [`PhysicalMemory::export`] | device memory only |
+//! | [`Reservation`] | [`Session::reserve`] / [`Session::reserve_with`] | the backend |
+//! | [`Mapping`] | [`Reservation::map`] | memory of the same session; range and binding checked |
+//! | [`ExpandableSegment`](crate::ExpandableSegment) | [`Session::expandable_segment`] | takes a [`PhysicalMemProp<P, L, A>`] |
+//!
+//! (`crates/hal/tests/constructors.rs` keeps this list and the UI cases that
+//! prove each compile-time guard in step.)
 
 use core::fmt;
 use core::marker::PhantomData;
 use core::ops::Deref;
-use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, Ordering};
 
 // 64-bit atomics are missing on some targets (thumbv7em); portable-atomic
 // uses the native ones where they exist and a lock-based fallback elsewhere.
@@ -12,37 +29,55 @@ use portable_atomic::AtomicU64;
 
 use aclmem_core::{
     AclError, AlignedSize, AttrType, Device, Location, LocationType, PhysicalMemProp, ProductType,
-    RawPhysicalMemProp,
+    RawPhysicalMemProp, Supports,
 };
 
+use crate::error::{SessionError, TeardownError};
 use crate::{
     DeviceInfo, Error, PhysicalAllocator, RawHandle, ShareableHandle, ShareableMemory, VirtAddr,
     VirtualMemory,
 };
 
-/// What the handles of a session share: the backend and the slot for errors
-/// raised in `Drop`.
+/// How many errors raised in `Drop` a session keeps until they are taken;
+/// further ones are only counted.
+pub const DEFERRED_ERRORS: usize = 16;
+
+/// Errors raised while dropping resources: a fixed-capacity queue
+/// (pushable from `Drop` on any thread, no lock, no allocator) and a count
+/// of all of them.
+///
+/// heapless marks its MPMC queue deprecated because it is not strictly
+/// lock-free: an operation racing a pre-empted one may fail instead of
+/// waiting. Here that costs nothing: a push that fails is still counted in
+/// `raised`, exactly like a push into a full queue.
+struct DeferredErrors {
+    queue: heapless::mpmc::Queue<AclError, DEFERRED_ERRORS>,
+    raised: AtomicU32,
+}
+
+/// What the handles of a session share: the backend and its deferred
+/// errors.
 pub(crate) struct Core<B> {
     pub(crate) backend: B,
-    deferred: AtomicI32,
-    deferred_count: AtomicU32,
+    deferred: DeferredErrors,
 }
 
 impl<B> Core<B> {
+    /// Keeps an error raised in `Drop` for the session.
     pub(crate) fn defer(&self, code: AclError) {
-        let _ = self
-            .deferred
-            .compare_exchange(0, code.code(), Ordering::AcqRel, Ordering::Acquire);
-        self.deferred_count.fetch_add(1, Ordering::AcqRel);
+        self.deferred.raised.fetch_add(1, Ordering::AcqRel);
+        // A full queue keeps the oldest errors; the count still says how
+        // many there were.
+        let _ = self.deferred.queue.enqueue(code);
     }
 }
 
-/// A backend bound to one product type `P`.
+/// A backend bound to one product type `P` (product, run mode and the CANN
+/// version the code targets).
 ///
 /// Everything allocated through a session borrows it, so the session
 /// outlives its memory, reservations and mappings. Errors raised while
-/// dropping a resource are kept here (the first code, and a count) for
-/// [`Session::take_deferred_error`].
+/// dropping a resource are kept here for [`Session::take_deferred_error`].
 pub struct Session<B, P: ProductType> {
     core: Core<B>,
     device_count: u32,
@@ -54,6 +89,7 @@ impl<B, P: ProductType> fmt::Debug for Session<B, P> {
         f.debug_struct("Session")
             .field("product", &P::PRODUCT)
             .field("run_mode", &P::RUN_MODE)
+            .field("cann", &P::CANN)
             .field("device_count", &self.device_count)
             .finish_non_exhaustive()
     }
@@ -76,21 +112,42 @@ pub struct ReserveOptions {
 impl<B: DeviceInfo, P: ProductType> Session<B, P> {
     /// Binds `backend` to product type `P`.
     ///
-    /// Fails with the backend's error if it cannot report its platform, and
-    /// with `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` (207000) if it runs on another
-    /// product or run mode than `P`: the compile-time guarantees of `P`
-    /// would not hold there.
-    pub fn new(backend: B) -> Result<Self, B::Error> {
-        let (product, run_mode) = backend.platform()?;
-        if (product, run_mode) != (P::PRODUCT, P::RUN_MODE) {
-            return Err(AclError::RT_FEATURE_NOT_SUPPORT.into());
+    /// Fails with [`SessionError::Backend`] if the backend cannot report
+    /// its platform, with [`SessionError::WrongPlatform`] if it runs on
+    /// another product or run mode than `P`, and with
+    /// [`SessionError::OlderCann`] if it runs an older CANN release than `P`
+    /// targets: the compile-time guarantees of `P` would not hold there.
+    ///
+    /// ```
+    /// use aclmem_core::{AclError, AtlasA2};
+    /// use aclmem_hal::{Session, SessionError};
+    /// use aclmem_rc_stub::RcStub;
+    /// // The RC stub answers 207000 to every call, its platform query too.
+    /// let refused = Session::<_, AtlasA2>::new(RcStub).unwrap_err();
+    /// assert_eq!(refused, SessionError::Backend(AclError::RT_FEATURE_NOT_SUPPORT));
+    /// ```
+    pub fn new(backend: B) -> Result<Self, SessionError<B::Error>> {
+        let found = backend.platform().map_err(SessionError::Backend)?;
+        let expected = (P::PRODUCT, P::RUN_MODE);
+        if found != expected {
+            return Err(SessionError::WrongPlatform { expected, found });
         }
-        let device_count = backend.device_count()?;
+        let cann = backend.cann().map_err(SessionError::Backend)?;
+        if cann < P::CANN {
+            return Err(SessionError::OlderCann {
+                expected: P::CANN,
+                found: cann,
+            });
+        }
+        let device_count = backend.device_count().map_err(SessionError::Backend)?;
         Ok(Session {
             core: Core {
                 backend,
-                deferred: AtomicI32::new(0),
-                deferred_count: AtomicU32::new(0),
+                deferred: DeferredErrors {
+                    #[expect(deprecated, reason = "see `DeferredErrors`: a lost push is counted")]
+                    queue: heapless::mpmc::Queue::new(),
+                    raised: AtomicU32::new(0),
+                },
             },
             device_count,
             _product: PhantomData,
@@ -113,16 +170,16 @@ impl<B, P: ProductType> Session<B, P> {
         self.device_count
     }
 
-    /// Takes the first error raised while dropping a resource, if any, and
-    /// clears the slot.
+    /// Takes the oldest error raised while dropping a resource, if any.
+    /// The session keeps up to [`DEFERRED_ERRORS`] of them.
     pub fn take_deferred_error(&self) -> Option<AclError> {
-        AclError::from_code(self.core.deferred.swap(0, Ordering::AcqRel))
+        self.core.deferred.queue.dequeue()
     }
 
     /// How many errors were raised while dropping resources since the
-    /// session was made.
+    /// session was made (including any the full queue could not keep).
     pub fn deferred_error_count(&self) -> u32 {
-        self.core.deferred_count.load(Ordering::Acquire)
+        self.core.deferred.raised.load(Ordering::Acquire)
     }
 
     /// Gives the backend back. Only possible once nothing borrows the
@@ -166,15 +223,19 @@ impl<B: PhysicalAllocator, P: ProductType> Session<B, P> {
 
 impl<B: PhysicalAllocator + ShareableMemory, P: ProductType> Session<B, P> {
     /// Imports device memory exported by another process, for device
-    /// `device_id`. `size` must be the size the exporter allocated (CANN's
-    /// import does not report it; torch_npu sends it alongside the handles);
-    /// mapping checks it.
+    /// `device_id`, as attribute `A`, which the product must allow on the
+    /// device (`P: Supports<Device, A>`). `size` must be the size the
+    /// exporter allocated (CANN's import does not report it; torch_npu
+    /// sends it alongside the handles); mapping checks it.
     pub fn import<A: AttrType>(
         &self,
         shareable: ShareableHandle,
         device_id: u32,
         size: AlignedSize<A>,
-    ) -> Result<PhysicalMemory<'_, B, Device, A>, B::Error> {
+    ) -> Result<PhysicalMemory<'_, B, Device, A>, B::Error>
+    where
+        P: Supports<Device, A>,
+    {
         let handle = self.core.backend.import(shareable, device_id)?;
         let mut raw = RawPhysicalMemProp {
             mem_attr: A::ATTR.raw(),
@@ -214,7 +275,7 @@ impl<B: VirtualMemory, P: ProductType> Session<B, P> {
             core: &self.core,
             addr,
             size,
-            binding: AtomicU64::new(0),
+            binding: AtomicU64::new(Binding::EMPTY.pack()),
         })
     }
 }
@@ -280,35 +341,27 @@ impl<'s, B: PhysicalAllocator, L: LocationType, A: AttrType> PhysicalMemory<'s, 
         self.origin == Origin::Imported
     }
 
-    /// Frees it now. On failure the memory is handed back with the error, so
+    /// Frees it now. On failure the memory is handed back in the error, so
     /// nothing leaks and the caller may retry.
-    pub fn free(self) -> Result<(), (B::Error, Self)> {
+    pub fn free(self) -> Result<(), TeardownError<B::Error, Self>> {
         match self.core.backend.free_physical(self.handle) {
             Ok(()) => {
                 core::mem::forget(self);
                 Ok(())
             }
-            Err(e) => Err((e, self)),
+            Err(e) => Err(TeardownError::new(e, self)),
         }
     }
 
-    /// What the reservation records to keep one device, and one origin, per
-    /// reservation: origin (1 bit), location type (3 bits), id (28 bits).
-    fn binding_key(&self) -> Result<u32, AclError> {
-        let id = self.raw.location.id;
-        if id >= 1 << 28 {
-            return Err(AclError::INVALID_PARAM);
-        }
-        let origin = match self.origin {
-            Origin::Local => 0,
-            Origin::Imported => 1,
+    /// What a reservation records to keep one device, and one origin, per
+    /// reservation.
+    fn binding_key(&self) -> Result<BindingKey, AclError> {
+        let key = BindingKey {
+            imported: self.origin == Origin::Imported,
+            location: L::LOCATION,
+            id: self.raw.location.id,
         };
-        let location = match L::LOCATION {
-            Location::Device => 1,
-            Location::Host => 2,
-            Location::HostNuma => 3,
-        };
-        Ok(1 << 31 | origin << 30 | location << 28 | id)
+        key.pack().map(|_| key)
     }
 }
 
@@ -318,14 +371,15 @@ where
     A: AttrType,
 {
     /// Exports device memory for other processes. Exporting is a state
-    /// change: the result cannot be exported again.
-    pub fn export(self, flags: u64) -> Result<Exported<'s, B, A>, (B::Error, Self)> {
+    /// change: the result cannot be exported again. On failure the memory
+    /// is handed back.
+    pub fn export(self, flags: u64) -> Result<Exported<'s, B, A>, TeardownError<B::Error, Self>> {
         match self.core.backend.export(self.handle, flags) {
             Ok(shareable) => Ok(Exported {
                 memory: self,
                 shareable,
             }),
-            Err(e) => Err((e, self)),
+            Err(e) => Err(TeardownError::new(e, self)),
         }
     }
 }
@@ -366,12 +420,13 @@ impl<'s, B: PhysicalAllocator + ShareableMemory, A: AttrType> Exported<'s, B, A>
     }
 
     /// Frees this process's reference. The memory lives on while an
-    /// importer holds it.
-    pub fn free(self) -> Result<(), (B::Error, Self)> {
+    /// importer holds it. On failure the export is handed back.
+    pub fn free(self) -> Result<(), TeardownError<B::Error, Self>> {
         let shareable = self.shareable;
-        self.memory
-            .free()
-            .map_err(|(e, memory)| (e, Exported { memory, shareable }))
+        self.memory.free().map_err(|e| {
+            let (error, memory) = e.into_parts();
+            TeardownError::new(error, Exported { memory, shareable })
+        })
     }
 }
 
@@ -379,6 +434,95 @@ impl<'s, B: PhysicalAllocator + ShareableMemory, A: AttrType> Deref for Exported
     type Target = PhysicalMemory<'s, B, Device, A>;
     fn deref(&self) -> &Self::Target {
         &self.memory
+    }
+}
+
+/// What one reservation's mappings are bound to: CANN forbids mixing the
+/// memory of two devices (two locations) in one reservation, and mixing
+/// local with imported memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BindingKey {
+    imported: bool,
+    location: Location,
+    id: u32,
+}
+
+impl BindingKey {
+    /// Set in every packed key, so that 0 means "no key".
+    const PRESENT: u32 = 1 << 31;
+    const IMPORTED: u32 = 1 << 30;
+    /// The raw C location type (0, 1 or 4) fits in 3 bits.
+    const LOCATION_SHIFT: u32 = 27;
+    const LOCATION_MASK: u32 = 0b111;
+    /// Device ids and NUMA nodes up to 2^27 - 1.
+    const ID_MASK: u32 = (1 << Self::LOCATION_SHIFT) - 1;
+
+    /// The key in 32 bits, or 100000 for an id too large to record.
+    fn pack(self) -> Result<u32, AclError> {
+        if self.id > Self::ID_MASK {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let imported = if self.imported { Self::IMPORTED } else { 0 };
+        Ok(Self::PRESENT
+            | imported
+            | (self.location.raw() & Self::LOCATION_MASK) << Self::LOCATION_SHIFT
+            | self.id)
+    }
+}
+
+/// A reservation's live mapping count and the key of what they map, packed
+/// into one atomic word so that binding and counting are one
+/// compare-and-swap: the count in the high 32 bits, the packed
+/// [`BindingKey`] (0 when nothing is mapped) in the low 32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Binding {
+    mappings: u32,
+    key: u32,
+}
+
+impl Binding {
+    const EMPTY: Binding = Binding {
+        mappings: 0,
+        key: 0,
+    };
+    const COUNT_SHIFT: u32 = 32;
+    const KEY_MASK: u64 = 0xFFFF_FFFF;
+
+    const fn pack(self) -> u64 {
+        (self.mappings as u64) << Self::COUNT_SHIFT | self.key as u64
+    }
+
+    const fn unpack(word: u64) -> Binding {
+        Binding {
+            mappings: (word >> Self::COUNT_SHIFT) as u32,
+            key: (word & Self::KEY_MASK) as u32,
+        }
+    }
+
+    /// One more mapping of `key`: `None` if the reservation is bound to
+    /// another key.
+    fn bind(self, key: u32) -> Option<Binding> {
+        if self.mappings == 0 {
+            Some(Binding { mappings: 1, key })
+        } else if self.key == key {
+            Some(Binding {
+                mappings: self.mappings.checked_add(1)?,
+                key,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// One mapping fewer; the last one clears the key.
+    fn unbind(self) -> Binding {
+        match self.mappings {
+            0 | 1 => Binding::EMPTY,
+            n => Binding {
+                mappings: n - 1,
+                key: self.key,
+            },
+        }
     }
 }
 
@@ -390,8 +534,7 @@ pub struct Reservation<'s, B: VirtualMemory> {
     core: &'s Core<B>,
     addr: VirtAddr,
     size: usize,
-    /// Live mapping count (high 32 bits) and the binding key of what they
-    /// map (low 32 bits): one device and one origin per reservation.
+    /// A packed [`Binding`].
     binding: AtomicU64,
 }
 
@@ -400,7 +543,7 @@ impl<B: VirtualMemory> fmt::Debug for Reservation<'_, B> {
         f.debug_struct("Reservation")
             .field("addr", &self.addr)
             .field("size", &self.size)
-            .field("mappings", &(self.binding.load(Ordering::Acquire) >> 32))
+            .field("mappings", &self.mapping_count())
             .finish()
     }
 }
@@ -418,7 +561,7 @@ impl<'s, B: VirtualMemory> Reservation<'s, B> {
 
     /// Number of live mappings in this reservation.
     pub fn mapping_count(&self) -> u32 {
-        (self.binding.load(Ordering::Acquire) >> 32) as u32
+        Binding::unpack(self.binding.load(Ordering::Acquire)).mappings
     }
 
     /// Maps the whole of `memory` at `offset` bytes into the reservation.
@@ -426,8 +569,9 @@ impl<'s, B: VirtualMemory> Reservation<'s, B> {
     /// Enforced here: memory of the same session, offset 0 into the handle
     /// and the handle's whole size (by construction), the range inside the
     /// reservation, one device (one location) per reservation, and no mixing
-    /// of local and imported handles: `ACL_ERROR_INVALID_PARAM` otherwise. Overlap with a live
-    /// mapping is refused by the backend, which owns the page tables.
+    /// of local and imported handles: `ACL_ERROR_INVALID_PARAM` otherwise.
+    /// Overlap with a live mapping is refused by the backend, which owns the
+    /// page tables.
     pub fn map<'r, 'p, L, A>(
         &'r self,
         offset: usize,
@@ -452,7 +596,7 @@ impl<'s, B: VirtualMemory> Reservation<'s, B> {
             .addr
             .checked_add(offset)
             .ok_or(AclError::INVALID_PARAM)?;
-        let key = u64::from(memory.binding_key()?);
+        let key = memory.binding_key()?.pack()?;
         self.bind(key)?;
         match self.core.backend.map(addr, size, 0, memory.handle, 0) {
             Ok(()) => Ok(Mapping {
@@ -468,50 +612,31 @@ impl<'s, B: VirtualMemory> Reservation<'s, B> {
         }
     }
 
-    fn bind(&self, key: u64) -> Result<(), AclError> {
-        let mut state = self.binding.load(Ordering::Acquire);
-        loop {
-            let count = state >> 32;
-            let next = if count == 0 {
-                1 << 32 | key
-            } else if state & 0xFFFF_FFFF == key {
-                (count + 1) << 32 | key
-            } else {
-                return Err(AclError::INVALID_PARAM);
-            };
-            match self.binding.compare_exchange_weak(
-                state,
-                next,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Ok(()),
-                Err(now) => state = now,
-            }
-        }
+    fn bind(&self, key: u32) -> Result<(), AclError> {
+        self.binding
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
+                Binding::unpack(word).bind(key).map(Binding::pack)
+            })
+            .map(drop)
+            .map_err(|_| AclError::INVALID_PARAM)
     }
 
     fn unbind(&self) {
         let _ = self
             .binding
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
-                let count = (state >> 32).saturating_sub(1);
-                Some(if count == 0 {
-                    0
-                } else {
-                    count << 32 | (state & 0xFFFF_FFFF)
-                })
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
+                Some(Binding::unpack(word).unbind().pack())
             });
     }
 
-    /// Releases the range now. On failure it is handed back with the error.
-    pub fn release(self) -> Result<(), (B::Error, Self)> {
+    /// Releases the range now. On failure it is handed back in the error.
+    pub fn release(self) -> Result<(), TeardownError<B::Error, Self>> {
         match self.core.backend.release(self.addr) {
             Ok(()) => {
                 core::mem::forget(self);
                 Ok(())
             }
-            Err(e) => Err((e, self)),
+            Err(e) => Err(TeardownError::new(e, self)),
         }
     }
 }
@@ -553,15 +678,15 @@ impl<B: VirtualMemory> Mapping<'_, '_, B> {
         self.size
     }
 
-    /// Unmaps now. On failure the mapping is handed back with the error.
-    pub fn unmap(self) -> Result<(), (B::Error, Self)> {
+    /// Unmaps now. On failure the mapping is handed back in the error.
+    pub fn unmap(self) -> Result<(), TeardownError<B::Error, Self>> {
         match self.reservation.core.backend.unmap(self.addr) {
             Ok(()) => {
                 self.reservation.unbind();
                 core::mem::forget(self);
                 Ok(())
             }
-            Err(e) => Err((e, self)),
+            Err(e) => Err(TeardownError::new(e, self)),
         }
     }
 }
@@ -572,5 +697,56 @@ impl<B: VirtualMemory> Drop for Mapping<'_, '_, B> {
             Ok(()) => self.reservation.unbind(),
             Err(e) => self.reservation.core.defer(e.code()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_words_round_trip_and_refuse_a_second_key() {
+        let key = BindingKey {
+            imported: true,
+            location: Location::HostNuma,
+            id: 5,
+        }
+        .pack()
+        .unwrap();
+        assert_eq!(key & BindingKey::PRESENT, BindingKey::PRESENT);
+        let one = Binding::EMPTY.bind(key).unwrap();
+        let two = one.bind(key).unwrap();
+        assert_eq!(Binding::unpack(two.pack()), two);
+        assert_eq!(two.mappings, 2);
+        let other = BindingKey {
+            imported: false,
+            location: Location::HostNuma,
+            id: 5,
+        }
+        .pack()
+        .unwrap();
+        assert_eq!(two.bind(other), None);
+        assert_eq!(two.unbind().unbind(), Binding::EMPTY);
+        assert_eq!(Binding::EMPTY.bind(other).unwrap().key, other);
+        let too_big = BindingKey {
+            imported: false,
+            location: Location::Device,
+            id: 1 << 27,
+        };
+        assert_eq!(too_big.pack(), Err(AclError::INVALID_PARAM));
+    }
+
+    #[test]
+    fn every_location_packs_to_a_distinct_key() {
+        let keys: [u32; 3] = Location::ALL.map(|location| {
+            BindingKey {
+                imported: false,
+                location,
+                id: 0,
+            }
+            .pack()
+            .unwrap()
+        });
+        assert!(keys[0] != keys[1] && keys[1] != keys[2] && keys[0] != keys[2]);
     }
 }

@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-use aclmem_core::{AclError, GranularityOption, Product, RawPhysicalMemProp, RunMode};
+use aclmem_core::{AclError, CannVersion, GranularityOption, Product, RawPhysicalMemProp, RunMode};
 use aclmem_hal::{
     DeviceInfo, ErrorType, PhysicalAllocator, RawHandle, ShareableHandle, ShareableMemory,
     VirtAddr, VirtualMemory,
@@ -30,6 +30,9 @@ impl ErrorType for RcStub {
 
 impl DeviceInfo for RcStub {
     fn platform(&self) -> Result<(Product, RunMode), AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn cann(&self) -> Result<CannVersion, AclError> {
         Err(NOT_SUPPORTED)
     }
     fn device_count(&self) -> Result<u32, AclError> {

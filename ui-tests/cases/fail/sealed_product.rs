@@ -5,6 +5,7 @@ use aclmem_core::{Product, ProductType, RunMode};
 struct MyBoard;
 
 impl ProductType for MyBoard {
+    type Cann = aclmem_core::Cann9_0;
     const PRODUCT: Product = Product::AtlasA2;
     const RUN_MODE: RunMode = RunMode::Ep;
 }

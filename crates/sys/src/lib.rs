@@ -1,14 +1,85 @@
-//! Raw declarations of the ACL physical-memory API, as in CANN's
-//! `acl_rt.h` / `acl_base_rt.h` (names kept as in C).
+//! Raw declarations of CANN's ACL runtime as aclmem uses them, as in CANN's
+//! `acl_rt.h` / `acl_base_rt.h` (names kept as in C), and **the one list of
+//! ACL functions** the project knows ([`with_acl_functions!`],
+//! [`FUNCTIONS`]): the driver resolves it, the emulated `libascendcl.so`
+//! exports it, the shipped C headers declare it, and tests check all three
+//! against it.
 //!
 //! Enums are C `int`s; they are given as `u32`/`i32` aliases with constants
 //! (an out-of-range value from C must never be an invalid Rust enum). The
 //! property struct is [`aclmem_core::RawPhysicalMemProp`] itself, so the
-//! layout exists once in the workspace; the tests below pin it.
+//! layout exists once in the workspace; the tests below pin it. Prototypes
+//! and values, with their sources, are in `docs/facts.md`.
 
-#![allow(non_camel_case_types, non_upper_case_globals, missing_docs)]
+#![no_std]
+#![allow(
+    non_camel_case_types,
+    non_snake_case,
+    non_upper_case_globals,
+    missing_docs
+)]
 
-use std::ffi::{c_char, c_void};
+use core::ffi::{c_char, c_void};
+
+/// Whether a driver must find a function in the loaded library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Every CANN release with the physical-memory API has it; a library
+    /// without it is not a usable `libascendcl.so`.
+    Required,
+    /// Absent from some releases (or only on some products): a missing
+    /// symbol makes only its own call answer 207000.
+    Optional,
+}
+
+/// Calls `$callback! { name: fn_type = Policy; ... }` with every ACL
+/// function the project knows, in one fixed order. The callback is a
+/// `macro_rules!` macro of the caller's.
+///
+/// ```
+/// macro_rules! count {
+///     ($($name:ident: $ty:ident = $policy:ident;)*) => { [$(stringify!($name)),*].len() };
+/// }
+/// assert_eq!(aclmem_sys::with_acl_functions!(count), aclmem_sys::FUNCTIONS.len());
+/// ```
+#[macro_export]
+macro_rules! with_acl_functions {
+    ($callback:ident) => {
+        $callback! {
+            aclInit: aclInit_t = Required;
+            aclFinalize: aclFinalize_t = Required;
+            aclrtSetDevice: aclrtSetDevice_t = Required;
+            aclrtResetDevice: aclrtResetDevice_t = Required;
+            aclrtGetDevice: aclrtGetDevice_t = Required;
+            aclrtGetDeviceCount: aclrtGetDeviceCount_t = Required;
+            aclrtGetRunMode: aclrtGetRunMode_t = Required;
+            aclrtGetSocName: aclrtGetSocName_t = Required;
+            aclrtMallocPhysical: aclrtMallocPhysical_t = Required;
+            aclrtFreePhysical: aclrtFreePhysical_t = Required;
+            aclrtReserveMemAddress: aclrtReserveMemAddress_t = Required;
+            aclrtReleaseMemAddress: aclrtReleaseMemAddress_t = Required;
+            aclrtMapMem: aclrtMapMem_t = Required;
+            aclrtUnmapMem: aclrtUnmapMem_t = Required;
+            aclrtGetMemInfo: aclrtGetMemInfo_t = Optional;
+            aclrtMemGetAllocationGranularity: aclrtMemGetAllocationGranularity_t = Optional;
+            aclrtMemExportToShareableHandle: aclrtMemExportToShareableHandle_t = Optional;
+            aclrtMemSetPidToShareableHandle: aclrtMemSetPidToShareableHandle_t = Optional;
+            aclrtMemImportFromShareableHandle: aclrtMemImportFromShareableHandle_t = Optional;
+            aclrtDeviceGetBareTgid: aclrtDeviceGetBareTgid_t = Optional;
+            aclrtGetVersion: aclrtGetVersion_t = Optional;
+            aclsysGetCANNVersion: aclsysGetCANNVersion_t = Optional;
+        }
+    };
+}
+
+macro_rules! function_table {
+    ($($name:ident: $ty:ident = $policy:ident;)*) => {
+        /// Every ACL function the project knows, with its policy, in the
+        /// order of [`with_acl_functions!`].
+        pub const FUNCTIONS: &[(&str, Policy)] = &[$((stringify!($name), Policy::$policy)),*];
+    };
+}
+with_acl_functions!(function_table);
 
 pub type aclError = i32;
 pub type aclrtDrvMemHandle = *mut c_void;
@@ -169,10 +240,56 @@ pub type aclrtGetMemInfo_t =
     unsafe extern "C" fn(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError;
 pub type aclrtGetSocName_t = unsafe extern "C" fn() -> *const c_char;
 
+// --- 1.5 versions ------------------------------------------------------------
+pub type aclCANNPackageName = u32;
+pub const ACL_PKG_NAME_CANN: aclCANNPackageName = 0;
+pub const ACL_PKG_NAME_RUNTIME: aclCANNPackageName = 1;
+pub const ACL_PKG_NAME_COMPILER: aclCANNPackageName = 2;
+pub const ACL_PKG_NAME_HCCL: aclCANNPackageName = 3;
+pub const ACL_PKG_NAME_TOOLKIT: aclCANNPackageName = 4;
+pub const ACL_PKG_NAME_OPP: aclCANNPackageName = 5;
+pub const ACL_PKG_NAME_OPP_KERNEL: aclCANNPackageName = 6;
+pub const ACL_PKG_NAME_DRIVER: aclCANNPackageName = 7;
+pub const ACL_PKG_VERSION_MAX_SIZE: usize = 128;
+pub const ACL_PKG_VERSION_PARTS_MAX_SIZE: usize = 64;
+
+/// `aclCANNPackageVersion`: NUL-terminated strings, 512 bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct aclCANNPackageVersion {
+    pub version: [c_char; ACL_PKG_VERSION_MAX_SIZE],
+    pub majorVersion: [c_char; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+    pub minorVersion: [c_char; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+    pub releaseVersion: [c_char; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+    pub patchVersion: [c_char; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+    pub reserved: [c_char; ACL_PKG_VERSION_MAX_SIZE],
+}
+
+impl Default for aclCANNPackageVersion {
+    fn default() -> Self {
+        aclCANNPackageVersion {
+            version: [0; ACL_PKG_VERSION_MAX_SIZE],
+            majorVersion: [0; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+            minorVersion: [0; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+            releaseVersion: [0; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+            patchVersion: [0; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+            reserved: [0; ACL_PKG_VERSION_MAX_SIZE],
+        }
+    }
+}
+
+pub type aclrtGetVersion_t = unsafe extern "C" fn(
+    major_version: *mut i32,
+    minor_version: *mut i32,
+    patch_version: *mut i32,
+) -> aclError;
+pub type aclsysGetCANNVersion_t =
+    unsafe extern "C" fn(name: aclCANNPackageName, version: *mut aclCANNPackageVersion) -> aclError;
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::mem::{align_of, offset_of, size_of};
+    use core::mem::{align_of, offset_of, size_of};
 
     #[test]
     fn layouts_match_the_c_headers() {
@@ -191,6 +308,7 @@ mod tests {
         assert_eq!(offset_of!(aclrtMemAccessDesc, rsv), 12);
         assert_eq!(size_of::<aclrtMemFabricHandle>(), 128);
         assert_eq!(size_of::<aclrtDrvMemHandle>(), size_of::<usize>());
+        assert_eq!(size_of::<aclCANNPackageVersion>(), 512);
     }
 
     #[test]
