@@ -77,6 +77,15 @@ macro_rules! symbols {
         }
 
         impl AscendCl {
+            /// Every ACL function of the one list, resolved (`None` where
+            /// this library lacks it). The pointers are valid while this
+            /// `AscendCl` lives: keep its `Arc` as long as you call them.
+            pub fn functions(&self) -> aclmem_sys::AclFunctions {
+                aclmem_sys::AclFunctions {
+                    $($name: self.$name().ok(),)*
+                }
+            }
+
             $(
                 /// The resolved function, or 207000 if the library lacks it.
                 /// The pointer is valid only while this `AscendCl` lives:

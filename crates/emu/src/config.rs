@@ -1,8 +1,13 @@
-//! The emulated machine's configuration and presets.
+//! The emulated machine's configuration, its presets, and the `ACLMEM_EMU_*`
+//! environment every emulated process reads.
 
 use core::fmt;
 
 use aclmem_core::{AclError, CannVersion, GIB, Product, RunMode};
+
+/// The most devices an emulated machine has (the largest real server has
+/// 16; the limit bounds the machine's shared state).
+pub const MAX_DEVICES: u32 = 64;
 
 /// How an emulated machine is built.
 ///
@@ -17,7 +22,7 @@ pub struct EmuConfig {
     /// The CANN release whose rules, granularity answers, reservation
     /// rules and version queries the machine emulates.
     pub cann: CannVersion,
-    /// Number of devices.
+    /// Number of devices (1 to [`MAX_DEVICES`]).
     pub devices: u32,
     /// Device memory per device in bytes (HBM, or DDR on products without
     /// HBM).
@@ -90,7 +95,156 @@ impl EmuConfig {
     pub fn product(&self) -> Result<Product, AclError> {
         Product::from_soc_name(&self.soc_name).map_err(|e| e.code())
     }
+
+    /// Checks the fields: a known SoC name, 1 to [`MAX_DEVICES`] devices,
+    /// device memory and host memory above zero.
+    pub fn validate(&self) -> Result<Product, ConfigError> {
+        let product = self.product().map_err(|_| ConfigError {
+            variable: "ACLMEM_EMU_SOC",
+            value: self.soc_name.clone(),
+            expected: "a known Ascend SoC name, such as Ascend910B3",
+        })?;
+        if !(1..=MAX_DEVICES).contains(&self.devices) {
+            return Err(ConfigError {
+                variable: "ACLMEM_EMU_DEVICES",
+                value: self.devices.to_string(),
+                expected: "a device count from 1 to 64",
+            });
+        }
+        if self.device_memory == 0 {
+            return Err(ConfigError {
+                variable: "ACLMEM_EMU_HBM",
+                value: "0".into(),
+                expected: "a size above zero, such as 64GiB",
+            });
+        }
+        if self.host_memory == 0 {
+            return Err(ConfigError {
+                variable: "ACLMEM_EMU_HOST",
+                value: "0".into(),
+                expected: "a size above zero, such as 64GiB",
+            });
+        }
+        Ok(product)
+    }
+
+    /// The configuration the environment describes, starting from the
+    /// preset of `ACLMEM_EMU_SOC` (default `Ascend910B3`, 8 devices of 64 GiB):
+    ///
+    /// | variable | meaning | default |
+    /// |---|---|---|
+    /// | `ACLMEM_EMU_SOC` | what `aclrtGetSocName` answers (decides the product) | `Ascend910B3` |
+    /// | `ACLMEM_EMU_DEVICES` | device count, 1 to 64 | `8` |
+    /// | `ACLMEM_EMU_HBM` | device memory per device (`64GiB`, `512MiB`, bytes) | `64GiB` |
+    /// | `ACLMEM_EMU_HOST` | host memory for `aclrtMallocPhysical` | `64GiB` |
+    /// | `ACLMEM_EMU_RUN_MODE` | `host` (EP, `ACL_HOST`) or `device` (RC, `ACL_DEVICE`) | `host` |
+    /// | `ACLMEM_EMU_CANN` | the CANN release emulated (`8.0` … `9.0`, `8.3.RC1` style) | `9.0` |
+    ///
+    /// `get` reads one variable (`std::env::var` in a program; a map in
+    /// tests and the fuzzer). An empty value counts as unset.
+    pub fn from_env_with(get: impl Fn(&str) -> Option<String>) -> Result<EmuConfig, ConfigError> {
+        let var = |name: &str| get(name).filter(|v| !v.trim().is_empty());
+        let bad = |variable: &'static str, value: &str, expected: &'static str| ConfigError {
+            variable,
+            value: value.to_owned(),
+            expected,
+        };
+        let soc = var("ACLMEM_EMU_SOC").unwrap_or_else(|| "Ascend910B3".into());
+        let mut config = EmuConfig::from_soc(soc.trim()).map_err(|_| {
+            bad(
+                "ACLMEM_EMU_SOC",
+                &soc,
+                "a known Ascend SoC name, such as Ascend910B3",
+            )
+        })?;
+        config.devices = 8;
+        config.device_memory = 64 * GIB;
+        if let Some(v) = var("ACLMEM_EMU_DEVICES") {
+            config.devices = v
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| (1..=MAX_DEVICES).contains(n))
+                .ok_or_else(|| bad("ACLMEM_EMU_DEVICES", &v, "a device count from 1 to 64"))?;
+        }
+        if let Some(v) = var("ACLMEM_EMU_HBM") {
+            config.device_memory = parse_size(&v)
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| bad("ACLMEM_EMU_HBM", &v, "a size above zero, such as 64GiB"))?;
+        }
+        if let Some(v) = var("ACLMEM_EMU_HOST") {
+            config.host_memory = parse_size(&v)
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| bad("ACLMEM_EMU_HOST", &v, "a size above zero, such as 64GiB"))?;
+        }
+        if let Some(v) = var("ACLMEM_EMU_RUN_MODE") {
+            config.run_mode = match v.trim() {
+                "host" => RunMode::Ep,
+                "device" => RunMode::Rc,
+                _ => return Err(bad("ACLMEM_EMU_RUN_MODE", &v, "`host` or `device`")),
+            };
+        }
+        if let Some(v) = var("ACLMEM_EMU_CANN") {
+            config.cann = CannVersion::parse(&v).map_err(|_| {
+                bad(
+                    "ACLMEM_EMU_CANN",
+                    &v,
+                    "a CANN release aclmem models: 8.0, 8.1, 8.2, 8.3, 8.5 or 9.0",
+                )
+            })?;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// [`EmuConfig::from_env_with`] over the process environment.
+    pub fn from_env() -> Result<EmuConfig, ConfigError> {
+        EmuConfig::from_env_with(|name| std::env::var(name).ok())
+    }
 }
+
+impl fmt::Display for EmuConfig {
+    /// One line naming everything two processes must agree on.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}), {} device(s) of {} bytes, {} bytes of host memory, {}, {} form",
+            self.soc_name,
+            self.product().map_or("unknown product", |p| p.doc_name()),
+            self.devices,
+            self.device_memory,
+            self.host_memory,
+            self.cann,
+            self.run_mode
+        )
+    }
+}
+
+/// A configuration value the emulator cannot use; `aclInit` reports it on
+/// stderr and answers `ACL_ERROR_INVALID_PARAM` (100000).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The environment variable.
+    pub variable: &'static str,
+    /// Its value.
+    pub value: String,
+    /// What would have been accepted.
+    pub expected: &'static str,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}=`{}` is not {}",
+            self.variable, self.value, self.expected
+        )
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 /// A size that failed to parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +283,15 @@ pub fn parse_size(text: &str) -> Result<usize, ParseSizeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> Result<EmuConfig, ConfigError> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        EmuConfig::from_env_with(|k| map.get(k).cloned())
+    }
 
     #[test]
     fn sizes_parse() {
@@ -151,6 +314,46 @@ mod tests {
         assert!(EmuConfig::from_soc("Ascend999").is_err());
         for p in Product::ALL {
             assert_eq!(EmuConfig::preset(p).product(), Ok(p));
+        }
+    }
+
+    #[test]
+    fn the_environment_is_read_and_bad_values_are_named() {
+        let c = env(&[]).unwrap();
+        assert_eq!(
+            (c.soc_name.as_str(), c.devices, c.device_memory),
+            ("Ascend910B3", 8, 64 * GIB)
+        );
+        let c = env(&[
+            ("ACLMEM_EMU_SOC", "Ascend910_9382"),
+            ("ACLMEM_EMU_DEVICES", "2"),
+            ("ACLMEM_EMU_HBM", "256MiB"),
+            ("ACLMEM_EMU_CANN", "8.3.RC1"),
+            ("ACLMEM_EMU_RUN_MODE", "host"),
+        ])
+        .unwrap();
+        assert_eq!(c.product(), Ok(Product::AtlasA3));
+        assert_eq!(
+            (c.devices, c.device_memory, c.cann),
+            (2, 256 << 20, CannVersion::V8_3)
+        );
+        for (k, bad) in [
+            ("ACLMEM_EMU_SOC", "Ascend999"),
+            ("ACLMEM_EMU_DEVICES", "0"),
+            ("ACLMEM_EMU_DEVICES", "65"),
+            ("ACLMEM_EMU_DEVICES", "eight"),
+            ("ACLMEM_EMU_HBM", "lots"),
+            ("ACLMEM_EMU_HBM", "0"),
+            ("ACLMEM_EMU_HOST", "0"),
+            ("ACLMEM_EMU_RUN_MODE", "sideways"),
+            ("ACLMEM_EMU_CANN", "8.4"),
+        ] {
+            let e = env(&[(k, bad)]).unwrap_err();
+            assert_eq!(e.variable, k);
+            assert!(
+                e.to_string().starts_with(&format!("{k}=`{bad}` is not ")),
+                "{e}"
+            );
         }
     }
 }

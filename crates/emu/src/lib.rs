@@ -1,22 +1,37 @@
 //! An emulated Ascend machine behind the `aclmem-hal` traits.
 //!
-//! The emulator behaves like the runtime for the physical-memory API: the
-//! core rules table decides what each product accepts (RC form and
-//! unsupported products answer 207000), granularity, flags and prop checks
-//! answer 100000, capacity is accounted per device, 1 GiB page pool and host,
-//! with 207001 on exhaustion, HBM requests on products without HBM are
-//! served from DDR, freeing a mapped handle is deferred until it is
-//! unmapped, and releasing a mapped range is refused.
+//! The emulator behaves like the runtime for the physical-memory API and the
+//! calls around it: the core rules table decides what each product and CANN
+//! release accepts (RC form and unsupported products answer 207000), the
+//! runtime's argument checks answer their documented codes ([`args`]),
+//! capacity is accounted per device, 1 GiB page pool and host with 207001 on
+//! exhaustion, HBM requests on products without HBM are served from DDR,
+//! freeing a mapped handle is deferred until it is unmapped, and releasing a
+//! mapped range is refused. Where CANN's code is not documented, the
+//! emulator's choice is in one table ([`errors::Situation`]).
 //!
-//! The memory is real. Each physical handle is a `memfd`; each reservation a
-//! `PROT_NONE` placeholder; mapping places the memfd there with
-//! `MAP_FIXED | MAP_SHARED`, so two mappings of one handle alias: bytes
-//! written through one are read through the other.
+//! **Machines and processes.** An [`Emulator`] is one process of an
+//! emulated machine. [`Emulator::join`] joins a *named* machine shared by
+//! every process of this user that joins it: C programs through the
+//! emulated `libascendcl.so`, Rust programs, Python. Processes share the
+//! devices' capacity, export and import memory (the importer's identity
+//! comes from the kernel, the memory travels as a file descriptor), and a
+//! process that exits or is killed gives everything back. [`Emulator::new`]
+//! makes a *private* machine inside this process, whose further processes
+//! ([`Emulator::spawn_process`]) are simulated: the fast way to test sharing
+//! in unit tests.
 //!
-//! Handles are generation-tagged (a stale, double-freed or forged handle is
-//! an error code, never undefined behaviour), the emulator is `Sync`, faults
-//! can be injected, and [`Emulator::leak_report`] lists what a process still
-//! holds.
+//! **The memory is real.** A device's memory is a sparse memfd per process
+//! (handles are extents of it; freed extents are given back with a hole
+//! punch); reservations are carved from large `PROT_NONE` arenas; mapping
+//! places the memfd there with `MAP_FIXED | MAP_SHARED`, so two mappings of
+//! one handle alias: bytes written through one are read through the other.
+//!
+//! Handles are generation-tagged (a stale, double-freed, forged or
+//! pre-`aclFinalize` handle is an error code, never undefined behaviour),
+//! the emulator is `Sync` and its locks are never held across a system
+//! call, faults can be injected, and [`Emulator::leak_report`] lists what a
+//! process still holds.
 //!
 //! ```
 //! use aclmem_core::{AtlasA2, Device, HbmHuge, PhysicalMemProp, AlignedSize, Product, MIB};
@@ -38,30 +53,51 @@
 //! ```
 
 #![warn(missing_docs)]
-#![deny(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::num::{NonZeroU64, NonZeroUsize};
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use aclmem_core::{
-    AclError, GranularityOption, Location, MemAttr, Product, RawPhysicalMemProp, RunMode,
+    AclError, CannVersion, GranularityOption, Location, MemAttr, Product, RawPhysicalMemProp,
+    RunMode,
 };
 use aclmem_hal::{
     DeviceInfo, ErrorType, PhysicalAllocator, RawHandle, ShareableHandle, ShareableMemory,
     VirtAddr, VirtualMemory,
 };
 
+mod arena;
+pub mod args;
 mod config;
+pub mod errors;
+mod fork;
 mod machine;
-#[allow(unsafe_code)]
+mod pool;
+mod process;
+mod share;
+mod shm;
 mod sys;
 
-pub use config::{EmuConfig, ParseSizeError, parse_size, preset_soc};
+pub use config::{ConfigError, EmuConfig, MAX_DEVICES, ParseSizeError, parse_size, preset_soc};
+pub use machine::{DEFAULT_MACHINE, JoinError, machine_path};
+pub use shm::{MAX_EXPORTS, MAX_PROCS, PoolId, WHITELIST};
 
-use machine::{Machine, State};
+use process::Process;
+use shm::ExportKind;
+
+pub(crate) use process::Result;
+
+/// The code for a file-descriptor error while opening a socket or file.
+pub(crate) fn process_fd_error(e: rustix::io::Errno) -> AclError {
+    if e == rustix::io::Errno::MFILE || e == rustix::io::Errno::NFILE {
+        errors::Situation::FdLimit.code()
+    } else {
+        AclError::RT_IPC_ERROR
+    }
+}
 
 /// An operation of the API, for fault injection and call counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -80,17 +116,35 @@ pub enum Op {
     Map,
     /// `aclrtUnmapMem`.
     Unmap,
-    /// `aclrtMemExportToShareableHandle`.
+    /// `aclrtMemExportToShareableHandle(V2)`, `aclrtIpcMemGetExportKey`.
     Export,
-    /// `aclrtMemSetPidToShareableHandle`.
+    /// `aclrtMemSetPidToShareableHandle(V2)`, `aclrtIpcMemSetImportPid`.
     SetPids,
-    /// `aclrtMemImportFromShareableHandle`.
+    /// `aclrtMemImportFromShareableHandle(V2)`, `aclrtIpcMemImportByKey`.
     Import,
+    /// `aclrtMalloc`, `aclrtMallocAlign32`.
+    MallocDevice,
+    /// `aclrtFree`.
+    FreeDevice,
+    /// `aclrtMallocHost`.
+    MallocHost,
+    /// `aclrtFreeHost`.
+    FreeHost,
+    /// `aclrtMemcpy(Async)`.
+    Memcpy,
+    /// `aclrtMemset`.
+    Memset,
+    /// Contexts.
+    Context,
+    /// Streams.
+    Stream,
+    /// Queries: memory info, address ranges, attributes, access.
+    Query,
 }
 
 impl Op {
     /// Every operation.
-    pub const ALL: [Op; 10] = [
+    pub const ALL: [Op; 19] = [
         Op::Granularity,
         Op::Malloc,
         Op::Free,
@@ -101,20 +155,16 @@ impl Op {
         Op::Export,
         Op::SetPids,
         Op::Import,
+        Op::MallocDevice,
+        Op::FreeDevice,
+        Op::MallocHost,
+        Op::FreeHost,
+        Op::Memcpy,
+        Op::Memset,
+        Op::Context,
+        Op::Stream,
+        Op::Query,
     ];
-}
-
-/// A capacity pool of the emulated machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PoolId {
-    /// Device memory of one device.
-    Device(u32),
-    /// The pre-allocated 1 GiB page pool of one device.
-    Huge1G(u32),
-    /// Host DDR (plain and NUMA).
-    Host,
-    /// The platform's limit on host-NUMA P2P memory (A3 super-nodes).
-    HostNumaP2p,
 }
 
 /// What kind of memory serves an allocation.
@@ -126,18 +176,18 @@ pub enum MemKind {
     Ddr,
 }
 
-/// Use of one pool.
+/// Use of one pool of the machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolStats {
     /// Bytes the pool holds.
     pub capacity: usize,
-    /// Bytes allocated.
+    /// Bytes allocated, by every process of the machine.
     pub used: usize,
     /// What memory the pool is.
     pub kind: MemKind,
 }
 
-/// A snapshot of the machine.
+/// A snapshot of the machine and of this process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stats {
     /// Device memory per device.
@@ -146,17 +196,20 @@ pub struct Stats {
     pub huge1g: Vec<PoolStats>,
     /// Host DDR.
     pub host: PoolStats,
-    /// Physical allocations alive (held by a handle or a mapping).
-    pub live_allocations: usize,
-    /// Handles alive, in every process.
-    pub live_handles: usize,
-    /// Reservations alive, in every process.
-    pub reservations: usize,
-    /// Mappings alive, in every process.
-    pub mappings: usize,
-    /// Shareable handles that can still be imported.
+    /// Processes alive on the machine.
+    pub processes: usize,
+    /// Shareable handles (and IPC keys) alive on the machine.
     pub shareable_handles: usize,
-    /// Calls per operation.
+    /// This process's live physical allocations (held by a handle or a
+    /// mapping).
+    pub live_allocations: usize,
+    /// This process's live handles.
+    pub live_handles: usize,
+    /// This process's reservations (including those `aclrtMalloc` made).
+    pub reservations: usize,
+    /// This process's mappings.
+    pub mappings: usize,
+    /// This process's calls per operation.
     pub calls: BTreeMap<Op, u64>,
 }
 
@@ -179,7 +232,7 @@ pub struct LeakedHandle {
     pub imported: bool,
 }
 
-/// A reservation or mapping a process still holds.
+/// A range a process still holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeakedRange {
     /// First address.
@@ -191,18 +244,26 @@ pub struct LeakedRange {
 /// What a process still holds: at the end of a correct program, nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LeakReport {
-    /// Live handles.
+    /// Live physical-memory handles.
     pub handles: Vec<LeakedHandle>,
     /// Live reservations.
     pub reservations: Vec<LeakedRange>,
     /// Live mappings.
     pub mappings: Vec<LeakedRange>,
+    /// `aclrtMalloc` memory not freed.
+    pub device_allocations: Vec<LeakedRange>,
+    /// `aclrtMallocHost` memory not freed.
+    pub host_allocations: Vec<LeakedRange>,
 }
 
 impl LeakReport {
     /// Whether nothing is held.
     pub fn is_empty(&self) -> bool {
-        self.handles.is_empty() && self.reservations.is_empty() && self.mappings.is_empty()
+        self.handles.is_empty()
+            && self.reservations.is_empty()
+            && self.mappings.is_empty()
+            && self.device_allocations.is_empty()
+            && self.host_allocations.is_empty()
     }
 }
 
@@ -213,10 +274,12 @@ impl fmt::Display for LeakReport {
         }
         writeln!(
             f,
-            "{} handle(s), {} reservation(s), {} mapping(s) still live:",
+            "{} handle(s), {} reservation(s), {} mapping(s), {} aclrtMalloc and {} aclrtMallocHost allocation(s) still live:",
             self.handles.len(),
             self.reservations.len(),
-            self.mappings.len()
+            self.mappings.len(),
+            self.device_allocations.len(),
+            self.host_allocations.len()
         )?;
         for h in &self.handles {
             writeln!(
@@ -230,159 +293,456 @@ impl fmt::Display for LeakReport {
                 if h.imported { " (imported)" } else { "" }
             )?;
         }
-        for r in &self.reservations {
-            writeln!(f, "  reservation {:#x}: {} bytes", r.addr, r.size)?;
-        }
-        for m in &self.mappings {
-            writeln!(f, "  mapping {:#x}: {} bytes", m.addr, m.size)?;
+        for (what, list) in [
+            ("reservation", &self.reservations),
+            ("mapping", &self.mappings),
+            ("aclrtMalloc", &self.device_allocations),
+            ("aclrtMallocHost", &self.host_allocations),
+        ] {
+            for r in list {
+                writeln!(f, "  {what} {:#x}: {} bytes", r.addr, r.size)?;
+            }
         }
         Ok(())
     }
 }
 
-struct Shared {
-    machine: Machine,
-    state: Mutex<State>,
-    next_pid: AtomicI32,
+/// The share types of the V2 calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShareType {
+    /// `ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT` (1): a `uint64_t`, within one
+    /// server.
+    Default,
+    /// `ACL_MEM_SHARE_HANDLE_TYPE_FABRIC` (2): a 128-byte handle, A3 only.
+    Fabric,
+}
+
+/// The 128-byte FABRIC handle: the machine's shareable handle, marked.
+pub const FABRIC_MAGIC: [u8; 8] = *b"aclmemFB";
+
+/// Writes a shareable handle as a FABRIC handle.
+pub fn fabric_handle(id: u64) -> [u8; 128] {
+    let mut out = [0u8; 128];
+    out[..8].copy_from_slice(&FABRIC_MAGIC);
+    out[8..16].copy_from_slice(&id.to_le_bytes());
+    out
+}
+
+/// Reads a FABRIC handle back (`None` if it is not one of the emulator's).
+pub fn fabric_id(handle: &[u8; 128]) -> Option<u64> {
+    (handle[..8] == FABRIC_MAGIC)
+        .then(|| u64::from_le_bytes(handle[8..16].try_into().expect("8 bytes")))
+}
+
+/// The IPC key string of an export: what `aclrtIpcMemGetExportKey` writes
+/// (fits the documented 65-byte buffer).
+pub fn ipc_key(id: u64) -> String {
+    format!("aclmem-ipc-{id:016x}")
+}
+
+/// Parses an IPC key back.
+pub fn ipc_key_id(key: &str) -> Option<u64> {
+    u64::from_str_radix(key.strip_prefix("aclmem-ipc-")?, 16).ok()
 }
 
 /// One process on an emulated machine. Implements every `aclmem-hal`
 /// trait; `Send + Sync`.
-///
-/// [`Emulator::spawn_process`] adds another process on the same machine
-/// (shared capacity, shareable handles), so export/import can be exercised:
-/// as on the real runtime, a process cannot import what it exported itself.
-/// Dropping a process tears down what it still holds, as process exit does.
+#[derive(Clone)]
 pub struct Emulator {
-    shared: Arc<Shared>,
-    pid: i32,
+    process: Arc<Process>,
 }
 
 impl fmt::Debug for Emulator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = &self.process.machine;
         f.debug_struct("Emulator")
-            .field("soc_name", &self.shared.machine.config.soc_name)
-            .field("product", &self.shared.machine.product)
-            .field("run_mode", &self.shared.machine.config.run_mode)
-            .field("pid", &self.pid)
+            .field("machine", &m.name.as_deref().unwrap_or("(private)"))
+            .field("soc_name", &m.config.soc_name)
+            .field("product", &m.product)
+            .field("run_mode", &m.config.run_mode)
+            .field("cann", &m.config.cann)
+            .field("pid", &self.process.pid)
             .finish()
     }
 }
 
 impl Emulator {
-    /// A machine built from `config`. An unknown SoC name or zero devices is
+    /// A private machine built from `config`, inside this process, and its
+    /// first process. An unusable configuration is
     /// `ACL_ERROR_INVALID_PARAM`.
-    pub fn new(config: EmuConfig) -> Result<Emulator, AclError> {
-        let product = config.product()?;
-        if config.devices == 0 {
-            return Err(AclError::INVALID_PARAM);
-        }
-        let state = State::new(&config);
-        let pid = rustix::process::getpid().as_raw_nonzero().get();
+    pub fn new(config: EmuConfig) -> std::result::Result<Emulator, AclError> {
         Ok(Emulator {
-            shared: Arc::new(Shared {
-                machine: Machine { config, product },
-                state: Mutex::new(state),
-                next_pid: AtomicI32::new(pid.wrapping_add(1)),
-            }),
-            pid,
+            process: machine::private(&config)?,
         })
     }
 
-    /// The preset machine of `product`, in EP form.
+    /// The private preset machine of `product`, in EP form.
     pub fn preset(product: Product) -> Emulator {
         Emulator::new(EmuConfig::preset(product)).expect("presets are valid")
     }
 
+    /// Joins the named machine `name` (creating it with `config` if no
+    /// process of it is alive), as this OS process. Joining a machine this
+    /// process joined already returns the same process.
+    pub fn join(name: &str, config: &EmuConfig) -> std::result::Result<Emulator, JoinError> {
+        Ok(Emulator {
+            process: machine::join(name, config)?,
+        })
+    }
+
+    /// Joins the machine the environment names (`ACLMEM_EMU_MACHINE`, or
+    /// [`DEFAULT_MACHINE`]) with the configuration the environment
+    /// describes ([`EmuConfig::from_env`]): what the emulated C library does
+    /// at `aclInit`.
+    pub fn join_from_env() -> std::result::Result<Emulator, JoinError> {
+        let config = EmuConfig::from_env().map_err(|e| JoinError::BadConfig(e.to_string()))?;
+        let name = std::env::var("ACLMEM_EMU_MACHINE")
+            .ok()
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| DEFAULT_MACHINE.to_owned());
+        Emulator::join(&name, &config)
+    }
+
+    /// Another (simulated) process on the same private machine: shared
+    /// capacity and shareable handles, separate handles and mappings. As on
+    /// the real runtime, a process cannot import what it exported itself.
+    /// On a named machine, processes are real: `ACL_ERROR_API_NOT_SUPPORT`.
+    pub fn spawn_process(&self) -> std::result::Result<Emulator, AclError> {
+        Ok(Emulator {
+            process: machine::spawn(&self.process.machine)?,
+        })
+    }
+
     /// The configuration.
     pub fn config(&self) -> &EmuConfig {
-        &self.shared.machine.config
+        &self.process.machine.config
     }
 
     /// The emulated product.
     pub fn product(&self) -> Product {
-        self.shared.machine.product
+        self.process.machine.product
     }
 
-    /// This process's pid (to whitelist with `set_pids`).
+    /// The machine's name (`None` for a private machine).
+    pub fn machine_name(&self) -> Option<&str> {
+        self.process.machine.name.as_deref()
+    }
+
+    /// This process's pid (to whitelist with `set_pids`;
+    /// `aclrtDeviceGetBareTgid`).
     pub fn pid(&self) -> i32 {
-        self.pid
+        self.process.pid
     }
 
-    /// Another process on the same machine.
-    pub fn spawn_process(&self) -> Emulator {
-        Emulator {
-            shared: Arc::clone(&self.shared),
-            pid: self.shared.next_pid.fetch_add(1, Ordering::Relaxed),
-        }
-    }
-
-    fn state(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock cannot leave the state torn: every
-        // mutation completes before any call that could panic.
-        self.shared
-            .state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// Leaves the machine now, as process exit does: everything this
+    /// process holds is torn down and its capacity returned. Every later
+    /// call of this process answers `ACL_ERROR_UNINITIALIZE`.
+    pub fn leave(&self) {
+        self.process.leave();
     }
 
     /// Makes the `nth` call of `op` from now (1 = the next one) fail with
     /// `code`, without side effects.
     pub fn inject_fault(&self, op: Op, nth: u64, code: AclError) {
-        self.state().inject_fault(op, nth, code);
+        self.process.inject_fault(op, nth, code);
     }
 
-    /// Caps a pool's capacity (what is already allocated stays).
-    pub fn set_capacity(&self, pool: PoolId, bytes: usize) -> Result<(), AclError> {
-        self.state().set_capacity(pool, bytes)
+    /// Caps a pool's capacity, machine-wide (what is allocated stays).
+    pub fn set_capacity(&self, pool: PoolId, bytes: usize) -> std::result::Result<(), AclError> {
+        match pool {
+            PoolId::Device(d) | PoolId::Huge1G(d) if d >= self.config().devices => {
+                return Err(AclError::RT_INVALID_DEVICEID);
+            }
+            _ => {}
+        }
+        self.process.machine.region.set_capacity(pool, bytes as u64);
+        Ok(())
     }
 
     /// A snapshot of capacity use, live objects and call counts.
     pub fn stats(&self) -> Stats {
-        self.state().stats(&self.shared.machine)
+        let m = &self.process.machine;
+        let kind = if m.product.has_hbm() {
+            MemKind::Hbm
+        } else {
+            MemKind::Ddr
+        };
+        let pool = |p, kind| {
+            let (capacity, used) = m.region.pool(p);
+            PoolStats {
+                capacity: capacity as usize,
+                used: used as usize,
+                kind,
+            }
+        };
+        let (handles, allocs, resvs, maps) = self.process.counts();
+        Stats {
+            device: (0..m.config.devices)
+                .map(|d| pool(PoolId::Device(d), kind))
+                .collect(),
+            huge1g: (0..m.config.devices)
+                .map(|d| pool(PoolId::Huge1G(d), kind))
+                .collect(),
+            host: pool(PoolId::Host, MemKind::Ddr),
+            processes: m.region.live_slots(),
+            shareable_handles: m.region.export_count(),
+            live_allocations: allocs,
+            live_handles: handles,
+            reservations: resvs,
+            mappings: maps,
+            calls: Op::ALL
+                .iter()
+                .map(|op| (*op, self.process.calls(*op)))
+                .collect(),
+        }
     }
 
     /// What this process still holds.
     pub fn leak_report(&self) -> LeakReport {
-        self.state().leak_report(self.pid)
+        self.process.leak_report()
     }
 
     /// `aclrtGetMemInfo`: free and total bytes of the pool `attr` names, on
-    /// `device` for HBM attributes (DDR on products without HBM).
-    pub fn mem_info(&self, attr: MemAttr, device: u32) -> Result<(usize, usize), AclError> {
-        self.state().mem_info(&self.shared.machine, attr, device)
+    /// `device` (machine-wide: what every process uses).
+    pub fn mem_info(&self, attr: MemAttr, device: u32) -> Result<(usize, usize)> {
+        self.process.mem_info(attr, device)
     }
 
     /// Writes `data` at `addr`, which must lie inside live mappings of this
     /// process (one, or several back to back; `ACL_ERROR_INVALID_PARAM`
     /// otherwise). Safe: the mappings cannot go away during the copy.
-    pub fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-        let state = self.state();
-        state.mapped_range(self.pid, addr, data.len())?;
-        sys::copy_in(addr, data);
-        Ok(())
+    pub fn write(&self, addr: usize, data: &[u8]) -> Result<()> {
+        self.process.write(addr, data)
     }
 
     /// Reads `buf.len()` bytes at `addr`, which must lie inside live mappings
     /// of this process (as for [`Emulator::write`]).
-    pub fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-        let state = self.state();
-        state.mapped_range(self.pid, addr, buf.len())?;
-        sys::copy_out(addr, buf);
+    pub fn read(&self, addr: usize, buf: &mut [u8]) -> Result<()> {
+        self.process.read(addr, buf)
+    }
+
+    // ----- the calls around the physical-memory API ------------------------
+
+    /// `aclrtMalloc` (or, with `align32_only`, `aclrtMallocAlign32`) on
+    /// `device`: the address of `size` bytes of device memory.
+    pub fn malloc_device(
+        &self,
+        device: u32,
+        size: usize,
+        policy: u32,
+        align32_only: bool,
+    ) -> Result<usize> {
+        self.process
+            .malloc_device(device, size, policy, align32_only)
+    }
+
+    /// `aclrtFree`.
+    pub fn free_device(&self, addr: usize) -> Result<()> {
+        self.process.free_device(addr)
+    }
+
+    /// `aclrtMallocHost`.
+    pub fn malloc_host(&self, size: usize) -> Result<usize> {
+        self.process.malloc_host(size)
+    }
+
+    /// `aclrtFreeHost`.
+    pub fn free_host(&self, addr: usize) -> Result<()> {
+        self.process.free_host(addr)
+    }
+
+    /// `aclrtMemcpy`: the argument checks ([`args::memcpy`]), then the copy.
+    /// Device ranges must be mapped in this process; host ranges are read
+    /// and written by the kernel, which answers an address the process may
+    /// not use with an error code instead of a crash.
+    ///
+    /// # Safety
+    /// Every host byte of `dst..dst + count` must be memory the caller may
+    /// overwrite (no Rust reference into it is alive), and the host bytes
+    /// of `src..src + count` must not be written by anyone during the call.
+    pub unsafe fn memcpy(
+        &self,
+        dst: usize,
+        dest_max: usize,
+        src: usize,
+        count: usize,
+        kind: u32,
+    ) -> Result<()> {
+        match args::memcpy(dst, dest_max, src, count, kind)? {
+            args::Copy::Nothing => Ok(()),
+            args::Copy::Bytes => self.process.memcpy(dst, src, count, kind),
+        }
+    }
+
+    /// `aclrtMemset`: device memory of this process or `aclrtMallocHost`
+    /// memory.
+    ///
+    /// # Safety
+    /// If `dst` is `aclrtMallocHost` memory, no Rust reference into
+    /// `dst..dst + count` may be alive.
+    pub unsafe fn memset(
+        &self,
+        dst: usize,
+        max_count: usize,
+        value: i32,
+        count: usize,
+    ) -> Result<()> {
+        match args::memset(dst, max_count, count)? {
+            args::Copy::Nothing => Ok(()),
+            args::Copy::Bytes => self.process.memset(dst, value as u8, count),
+        }
+    }
+
+    /// Copies `data` to device memory of this process (a safe host→device
+    /// `aclrtMemcpy`).
+    pub fn copy_to_device(&self, dst: usize, data: &[u8]) -> Result<()> {
+        // SAFETY: the host side is `data`, borrowed for reading only.
+        unsafe { self.memcpy(dst, data.len(), data.as_ptr() as usize, data.len(), 1) }
+    }
+
+    /// Copies device memory of this process into `buf` (a safe
+    /// device→host `aclrtMemcpy`).
+    pub fn copy_from_device(&self, buf: &mut [u8], src: usize) -> Result<()> {
+        // SAFETY: the host side is `buf`, borrowed mutably for the call.
+        unsafe { self.memcpy(buf.as_mut_ptr() as usize, buf.len(), src, buf.len(), 2) }
+    }
+
+    /// `aclrtMemGetAddressRange`: (base, size) of the mapping or host
+    /// allocation that contains `ptr`.
+    pub fn address_range(&self, ptr: usize) -> Result<(usize, usize)> {
+        self.process.address_range(ptr)
+    }
+
+    /// `aclrtPointerGetAttributes`: (location type, id, page size); memory
+    /// not from ACL is `ACL_MEM_LOCATION_TYPE_UNREGISTERED` (2).
+    pub fn pointer_attributes(&self, ptr: usize) -> Result<(u32, u32, u32)> {
+        self.process.pointer_attributes(ptr)
+    }
+
+    /// `aclrtMemRetainAllocationHandle`.
+    pub fn retain_allocation_handle(&self, addr: usize) -> Result<RawHandle> {
+        handle(self.process.retain_allocation_handle(addr)?)
+    }
+
+    /// `aclrtMemGetAllocationPropertiesFromHandle`.
+    pub fn allocation_properties(&self, handle: RawHandle) -> Result<RawPhysicalMemProp> {
+        self.process.allocation_properties(handle.0.get())
+    }
+
+    /// `aclrtMemSetAccess` with one descriptor (flags, location type, id).
+    pub fn set_access(
+        &self,
+        addr: usize,
+        size: usize,
+        flags: u64,
+        location: u32,
+        id: u32,
+    ) -> Result<()> {
+        self.process.set_access(addr, size, flags, location, id)
+    }
+
+    /// `aclrtMemGetAccess`: (flags, location type, id).
+    pub fn get_access(&self, addr: usize) -> Result<(u64, u32, u32)> {
+        self.process.get_access(addr)
+    }
+
+    /// `aclrtIpcMemGetExportKey`: the key of the `aclrtMalloc` block at
+    /// `addr`.
+    pub fn ipc_export_key(&self, addr: usize, size: usize, flags: u64) -> Result<String> {
+        self.process.ipc_export(addr, size, flags).map(ipc_key)
+    }
+
+    /// `aclrtIpcMemSetImportPid`.
+    pub fn ipc_set_pids(&self, key: &str, pids: &[i32]) -> Result<()> {
+        let id = ipc_key_id(key).ok_or(errors::Situation::UnknownShareable.code())?;
+        self.process.set_pids(id, pids)
+    }
+
+    /// `aclrtIpcMemImportByKey` onto `device` (the calling thread's):
+    /// the address where the block is mapped.
+    pub fn ipc_import(&self, key: &str, device: u32, flags: u64) -> Result<usize> {
+        let id = ipc_key_id(key).ok_or(errors::Situation::UnknownShareable.code())?;
+        self.process.ipc_import(id, device, flags)
+    }
+
+    /// `aclrtIpcMemClose`.
+    pub fn ipc_close(&self, key: &str) -> Result<()> {
+        let id = ipc_key_id(key).ok_or(errors::Situation::UnknownShareable.code())?;
+        self.process.ipc_close(id)
+    }
+
+    /// `aclrtMemExportToShareableHandleV2` with `share_type`: the shareable
+    /// handle (for FABRIC, write it with [`fabric_handle`]).
+    pub fn export_v2(&self, handle: RawHandle, flags: u64, share_type: ShareType) -> Result<u64> {
+        self.fabric_allowed(share_type)?;
+        self.process.export(handle.0.get(), flags, ExportKind::Vmm)
+    }
+
+    /// `aclrtMemImportFromShareableHandleV2` onto `device` (the calling
+    /// thread's).
+    pub fn import_v2(
+        &self,
+        shareable: u64,
+        share_type: ShareType,
+        device: u32,
+    ) -> Result<RawHandle> {
+        self.fabric_allowed(share_type)?;
+        handle(self.process.import(shareable, device, ExportKind::Vmm)?)
+    }
+
+    fn fabric_allowed(&self, share_type: ShareType) -> Result<()> {
+        if share_type == ShareType::Fabric && self.product() != Product::AtlasA3 {
+            return Err(errors::Situation::FabricNotA3.code());
+        }
         Ok(())
     }
 
-    fn handle(raw: u64) -> Result<RawHandle, AclError> {
-        NonZeroU64::new(raw)
-            .map(RawHandle)
-            .ok_or(AclError::INTERNAL_ERROR)
+    /// `aclrtCreateContext` on `device`: its opaque handle.
+    pub fn create_context(&self, device: u32) -> Result<u64> {
+        self.process.create_context(device)
+    }
+
+    /// `aclrtDestroyContext`.
+    pub fn destroy_context(&self, context: u64) -> Result<()> {
+        self.process.destroy_context(context)
+    }
+
+    /// The device of a context made by [`Emulator::create_context`].
+    pub fn context_device(&self, context: u64) -> Option<u32> {
+        self.process.context_device(context)
+    }
+
+    /// `aclrtCreateStream` on `device`.
+    pub fn create_stream(&self, device: u32) -> Result<u64> {
+        self.process.create_stream(device)
+    }
+
+    /// `aclrtDestroyStream(Force)`.
+    pub fn destroy_stream(&self, stream: u64) -> Result<()> {
+        self.process.destroy_stream(stream)
+    }
+
+    /// The device of a live stream.
+    pub fn stream_device(&self, stream: u64) -> Option<u32> {
+        self.process.stream_device(stream)
+    }
+
+    /// `aclrtResetDevice(Force)`: the device's streams go.
+    pub fn reset_device(&self, device: u32) {
+        self.process.reset_device_streams(device);
+    }
+
+    /// The arenas (start, length) this process reserved: what a forked
+    /// child loses.
+    pub fn arenas(&self) -> Vec<(usize, usize)> {
+        self.process.arena_ranges()
     }
 }
 
-impl Drop for Emulator {
-    fn drop(&mut self) {
-        self.state().exit_process(self.pid);
-    }
+fn handle(raw: u64) -> Result<RawHandle> {
+    NonZeroU64::new(raw)
+        .map(RawHandle)
+        .ok_or(AclError::INTERNAL_ERROR)
 }
 
 impl ErrorType for Emulator {
@@ -390,27 +750,20 @@ impl ErrorType for Emulator {
 }
 
 impl DeviceInfo for Emulator {
-    fn platform(&self) -> Result<(Product, RunMode), AclError> {
-        Ok((
-            self.shared.machine.product,
-            self.shared.machine.config.run_mode,
-        ))
+    fn platform(&self) -> Result<(Product, RunMode)> {
+        Ok((self.product(), self.config().run_mode))
     }
-    fn cann(&self) -> Result<aclmem_core::CannVersion, AclError> {
-        Ok(self.shared.machine.config.cann)
+    fn cann(&self) -> Result<CannVersion> {
+        Ok(self.config().cann)
     }
-    fn device_count(&self) -> Result<u32, AclError> {
-        Ok(self.shared.machine.config.devices)
+    fn device_count(&self) -> Result<u32> {
+        Ok(self.config().devices)
     }
 }
 
 impl PhysicalAllocator for Emulator {
-    fn granularity(
-        &self,
-        prop: &RawPhysicalMemProp,
-        _: GranularityOption,
-    ) -> Result<usize, AclError> {
-        self.state().granularity(&self.shared.machine, prop)
+    fn granularity(&self, prop: &RawPhysicalMemProp, _: GranularityOption) -> Result<usize> {
+        self.process.granularity(prop)
     }
 
     fn malloc_physical(
@@ -418,16 +771,12 @@ impl PhysicalAllocator for Emulator {
         size: usize,
         prop: &RawPhysicalMemProp,
         flags: u64,
-    ) -> Result<RawHandle, AclError> {
-        let raw = self
-            .state()
-            .malloc(&self.shared.machine, self.pid, size, prop, flags)?;
-        Emulator::handle(raw)
+    ) -> Result<RawHandle> {
+        handle(self.process.malloc_physical(size, prop, flags)?)
     }
 
-    fn free_physical(&self, handle: RawHandle) -> Result<(), AclError> {
-        self.state()
-            .free(&self.shared.machine, self.pid, handle.0.get())
+    fn free_physical(&self, handle: RawHandle) -> Result<()> {
+        self.process.free_physical(handle.0.get())
     }
 }
 
@@ -438,23 +787,17 @@ impl VirtualMemory for Emulator {
         alignment: usize,
         expected: Option<VirtAddr>,
         flags: u64,
-    ) -> Result<VirtAddr, AclError> {
-        let addr = self.state().reserve(
-            &self.shared.machine,
-            self.pid,
-            size,
-            alignment,
-            expected.map(VirtAddr::get),
-            flags,
-        )?;
+    ) -> Result<VirtAddr> {
+        let addr = self
+            .process
+            .reserve(size, alignment, expected.map(VirtAddr::get), flags)?;
         NonZeroUsize::new(addr)
             .map(VirtAddr)
             .ok_or(AclError::INTERNAL_ERROR)
     }
 
-    fn release(&self, addr: VirtAddr) -> Result<(), AclError> {
-        self.state()
-            .release(&self.shared.machine, self.pid, addr.get())
+    fn release(&self, addr: VirtAddr) -> Result<()> {
+        self.process.release(addr.get())
     }
 
     fn map(
@@ -464,40 +807,73 @@ impl VirtualMemory for Emulator {
         offset: usize,
         handle: RawHandle,
         flags: u64,
-    ) -> Result<(), AclError> {
-        self.state().map(
-            &self.shared.machine,
-            self.pid,
-            addr.get(),
-            size,
-            offset,
-            handle.0.get(),
-            flags,
-        )
+    ) -> Result<()> {
+        self.process
+            .map(addr.get(), size, offset, handle.0.get(), flags)
     }
 
-    fn unmap(&self, addr: VirtAddr) -> Result<(), AclError> {
-        self.state()
-            .unmap(&self.shared.machine, self.pid, addr.get())
+    fn unmap(&self, addr: VirtAddr) -> Result<()> {
+        self.process.unmap(addr.get())
     }
 }
 
 impl ShareableMemory for Emulator {
-    fn export(&self, handle: RawHandle, flags: u64) -> Result<ShareableHandle, AclError> {
-        self.state()
-            .export(&self.shared.machine, self.pid, handle.0.get(), flags)
+    fn export(&self, handle: RawHandle, flags: u64) -> Result<ShareableHandle> {
+        self.process
+            .export(handle.0.get(), flags, ExportKind::Vmm)
             .map(ShareableHandle)
     }
 
-    fn set_pids(&self, shareable: ShareableHandle, pids: &[i32]) -> Result<(), AclError> {
-        self.state()
-            .set_pids(&self.shared.machine, self.pid, shareable.0, pids)
+    fn set_pids(&self, shareable: ShareableHandle, pids: &[i32]) -> Result<()> {
+        self.process.set_pids(shareable.0, pids)
     }
 
-    fn import(&self, shareable: ShareableHandle, device_id: u32) -> Result<RawHandle, AclError> {
-        let raw = self
-            .state()
-            .import(&self.shared.machine, self.pid, shareable.0, device_id)?;
-        Emulator::handle(raw)
+    fn import(&self, shareable: ShareableHandle, device_id: u32) -> Result<RawHandle> {
+        handle(
+            self.process
+                .import(shareable.0, device_id, ExportKind::Vmm)?,
+        )
+    }
+}
+
+/// Copies between host memory and addresses a C caller passed, checked by
+/// the kernel: an address the process may not read or write is an error,
+/// never a crash.
+pub mod hostmem {
+    use std::os::fd::OwnedFd;
+    use std::sync::OnceLock;
+
+    static SCRATCH: OnceLock<Option<OwnedFd>> = OnceLock::new();
+
+    fn scratch() -> Option<&'static OwnedFd> {
+        SCRATCH
+            .get_or_init(|| crate::sys::new_pool_file("aclmem-emu-hostmem", 1 << 20).ok())
+            .as_ref()
+    }
+
+    /// Copies `dst.len()` bytes from the address `src` into `dst`.
+    /// `false` if the kernel refused the source.
+    pub fn read(src: usize, dst: &mut [u8]) -> bool {
+        match scratch() {
+            Some(s) => {
+                crate::sys::copy_host_to_host(dst.as_mut_ptr() as usize, src, dst.len(), s).is_ok()
+            }
+            None => false,
+        }
+    }
+
+    /// Copies `src` to the address `dst`. `false` if the kernel refused the
+    /// destination.
+    ///
+    /// # Safety
+    /// `dst..dst + src.len()` must not be memory that Rust code holds a
+    /// reference to (the C caller's contract: it passes memory of its own).
+    pub unsafe fn write(dst: usize, src: &[u8]) -> bool {
+        match scratch() {
+            Some(s) => {
+                crate::sys::copy_host_to_host(dst, src.as_ptr() as usize, src.len(), s).is_ok()
+            }
+            None => false,
+        }
     }
 }

@@ -1,83 +1,83 @@
-//! The few system calls the emulator makes, through `rustix`.
+//! Every system call the emulator makes, each wrapped once.
 //!
-//! Ownership rule that every `SAFETY` comment below relies on: the emulator
-//! only ever passes addresses inside *placeholders* it created itself with
-//! [`reserve_placeholder`] and still records as reserved. Nothing else in the
+//! Ownership rule the `unsafe fn`s below state as their `# Safety`: the
+//! emulator only maps into, or unmaps, address ranges inside *arenas* it
+//! reserved itself with [`reserve_arena`] and still owns. Nothing else in the
 //! process maps into those ranges (the kernel never hands out an address that
 //! is already mapped), so replacing pages there cannot clobber memory that
 //! Rust code or another library owns.
 
 use std::ffi::c_void;
-use std::os::fd::OwnedFd;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::ptr;
 
-use rustix::fs::{MemfdFlags, ftruncate, memfd_create};
+use rustix::fs::{FallocateFlags, MemfdFlags, fallocate, ftruncate, memfd_create};
 use rustix::io::Errno;
 use rustix::mm::{MapFlags, ProtFlags, mmap, mmap_anonymous, munmap};
 
-/// A memfd of `len` bytes: the backing of one physical allocation. Pages are
-/// allocated by the kernel on first touch, so a large handle costs nothing
-/// until it is written.
-pub fn new_memfd(len: usize) -> Result<OwnedFd, Errno> {
-    let fd = memfd_create("aclmem-emu-physical", MemfdFlags::CLOEXEC)?;
-    ftruncate(&fd, len as u64)?;
+/// A sparse memfd of `len` bytes: the backing of a pool of physical memory.
+/// Pages are allocated by the kernel on first touch and given back by
+/// [`punch`].
+pub fn new_pool_file(name: &str, len: u64) -> Result<OwnedFd, Errno> {
+    let fd = memfd_create(name, MemfdFlags::CLOEXEC)?;
+    ftruncate(&fd, len)?;
     Ok(fd)
 }
 
-/// Reserves `len` bytes of inaccessible address space (`PROT_NONE`, no swap
-/// reservation), aligned to `align` (a power of two), at `fixed` if given
-/// (failing rather than replacing an existing mapping).
-pub fn reserve_placeholder(len: usize, align: usize, fixed: Option<usize>) -> Result<usize, Errno> {
-    let flags = MapFlags::PRIVATE | MapFlags::NORESERVE;
-    if let Some(addr) = fixed {
-        // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; it
-        // fails with EEXIST instead, so no memory anyone owns is touched.
-        let got = unsafe {
-            mmap_anonymous(
-                addr as *mut c_void,
-                len,
-                ProtFlags::empty(),
-                flags | MapFlags::FIXED_NOREPLACE,
-            )?
-        };
-        if got as usize != addr {
-            // Kernels before 4.17 treat the flag as a hint.
-            // SAFETY: `got..got+len` was mapped by the call above and is
-            // referenced nowhere else.
-            unsafe { munmap(got, len)? };
-            return Err(Errno::EXIST);
-        }
-        return Ok(addr);
-    }
-    let span = len.checked_add(align).ok_or(Errno::NOMEM)?;
-    // SAFETY: a fresh anonymous mapping at an address the kernel chooses
-    // cannot overlap anything.
-    let base =
-        unsafe { mmap_anonymous(ptr::null_mut(), span, ProtFlags::empty(), flags)? } as usize;
-    let start = (base + align - 1) & !(align - 1);
-    let head = start - base;
-    let tail = span - head - len;
-    // SAFETY: the head and tail are parts of the mapping made just above,
-    // outside the `start..start+len` range we keep; nothing refers to them.
-    unsafe {
-        if head > 0 {
-            munmap(base as *mut c_void, head)?;
-        }
-        if tail > 0 {
-            munmap((start + len) as *mut c_void, tail)?;
-        }
-    }
-    Ok(start)
+/// Gives the pages of `offset..offset + len` of a pool file back to the
+/// kernel (the range reads as zeros afterwards).
+pub fn punch(fd: BorrowedFd<'_>, offset: u64, len: u64) -> Result<(), Errno> {
+    fallocate(
+        fd,
+        FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE,
+        offset,
+        len,
+    )
 }
 
-/// Places `len` bytes of `fd` (from offset 0) at `addr`, shared and
-/// read-write: every mapping of one memfd sees the same bytes.
+/// Reserves `len` bytes of inaccessible address space (`PROT_NONE`, no swap
+/// reservation), at `fixed` if given (failing rather than replacing anything
+/// mapped there).
+pub fn reserve_arena(len: usize, fixed: Option<usize>) -> Result<usize, Errno> {
+    let mut flags = MapFlags::PRIVATE | MapFlags::NORESERVE;
+    let hint = match fixed {
+        Some(addr) => {
+            flags |= MapFlags::FIXED_NOREPLACE;
+            addr as *mut c_void
+        }
+        None => ptr::null_mut(),
+    };
+    // SAFETY: without MAP_FIXED the kernel picks an unused range, and
+    // MAP_FIXED_NOREPLACE never replaces an existing mapping (EEXIST
+    // instead), so no memory anyone owns is touched.
+    let got = unsafe { mmap_anonymous(hint, len, ProtFlags::empty(), flags)? } as usize;
+    if let Some(addr) = fixed
+        && got != addr
+    {
+        // Kernels before 4.17 treat the flag as a hint.
+        // SAFETY: `got..got + len` was mapped just above and is referenced
+        // nowhere else.
+        unsafe { munmap(got as *mut c_void, len)? };
+        return Err(Errno::EXIST);
+    }
+    Ok(got)
+}
+
+/// Places `len` bytes of `fd` from `offset` at `addr`, shared and
+/// read-write: every mapping of one range of one file sees the same bytes.
 ///
-/// The caller guarantees `addr..addr+len` lies inside a live placeholder it
-/// owns (see the module docs).
-pub fn map_shared_fixed(addr: usize, len: usize, fd: &OwnedFd) -> Result<(), Errno> {
-    // SAFETY: by the caller's guarantee the range is part of our own
-    // placeholder, so MAP_FIXED replaces only pages the emulator owns.
+/// # Safety
+/// `addr..addr + len` must lie inside an arena the caller owns, with no
+/// live reference into it (see the module docs); it is replaced.
+pub unsafe fn map_fixed(
+    addr: usize,
+    len: usize,
+    fd: BorrowedFd<'_>,
+    offset: u64,
+) -> Result<(), Errno> {
+    // SAFETY: by the caller's guarantee the range is part of its own arena,
+    // so MAP_FIXED replaces only pages the emulator owns.
     unsafe {
         mmap(
             addr as *mut c_void,
@@ -85,56 +85,289 @@ pub fn map_shared_fixed(addr: usize, len: usize, fd: &OwnedFd) -> Result<(), Err
             ProtFlags::READ | ProtFlags::WRITE,
             MapFlags::SHARED | MapFlags::FIXED,
             fd,
-            0,
+            offset,
         )?;
     }
     Ok(())
 }
 
-/// Puts the `PROT_NONE` placeholder back over a mapping (so the range stays
-/// reserved and no other allocation can land in it).
+/// Puts inaccessible arena back over a mapping, so the range stays the
+/// emulator's and nothing else can land in it. At `vm.max_map_count` the
+/// kernel refuses every mmap; then the mapping is unmapped instead and the
+/// arena put back once the count has dropped.
 ///
-/// The caller guarantees `addr..addr+len` is a mapping it made with
-/// [`map_shared_fixed`] inside its own placeholder.
-pub fn restore_placeholder(addr: usize, len: usize) -> Result<(), Errno> {
-    // SAFETY: by the caller's guarantee the range is ours; the emulator holds
-    // its state lock, so no safe accessor (`read`/`write`) is using it.
-    unsafe {
-        mmap_anonymous(
-            addr as *mut c_void,
-            len,
-            ProtFlags::empty(),
-            MapFlags::PRIVATE | MapFlags::NORESERVE | MapFlags::FIXED,
-        )?;
+/// # Safety
+/// `addr..addr + len` must be a mapping the caller made with [`map_fixed`]
+/// inside its own arena, which no reference reads or writes any more.
+pub unsafe fn unmap_fixed(addr: usize, len: usize) -> Result<(), Errno> {
+    let placeholder = || {
+        // SAFETY: by the caller's guarantee the range is ours and unused.
+        unsafe {
+            mmap_anonymous(
+                addr as *mut c_void,
+                len,
+                ProtFlags::empty(),
+                MapFlags::PRIVATE | MapFlags::NORESERVE | MapFlags::FIXED,
+            )
+        }
+    };
+    match placeholder() {
+        Ok(_) => Ok(()),
+        Err(Errno::NOMEM) => {
+            // SAFETY: as above; unmapping a whole mapping needs no new VMA.
+            unsafe { munmap(addr as *mut c_void, len)? };
+            placeholder().map(drop)
+        }
+        Err(e) => Err(e),
     }
-    Ok(())
 }
 
-/// Returns a placeholder to the kernel.
+/// Returns an arena to the kernel.
 ///
-/// The caller guarantees `addr..addr+len` is a placeholder it reserved and
-/// that nothing is mapped inside it any more.
-pub fn release_placeholder(addr: usize, len: usize) -> Result<(), Errno> {
+/// # Safety
+/// `addr..addr + len` must be an arena the caller reserved, with nothing in
+/// it used any more.
+pub unsafe fn release_arena(addr: usize, len: usize) -> Result<(), Errno> {
     // SAFETY: by the caller's guarantee the range is ours and unused.
     unsafe { munmap(addr as *mut c_void, len) }
 }
 
-/// Copies `data` to `addr`.
-///
-/// The caller guarantees `addr..addr+data.len()` lies inside a live
-/// read-write mapping and holds the lock that keeps it mapped.
-pub fn copy_in(addr: usize, data: &[u8]) {
-    // SAFETY: by the caller's guarantee the destination is mapped read-write
-    // for the whole length and stays so during the copy; it cannot overlap
-    // `data`, which lives in Rust-owned memory outside every placeholder.
-    unsafe { ptr::copy_nonoverlapping(data.as_ptr(), addr as *mut u8, data.len()) }
+/// Maps `len` bytes of a shared file for the machine's state.
+pub fn map_shared_region(fd: BorrowedFd<'_>, len: usize) -> Result<usize, Errno> {
+    // SAFETY: a fresh shared mapping at an address the kernel chooses cannot
+    // overlap anything; the caller owns it until `unmap_region`.
+    let p = unsafe {
+        mmap(
+            ptr::null_mut(),
+            len,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::SHARED,
+            fd,
+            0,
+        )?
+    };
+    Ok(p as usize)
 }
 
-/// Copies from `addr` into `buf`.
+/// Anonymous read-write memory of `len` bytes (page aligned), for
+/// `aclrtMallocHost`.
+pub fn map_anonymous(len: usize) -> Result<usize, Errno> {
+    // SAFETY: a fresh mapping at an address the kernel chooses.
+    let p = unsafe {
+        mmap_anonymous(
+            ptr::null_mut(),
+            len,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::PRIVATE,
+        )?
+    };
+    Ok(p as usize)
+}
+
+/// Unmaps a region mapped by [`map_shared_region`] or [`map_anonymous`].
 ///
-/// The caller guarantees `addr..addr+buf.len()` lies inside a live
-/// read-write mapping and holds the lock that keeps it mapped.
-pub fn copy_out(addr: usize, buf: &mut [u8]) {
-    // SAFETY: as in `copy_in`, with source and destination swapped.
-    unsafe { ptr::copy_nonoverlapping(addr as *const u8, buf.as_mut_ptr(), buf.len()) }
+/// # Safety
+/// `addr..addr + len` must be such a region, with no reference into it.
+pub unsafe fn unmap_region(addr: usize, len: usize) -> Result<(), Errno> {
+    // SAFETY: by the caller's guarantee.
+    unsafe { munmap(addr as *mut c_void, len) }
+}
+
+/// Copies `count` bytes from the host address `src` (anything a C caller
+/// passed) into a pool file at `offset`: the kernel reads `src`, so an
+/// address the caller may not read is `EFAULT`, never a crash.
+pub fn write_from_host(
+    fd: BorrowedFd<'_>,
+    offset: u64,
+    src: usize,
+    count: usize,
+) -> Result<(), Errno> {
+    let mut done = 0;
+    while done < count {
+        // SAFETY: `pwrite` reads the source range in the kernel, which
+        // checks it; nothing in this process dereferences `src`.
+        let n = unsafe {
+            libc::pwrite(
+                fd.as_raw_fd(),
+                (src + done) as *const c_void,
+                count - done,
+                (offset + done as u64) as libc::off_t,
+            )
+        };
+        match n {
+            n if n > 0 => done += n as usize,
+            0 => return Err(Errno::IO),
+            _ => {
+                let e = Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(Errno::IO);
+                if e != Errno::INTR {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies `count` bytes from a pool file at `offset` to the host address
+/// `dst`: the kernel writes `dst`, so an address the caller may not write is
+/// `EFAULT`, never a crash.
+pub fn read_to_host(
+    fd: BorrowedFd<'_>,
+    offset: u64,
+    dst: usize,
+    count: usize,
+) -> Result<(), Errno> {
+    let mut done = 0;
+    while done < count {
+        // SAFETY: `pread` writes the destination in the kernel, which checks
+        // it; nothing in this process dereferences `dst`.
+        let n = unsafe {
+            libc::pread(
+                fd.as_raw_fd(),
+                (dst + done) as *mut c_void,
+                count - done,
+                (offset + done as u64) as libc::off_t,
+            )
+        };
+        match n {
+            n if n > 0 => done += n as usize,
+            // Reading a sparse file never ends early inside its size.
+            0 => return Err(Errno::IO),
+            _ => {
+                let e = Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(Errno::IO);
+                if e != Errno::INTR {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies `count` bytes between two host addresses a C caller passed,
+/// letting the kernel check both (`process_vm_readv` on this process, or,
+/// where that call is missing, as under qemu-user, through `scratch`).
+pub fn copy_host_to_host(
+    dst: usize,
+    src: usize,
+    count: usize,
+    scratch: &OwnedFd,
+) -> Result<(), Errno> {
+    let local = libc::iovec {
+        iov_base: dst as *mut c_void,
+        iov_len: count,
+    };
+    let remote = libc::iovec {
+        iov_base: src as *mut c_void,
+        iov_len: count,
+    };
+    // SAFETY: the kernel reads `remote` and writes `local`, checking both;
+    // the iovecs are live locals.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    if n == count as isize {
+        return Ok(());
+    }
+    let e = Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(Errno::IO);
+    if n >= 0 || e != Errno::NOSYS {
+        return Err(if n >= 0 { Errno::FAULT } else { e });
+    }
+    // Chunked through a scratch file: each half is checked by the kernel.
+    const CHUNK: usize = 1 << 20;
+    let mut done = 0;
+    while done < count {
+        let n = CHUNK.min(count - done);
+        write_from_host(scratch.as_fd(), 0, src + done, n)?;
+        read_to_host(scratch.as_fd(), 0, dst + done, n)?;
+        done += n;
+    }
+    Ok(())
+}
+
+/// Fills `count` bytes at the host address `dst` with `value`, letting the
+/// kernel check the destination (through `scratch`, which holds a page of
+/// the value).
+pub fn fill_host(dst: usize, value: u8, count: usize, scratch: &OwnedFd) -> Result<(), Errno> {
+    const CHUNK: usize = 1 << 20;
+    let pattern = vec![value; CHUNK.min(count)];
+    let mut done = 0;
+    write_from_host(scratch.as_fd(), 0, pattern.as_ptr() as usize, pattern.len())?;
+    while done < count {
+        let n = CHUNK.min(count - done);
+        read_to_host(scratch.as_fd(), 0, dst + done, n)?;
+        done += n;
+    }
+    Ok(())
+}
+
+/// Takes the write lock on byte `index` of `fd` as an open-file-description
+/// lock: it lives exactly as long as this open file (so as long as the
+/// process, or until it closes the descriptor) and no longer. `Ok(false)`
+/// if another open file holds it.
+pub fn lock_byte(fd: BorrowedFd<'_>, index: u64) -> Result<bool, Errno> {
+    let mut fl = flock_of(libc::F_WRLCK, index);
+    // SAFETY: F_OFD_SETLK takes a pointer to a live, initialised `flock`.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_OFD_SETLK, &mut fl) };
+    if r == 0 {
+        return Ok(true);
+    }
+    match Errno::from_io_error(&io::Error::last_os_error()) {
+        Some(Errno::AGAIN) | Some(Errno::ACCESS) => Ok(false),
+        Some(e) => Err(e),
+        None => Err(Errno::IO),
+    }
+}
+
+/// Whether an open file other than `fd`'s holds the lock on byte `index`
+/// (the probe itself takes nothing).
+pub fn byte_locked_elsewhere(fd: BorrowedFd<'_>, index: u64) -> Result<bool, Errno> {
+    let mut fl = flock_of(libc::F_WRLCK, index);
+    // SAFETY: F_OFD_GETLK takes a pointer to a live, initialised `flock` and
+    // writes the conflicting lock, if any, into it.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_OFD_GETLK, &mut fl) };
+    if r != 0 {
+        return Err(Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(Errno::IO));
+    }
+    Ok(fl.l_type != libc::F_UNLCK as libc::c_short)
+}
+
+fn flock_of(kind: libc::c_int, index: u64) -> libc::flock {
+    // SAFETY: `flock` is a plain C struct for which all-zero bytes is a
+    // valid value; every field the call reads is set below.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = kind as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    fl.l_start = index as libc::off_t;
+    fl.l_len = 1;
+    // OFD locks require l_pid 0.
+    fl.l_pid = 0;
+    fl
+}
+
+/// The `vm.max_map_count` limit, or the kernel's default when it cannot be
+/// read.
+pub fn max_map_count() -> usize {
+    std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(65_530)
+}
+
+/// Random bytes from the kernel, or a time-and-pid mix where `getrandom` is
+/// unavailable (the values only make forged handles unlikely).
+pub fn random_u64() -> u64 {
+    let mut buf = [0u8; 8];
+    match rustix::rand::getrandom(&mut buf, rustix::rand::GetRandomFlags::NONBLOCK) {
+        Ok(8) => u64::from_ne_bytes(buf),
+        _ => {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            t ^ (u64::from(std::process::id()) << 32) ^ 0x9e37_79b9_7f4a_7c15
+        }
+    }
+}
+
+/// The calling process's id, as the kernel knows it.
+pub fn pid() -> i32 {
+    rustix::process::getpid().as_raw_nonzero().get()
 }

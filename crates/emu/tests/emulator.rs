@@ -5,6 +5,7 @@ use std::num::{NonZeroU64, NonZeroUsize};
 use aclmem_core::{
     AclError, GIB, GranularityOption, Location, MIB, MemAttr, Product, RawPhysicalMemProp, RunMode,
 };
+use aclmem_emu::errors::Situation;
 use aclmem_emu::{EmuConfig, Emulator, MemKind, Op, PoolId};
 use aclmem_hal::{
     DeviceInfo, EXPORT_FLAG_DEFAULT, EXPORT_FLAG_DISABLE_PID_VALIDATION, PhysicalAllocator,
@@ -133,8 +134,9 @@ fn every_call_is_207000_on_atlas_200i_a2_in_rc_form() {
         ns
     );
     assert_eq!(emu.malloc_physical(2 * MIB, &p, 0).map(|_| ()), ns);
-    // Even calls with bad arguments: the API does not exist in RC form.
-    assert_eq!(emu.malloc_physical(0, &p, 7).map(|_| ()), ns);
+    // The ACL layer checks arguments before the runtime learns that the API
+    // does not exist in RC form.
+    assert_eq!(emu.malloc_physical(0, &p, 7).map(|_| ()), Err(INVALID));
     assert_eq!(emu.free_physical(h), ns);
     assert_eq!(emu.reserve(2 * MIB, 0, None, 0).map(|_| ()), ns);
     assert_eq!(emu.release(va), ns);
@@ -146,7 +148,8 @@ fn every_call_is_207000_on_atlas_200i_a2_in_rc_form() {
         emu.import(aclmem_hal::ShareableHandle(1), 0).map(|_| ()),
         ns
     );
-    assert_eq!(emu.mem_info(MemAttr::HbmMem, 0).map(|_| ()), ns);
+    // Calls outside the physical-memory family work in RC form too.
+    assert_eq!(emu.mem_info(MemAttr::HbmMem, 0), Ok((8 * GIB, 8 * GIB)));
     // And on Atlas 200/300/500 inference products.
     let legacy = Emulator::preset(Product::Atlas200_300_500);
     assert_eq!(legacy.malloc_physical(2 * MIB, &p, 0).map(|_| ()), ns);
@@ -166,12 +169,12 @@ fn bad_arguments_are_100000() {
     assert_eq!(emu.malloc_physical(0, &p, 0), Err(INVALID), "size 0");
     assert_eq!(
         emu.malloc_physical(3 * MIB, &p, 0),
-        Err(INVALID),
+        Err(Situation::UnalignedSize.code()),
         "unaligned size"
     );
     assert_eq!(
         emu.malloc_physical(2 * MIB, &dev(MemAttr::MemHuge1G), 0),
-        Err(INVALID),
+        Err(Situation::UnalignedSize.code()),
         "unaligned 1G size"
     );
     assert_eq!(
@@ -218,16 +221,20 @@ fn bad_arguments_are_100000() {
     let va = emu.reserve(16 * MIB, 0, None, 1).unwrap(); // flags 1 is accepted
     assert_eq!(
         emu.map(va, 4 * MIB, 2 * MIB, h, 0),
-        Err(INVALID),
+        Err(Situation::MapOffset.code()),
         "map offset != 0"
     );
-    assert_eq!(emu.map(va, 2 * MIB, 0, h, 0), Err(INVALID), "partial map");
+    assert_eq!(
+        emu.map(va, 2 * MIB, 0, h, 0),
+        Err(Situation::PartialMap.code()),
+        "partial map"
+    );
     assert_eq!(emu.map(va, 0, 0, h, 0), Err(INVALID), "map size 0");
     assert_eq!(emu.map(va, 4 * MIB, 0, h, 1), Err(INVALID), "map flags");
     let end = va.checked_add(14 * MIB).unwrap();
     assert_eq!(
         emu.map(end, 4 * MIB, 0, h, 0),
-        Err(INVALID),
+        Err(Situation::OutsideReservation.code()),
         "past the reservation"
     );
     // Nothing above left a trace.
@@ -305,7 +312,7 @@ fn stale_double_freed_and_forged_handles_are_errors() {
         );
     }
     // Another process's handle is not this process's.
-    let other = emu.spawn_process();
+    let other = emu.spawn_process().unwrap();
     assert_eq!(other.free_physical(h2), Err(AclError::RT_INVALID_HANDLE));
     emu.free_physical(h2).unwrap();
     emu.release(va).unwrap();
@@ -420,7 +427,7 @@ fn fault_injection_fails_the_nth_call_only() {
 #[test]
 fn export_and_import_between_processes_share_memory() {
     let a = Emulator::preset(Product::AtlasA2);
-    let b = a.spawn_process();
+    let b = a.spawn_process().unwrap();
     let h = small(&a, 1).unwrap();
     let sh = a.export(h, EXPORT_FLAG_DEFAULT).unwrap();
     assert_eq!(
@@ -484,7 +491,7 @@ fn export_and_import_between_processes_share_memory() {
     // Without pid validation anyone may import; host memory cannot be exported.
     let h = small(&a, 1).unwrap();
     let sh = a.export(h, EXPORT_FLAG_DISABLE_PID_VALIDATION).unwrap();
-    let c = a.spawn_process();
+    let c = a.spawn_process().unwrap();
     let hc = c.import(sh, 0).unwrap();
     c.free_physical(hc).unwrap();
     assert_eq!(a.export(h, 2).map(|_| ()), Err(AclError::RT_PARAM_INVALID));
@@ -502,7 +509,7 @@ fn export_and_import_between_processes_share_memory() {
 #[test]
 fn one_reservation_one_device_one_origin() {
     let a = Emulator::preset(Product::AtlasA2);
-    let b = a.spawn_process();
+    let b = a.spawn_process().unwrap();
     let h0 = small(&b, 1).unwrap();
     let h1 = b
         .malloc_physical(2 * MIB, &prop(Location::Device, 1, MemAttr::HbmMemHuge), 0)
@@ -512,7 +519,7 @@ fn one_reservation_one_device_one_origin() {
     let second = va.checked_add(2 * MIB).unwrap();
     assert_eq!(
         b.map(second, 2 * MIB, 0, h1, 0),
-        Err(INVALID),
+        Err(Situation::MixedReservation.code()),
         "two devices"
     );
     let ha = small(&a, 1).unwrap();
@@ -520,7 +527,7 @@ fn one_reservation_one_device_one_origin() {
     let imported = b.import(sh, 0).unwrap();
     assert_eq!(
         b.map(second, 2 * MIB, 0, imported, 0),
-        Err(INVALID),
+        Err(Situation::MixedReservation.code()),
         "local and imported"
     );
     b.unmap(va).unwrap();
@@ -556,17 +563,36 @@ fn expected_addresses() {
         Err(AclError::RT_PARAM_INVALID)
     );
     emu.release(got).unwrap();
+    // Atlas 350 accepts only NULL; so does every release before 8.5.
     let atlas350 = Emulator::preset(Product::Atlas350);
     assert_eq!(
         atlas350.reserve(4 * MIB, 0, Some(want), 0).map(|_| ()),
-        Err(AclError::RT_FEATURE_NOT_SUPPORT)
+        Err(Situation::ExpectedAddress.code())
     );
+    let mut config = EmuConfig::preset(Product::AtlasA2);
+    config.cann = aclmem_core::CannVersion::V8_3;
+    let old = Emulator::new(config.clone()).unwrap();
+    assert_eq!(
+        old.reserve(4 * MIB, 0, Some(want), 0).map(|_| ()),
+        Err(Situation::ExpectedAddress.code())
+    );
+    // 8.5: any free address aligned to 1 GiB.
+    config.cann = aclmem_core::CannVersion::V8_5;
+    let v85 = Emulator::new(config).unwrap();
+    assert_eq!(
+        v85.reserve(4 * MIB, 0, Some(unaligned), 0).map(|_| ()),
+        Err(Situation::ExpectedAddress.code())
+    );
+    let aligned = VirtAddr(NonZeroUsize::new(19 << 40).unwrap());
+    let got = v85.reserve(4 * MIB, 0, Some(aligned), 0).unwrap();
+    assert_eq!(got, aligned);
+    v85.release(got).unwrap();
 }
 
 #[test]
 fn process_exit_tears_everything_down() {
     let a = Emulator::preset(Product::AtlasA2);
-    let b = a.spawn_process();
+    let b = a.spawn_process().unwrap();
     let h = small(&b, 2).unwrap();
     let va = b.reserve(4 * MIB, 0, None, 0).unwrap();
     b.map(va, 4 * MIB, 0, h, 0).unwrap();

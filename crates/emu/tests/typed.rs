@@ -214,7 +214,7 @@ fn one_location_per_reservation() {
 #[test]
 fn export_import_through_the_typed_api() {
     let machine = Emulator::preset(Product::AtlasA2);
-    let other = machine.spawn_process();
+    let other = machine.spawn_process().unwrap();
     let exporter = Session::<_, AtlasA2>::new(&machine).unwrap();
     let importer = Session::<_, AtlasA2>::new(&other).unwrap();
 

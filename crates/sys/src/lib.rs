@@ -50,24 +50,60 @@ macro_rules! with_acl_functions {
             aclFinalize: aclFinalize_t = Required;
             aclrtSetDevice: aclrtSetDevice_t = Required;
             aclrtResetDevice: aclrtResetDevice_t = Required;
+            aclrtResetDeviceForce: aclrtResetDeviceForce_t = Optional;
             aclrtGetDevice: aclrtGetDevice_t = Required;
             aclrtGetDeviceCount: aclrtGetDeviceCount_t = Required;
             aclrtGetRunMode: aclrtGetRunMode_t = Required;
             aclrtGetSocName: aclrtGetSocName_t = Required;
+            aclrtGetVersion: aclrtGetVersion_t = Optional;
+            aclsysGetCANNVersion: aclsysGetCANNVersion_t = Optional;
+            aclrtSynchronizeDevice: aclrtSynchronizeDevice_t = Optional;
+            aclrtSynchronizeDeviceWithTimeout: aclrtSynchronizeDeviceWithTimeout_t = Optional;
+            aclrtCreateContext: aclrtCreateContext_t = Optional;
+            aclrtDestroyContext: aclrtDestroyContext_t = Optional;
+            aclrtSetCurrentContext: aclrtSetCurrentContext_t = Optional;
+            aclrtGetCurrentContext: aclrtGetCurrentContext_t = Optional;
+            aclrtCreateStream: aclrtCreateStream_t = Optional;
+            aclrtDestroyStream: aclrtDestroyStream_t = Optional;
+            aclrtDestroyStreamForce: aclrtDestroyStreamForce_t = Optional;
+            aclrtSynchronizeStream: aclrtSynchronizeStream_t = Optional;
+            aclrtSynchronizeStreamWithTimeout: aclrtSynchronizeStreamWithTimeout_t = Optional;
+            aclrtDeviceCanAccessPeer: aclrtDeviceCanAccessPeer_t = Optional;
+            aclrtDeviceEnablePeerAccess: aclrtDeviceEnablePeerAccess_t = Optional;
+            aclrtDeviceDisablePeerAccess: aclrtDeviceDisablePeerAccess_t = Optional;
+            aclrtGetMemInfo: aclrtGetMemInfo_t = Optional;
+            aclrtMalloc: aclrtMalloc_t = Optional;
+            aclrtMallocAlign32: aclrtMallocAlign32_t = Optional;
+            aclrtFree: aclrtFree_t = Optional;
+            aclrtMallocHost: aclrtMallocHost_t = Optional;
+            aclrtFreeHost: aclrtFreeHost_t = Optional;
+            aclrtMemcpy: aclrtMemcpy_t = Optional;
+            aclrtMemcpyAsync: aclrtMemcpyAsync_t = Optional;
+            aclrtMemset: aclrtMemset_t = Optional;
             aclrtMallocPhysical: aclrtMallocPhysical_t = Required;
             aclrtFreePhysical: aclrtFreePhysical_t = Required;
+            aclrtMemGetAllocationGranularity: aclrtMemGetAllocationGranularity_t = Optional;
             aclrtReserveMemAddress: aclrtReserveMemAddress_t = Required;
             aclrtReleaseMemAddress: aclrtReleaseMemAddress_t = Required;
             aclrtMapMem: aclrtMapMem_t = Required;
             aclrtUnmapMem: aclrtUnmapMem_t = Required;
-            aclrtGetMemInfo: aclrtGetMemInfo_t = Optional;
-            aclrtMemGetAllocationGranularity: aclrtMemGetAllocationGranularity_t = Optional;
+            aclrtMemSetAccess: aclrtMemSetAccess_t = Optional;
+            aclrtMemGetAccess: aclrtMemGetAccess_t = Optional;
+            aclrtMemGetAddressRange: aclrtMemGetAddressRange_t = Optional;
+            aclrtMemRetainAllocationHandle: aclrtMemRetainAllocationHandle_t = Optional;
+            aclrtMemGetAllocationPropertiesFromHandle: aclrtMemGetAllocationPropertiesFromHandle_t = Optional;
+            aclrtPointerGetAttributes: aclrtPointerGetAttributes_t = Optional;
             aclrtMemExportToShareableHandle: aclrtMemExportToShareableHandle_t = Optional;
             aclrtMemSetPidToShareableHandle: aclrtMemSetPidToShareableHandle_t = Optional;
             aclrtMemImportFromShareableHandle: aclrtMemImportFromShareableHandle_t = Optional;
+            aclrtMemExportToShareableHandleV2: aclrtMemExportToShareableHandleV2_t = Optional;
+            aclrtMemSetPidToShareableHandleV2: aclrtMemSetPidToShareableHandleV2_t = Optional;
+            aclrtMemImportFromShareableHandleV2: aclrtMemImportFromShareableHandleV2_t = Optional;
             aclrtDeviceGetBareTgid: aclrtDeviceGetBareTgid_t = Optional;
-            aclrtGetVersion: aclrtGetVersion_t = Optional;
-            aclsysGetCANNVersion: aclsysGetCANNVersion_t = Optional;
+            aclrtIpcMemGetExportKey: aclrtIpcMemGetExportKey_t = Optional;
+            aclrtIpcMemSetImportPid: aclrtIpcMemSetImportPid_t = Optional;
+            aclrtIpcMemImportByKey: aclrtIpcMemImportByKey_t = Optional;
+            aclrtIpcMemClose: aclrtIpcMemClose_t = Optional;
         }
     };
 }
@@ -77,6 +113,25 @@ macro_rules! function_table {
         /// Every ACL function the project knows, with its policy, in the
         /// order of [`with_acl_functions!`].
         pub const FUNCTIONS: &[(&str, Policy)] = &[$((stringify!($name), Policy::$policy)),*];
+
+        /// One pointer per ACL function (`None` where a library lacks it):
+        /// what code written against ACL calls, from whichever library
+        /// provides it (the real one through `aclmem-driver`, the emulated
+        /// one linked in).
+        #[derive(Clone, Copy)]
+        pub struct AclFunctions {
+            $(
+                #[doc = concat!("`", stringify!($name), "`.")]
+                pub $name: Option<$ty>,
+            )*
+        }
+
+        impl core::fmt::Debug for AclFunctions {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                let present = [$(self.$name.is_some()),*].iter().filter(|p| **p).count();
+                write!(f, "AclFunctions({present} of {} present)", FUNCTIONS.len())
+            }
+        }
     };
 }
 with_acl_functions!(function_table);
@@ -240,6 +295,138 @@ pub type aclrtGetMemInfo_t =
     unsafe extern "C" fn(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError;
 pub type aclrtGetSocName_t = unsafe extern "C" fn() -> *const c_char;
 
+// --- runtime surface: devices, contexts, streams ----------------------------
+pub type aclrtContext = *mut c_void;
+pub type aclrtStream = *mut c_void;
+pub type aclrtMemMallocPolicy = u32;
+pub type aclrtMemcpyKind = u32;
+
+pub const ACL_MEM_MALLOC_HUGE_FIRST: aclrtMemMallocPolicy = 0;
+pub const ACL_MEM_MALLOC_HUGE_ONLY: aclrtMemMallocPolicy = 1;
+pub const ACL_MEM_MALLOC_NORMAL_ONLY: aclrtMemMallocPolicy = 2;
+pub const ACL_MEM_MALLOC_HUGE_FIRST_P2P: aclrtMemMallocPolicy = 3;
+pub const ACL_MEM_MALLOC_HUGE_ONLY_P2P: aclrtMemMallocPolicy = 4;
+pub const ACL_MEM_MALLOC_NORMAL_ONLY_P2P: aclrtMemMallocPolicy = 5;
+pub const ACL_MEM_MALLOC_HUGE1G_ONLY: aclrtMemMallocPolicy = 6;
+pub const ACL_MEM_MALLOC_HUGE1G_ONLY_P2P: aclrtMemMallocPolicy = 7;
+
+pub const ACL_MEMCPY_HOST_TO_HOST: aclrtMemcpyKind = 0;
+pub const ACL_MEMCPY_HOST_TO_DEVICE: aclrtMemcpyKind = 1;
+pub const ACL_MEMCPY_DEVICE_TO_HOST: aclrtMemcpyKind = 2;
+pub const ACL_MEMCPY_DEVICE_TO_DEVICE: aclrtMemcpyKind = 3;
+pub const ACL_MEMCPY_DEFAULT: aclrtMemcpyKind = 4;
+pub const ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: aclrtMemcpyKind = 5;
+pub const ACL_MEMCPY_INNER_DEVICE_TO_DEVICE: aclrtMemcpyKind = 6;
+pub const ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: aclrtMemcpyKind = 7;
+
+pub const ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT: u64 = 0x0;
+pub const ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION: u64 = 0x1;
+pub const ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT: u64 = 0x0;
+pub const ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS: u64 = 0x1;
+/// The documented length of an IPC key buffer.
+pub const ACL_IPC_KEY_LEN: usize = 65;
+
+/// `aclrtPtrAttributes`: `{ aclrtMemLocation location; uint32_t pageSize;
+/// uint32_t rsv[4]; }`, 28 bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct aclrtPtrAttributes {
+    pub location: aclrtMemLocation,
+    pub pageSize: u32,
+    pub rsv: [u32; 4],
+}
+
+pub type aclrtSynchronizeDevice_t = unsafe extern "C" fn() -> aclError;
+pub type aclrtSynchronizeDeviceWithTimeout_t = unsafe extern "C" fn(timeout: i32) -> aclError;
+pub type aclrtResetDeviceForce_t = unsafe extern "C" fn(device_id: i32) -> aclError;
+pub type aclrtCreateContext_t =
+    unsafe extern "C" fn(context: *mut aclrtContext, device_id: i32) -> aclError;
+pub type aclrtDestroyContext_t = unsafe extern "C" fn(context: aclrtContext) -> aclError;
+pub type aclrtSetCurrentContext_t = unsafe extern "C" fn(context: aclrtContext) -> aclError;
+pub type aclrtGetCurrentContext_t = unsafe extern "C" fn(context: *mut aclrtContext) -> aclError;
+pub type aclrtCreateStream_t = unsafe extern "C" fn(stream: *mut aclrtStream) -> aclError;
+pub type aclrtDestroyStream_t = unsafe extern "C" fn(stream: aclrtStream) -> aclError;
+pub type aclrtDestroyStreamForce_t = unsafe extern "C" fn(stream: aclrtStream) -> aclError;
+pub type aclrtSynchronizeStream_t = unsafe extern "C" fn(stream: aclrtStream) -> aclError;
+pub type aclrtSynchronizeStreamWithTimeout_t =
+    unsafe extern "C" fn(stream: aclrtStream, timeout: i32) -> aclError;
+pub type aclrtDeviceCanAccessPeer_t = unsafe extern "C" fn(
+    can_access_peer: *mut i32,
+    device_id: i32,
+    peer_device_id: i32,
+) -> aclError;
+pub type aclrtDeviceEnablePeerAccess_t =
+    unsafe extern "C" fn(peer_device_id: i32, flags: u32) -> aclError;
+pub type aclrtDeviceDisablePeerAccess_t = unsafe extern "C" fn(peer_device_id: i32) -> aclError;
+
+// --- runtime surface: plain memory and copies ---------------------------------
+pub type aclrtMalloc_t = unsafe extern "C" fn(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: aclrtMemMallocPolicy,
+) -> aclError;
+pub type aclrtMallocAlign32_t = aclrtMalloc_t;
+pub type aclrtFree_t = unsafe extern "C" fn(dev_ptr: *mut c_void) -> aclError;
+pub type aclrtMallocHost_t =
+    unsafe extern "C" fn(host_ptr: *mut *mut c_void, size: usize) -> aclError;
+pub type aclrtFreeHost_t = unsafe extern "C" fn(host_ptr: *mut c_void) -> aclError;
+pub type aclrtMemcpy_t = unsafe extern "C" fn(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: aclrtMemcpyKind,
+) -> aclError;
+pub type aclrtMemcpyAsync_t = unsafe extern "C" fn(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: aclrtMemcpyKind,
+    stream: aclrtStream,
+) -> aclError;
+pub type aclrtMemset_t = unsafe extern "C" fn(
+    dev_ptr: *mut c_void,
+    max_count: usize,
+    value: i32,
+    count: usize,
+) -> aclError;
+
+// --- runtime surface: introspection and access ----------------------------------
+pub type aclrtMemSetAccess_t = unsafe extern "C" fn(
+    vir_ptr: *mut c_void,
+    size: usize,
+    desc: *mut aclrtMemAccessDesc,
+    count: usize,
+) -> aclError;
+pub type aclrtMemGetAccess_t = unsafe extern "C" fn(
+    vir_ptr: *mut c_void,
+    location: *mut aclrtMemLocation,
+    flag: *mut u64,
+) -> aclError;
+pub type aclrtMemGetAddressRange_t =
+    unsafe extern "C" fn(ptr: *mut c_void, pbase: *mut *mut c_void, psize: *mut usize) -> aclError;
+pub type aclrtMemRetainAllocationHandle_t =
+    unsafe extern "C" fn(vir_ptr: *mut c_void, handle: *mut aclrtDrvMemHandle) -> aclError;
+pub type aclrtMemGetAllocationPropertiesFromHandle_t =
+    unsafe extern "C" fn(handle: aclrtDrvMemHandle, prop: *mut aclrtPhysicalMemProp) -> aclError;
+pub type aclrtPointerGetAttributes_t =
+    unsafe extern "C" fn(ptr: *const c_void, attributes: *mut aclrtPtrAttributes) -> aclError;
+
+// --- legacy IPC of aclrtMalloc memory ------------------------------------------
+pub type aclrtIpcMemGetExportKey_t = unsafe extern "C" fn(
+    dev_ptr: *mut c_void,
+    size: usize,
+    key: *mut c_char,
+    len: usize,
+    flags: u64,
+) -> aclError;
+pub type aclrtIpcMemSetImportPid_t =
+    unsafe extern "C" fn(key: *const c_char, pid: *mut i32, num: usize) -> aclError;
+pub type aclrtIpcMemImportByKey_t =
+    unsafe extern "C" fn(dev_ptr: *mut *mut c_void, key: *const c_char, flags: u64) -> aclError;
+pub type aclrtIpcMemClose_t = unsafe extern "C" fn(key: *const c_char) -> aclError;
+
 // --- 1.5 versions ------------------------------------------------------------
 pub type aclCANNPackageName = u32;
 pub const ACL_PKG_NAME_CANN: aclCANNPackageName = 0;
@@ -309,6 +496,8 @@ mod tests {
         assert_eq!(size_of::<aclrtMemFabricHandle>(), 128);
         assert_eq!(size_of::<aclrtDrvMemHandle>(), size_of::<usize>());
         assert_eq!(size_of::<aclCANNPackageVersion>(), 512);
+        assert_eq!(size_of::<aclrtPtrAttributes>(), 28);
+        assert_eq!(offset_of!(aclrtPtrAttributes, pageSize), 8);
     }
 
     #[test]

@@ -1,0 +1,437 @@
+//! Initialisation, devices, contexts, streams, synchronisation, versions.
+
+use std::ffi::c_char;
+use std::ptr;
+
+use aclmem_core::AclError;
+use aclmem_emu::args;
+use aclmem_emu::errors::Situation;
+use aclmem_sys::{aclCANNPackageVersion, aclrtContext, aclrtStream};
+
+use crate::state::{self, DEFAULT_CONTEXT, Global, with_global};
+use crate::{AclErrorCode, cptr, guard};
+
+fn device_id(g: &Global, device: i32) -> Result<u32, AclError> {
+    u32::try_from(device)
+        .ok()
+        .filter(|d| *d < g.emu.config().devices)
+        .ok_or(AclError::RT_INVALID_DEVICEID)
+}
+
+/// `aclError aclInit(const char *configPath)`. `configPath` may be NULL; a
+/// path is accepted and not read (the emulator reads its environment: see
+/// the crate docs). Joins the machine `ACLMEM_EMU_MACHINE` names.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclInit(_config_path: *const c_char) -> AclErrorCode {
+    guard(state::init)
+}
+
+/// `aclError aclFinalize()`: this process leaves the machine; everything it
+/// still holds is released, as at exit.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclFinalize() -> AclErrorCode {
+    guard(state::finalize)
+}
+
+/// `aclError aclrtSetDevice(int32_t deviceId)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtSetDevice(device_id_: i32) -> AclErrorCode {
+    guard(|| {
+        with_global(|g| {
+            let d = device_id(g, device_id_)?;
+            let mut refs = g.device_refs.lock().unwrap_or_else(|p| p.into_inner());
+            refs[d as usize] = refs[d as usize].saturating_add(1);
+            state::set_current(g, d, 0);
+            Ok(())
+        })
+    })
+}
+
+fn reset(device: i32, force: bool) -> Result<(), AclError> {
+    with_global(|g| {
+        let d = device_id(g, device)?;
+        let mut refs = g.device_refs.lock().unwrap_or_else(|p| p.into_inner());
+        let r = &mut refs[d as usize];
+        *r = if force { 0 } else { r.saturating_sub(1) };
+        if *r == 0 {
+            // The default context and its streams go with the last reset.
+            g.emu.reset_device(d);
+        }
+        state::clear_current(g, Some(d));
+        Ok(())
+    })
+}
+
+/// `aclError aclrtResetDevice(int32_t deviceId)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtResetDevice(device_id: i32) -> AclErrorCode {
+    guard(|| reset(device_id, false))
+}
+
+/// `aclError aclrtResetDeviceForce(int32_t deviceId)`: as many resets as it
+/// takes.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtResetDeviceForce(device_id: i32) -> AclErrorCode {
+    guard(|| reset(device_id, true))
+}
+
+/// `aclError aclrtGetDevice(int32_t *deviceId)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetDevice(device_id: *mut i32) -> AclErrorCode {
+    guard(|| {
+        if device_id.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let d = with_global(state::current_device)?;
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(device_id, d as i32) }
+    })
+}
+
+/// `aclError aclrtGetDeviceCount(uint32_t *count)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetDeviceCount(count: *mut u32) -> AclErrorCode {
+    guard(|| {
+        if count.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let n = with_global(|g| Ok(g.emu.config().devices))?;
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(count, n) }
+    })
+}
+
+/// `const char *aclrtGetSocName()`: NULL before `aclInit`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtGetSocName() -> *const c_char {
+    std::panic::catch_unwind(|| with_global(|g| Ok(g.soc.as_ptr())).unwrap_or(ptr::null()))
+        .unwrap_or(ptr::null())
+}
+
+/// `aclError aclrtGetRunMode(aclrtRunMode *runMode)`: `ACL_HOST` (1) or
+/// `ACL_DEVICE` (0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetRunMode(run_mode: *mut u32) -> AclErrorCode {
+    guard(|| {
+        if run_mode.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let m = with_global(|g| Ok(g.emu.config().run_mode.to_acl_run_mode()))?;
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(run_mode, m) }
+    })
+}
+
+/// `aclError aclrtGetVersion(int32_t *major, int32_t *minor, int32_t
+/// *patch)`: the ACL interface version of the emulated CANN release.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetVersion(
+    major: *mut i32,
+    minor: *mut i32,
+    patch: *mut i32,
+) -> AclErrorCode {
+    guard(|| {
+        if major.is_null() || minor.is_null() || patch.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let (a, b, c) = with_global(|g| Ok(g.emu.config().cann.acl_interface()))?;
+        // SAFETY: the C caller's out parameters.
+        unsafe {
+            cptr::write(major, a)?;
+            cptr::write(minor, b)?;
+            cptr::write(patch, c)
+        }
+    })
+}
+
+/// Copies `text` into a C `char` array, NUL-terminated (truncated to fit).
+fn fill(field: &mut [c_char], text: &str) {
+    field.fill(0);
+    let room = field.len().saturating_sub(1);
+    for (dst, src) in field.iter_mut().zip(text.bytes().take(room)) {
+        *dst = src as c_char;
+    }
+}
+
+/// `aclError aclsysGetCANNVersion(aclCANNPackageName name,
+/// aclCANNPackageVersion *version)`: the emulated release for the CANN and
+/// runtime packages; any other package is "not installed"
+/// (`ACL_ERROR_INVALID_FILE`, 100003); an unknown name is 100000.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclsysGetCANNVersion(
+    name: u32,
+    version: *mut aclCANNPackageVersion,
+) -> AclErrorCode {
+    guard(|| {
+        if version.is_null() || name > aclmem_sys::ACL_PKG_NAME_DRIVER {
+            return Err(AclError::INVALID_PARAM);
+        }
+        if !matches!(
+            name,
+            aclmem_sys::ACL_PKG_NAME_CANN | aclmem_sys::ACL_PKG_NAME_RUNTIME
+        ) {
+            return Err(AclError::INVALID_FILE);
+        }
+        let release = with_global(|g| Ok(g.emu.config().cann.release()))?;
+        let mut out = aclCANNPackageVersion::default();
+        fill(&mut out.version, release);
+        let mut parts = release.split('.').chain(std::iter::repeat("0"));
+        for field in [
+            &mut out.majorVersion,
+            &mut out.minorVersion,
+            &mut out.releaseVersion,
+            &mut out.patchVersion,
+        ] {
+            fill(field, parts.next().unwrap_or("0"));
+        }
+        // SAFETY: the C caller's out parameter (512 bytes).
+        unsafe { cptr::write(version, out) }
+    })
+}
+
+/// `aclError aclrtDeviceGetBareTgid(int32_t *pid)`: the process id to
+/// whitelist for sharing, as the kernel knows it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtDeviceGetBareTgid(pid: *mut i32) -> AclErrorCode {
+    guard(|| {
+        if pid.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let p = with_global(|g| Ok(g.emu.pid()))?;
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(pid, p) }
+    })
+}
+
+/// `aclError aclrtSynchronizeDevice(void)`: nothing runs asynchronously in
+/// the emulator (copies are synchronous), so there is nothing to wait for.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtSynchronizeDevice() -> AclErrorCode {
+    guard(|| with_global(|g| state::current_device(g).map(drop)))
+}
+
+/// `aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)`: -1
+/// waits forever, above waits that many milliseconds; below -1 is 107000.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtSynchronizeDeviceWithTimeout(timeout: i32) -> AclErrorCode {
+    guard(|| {
+        args::sync_timeout(timeout)?;
+        with_global(|g| state::current_device(g).map(drop))
+    })
+}
+
+/// `aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)`:
+/// makes a context on the device and makes it current on this thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCreateContext(
+    context: *mut aclrtContext,
+    device_id_: i32,
+) -> AclErrorCode {
+    guard(|| {
+        if context.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        with_global(|g| {
+            let d = device_id(g, device_id_)?;
+            let c = g.emu.create_context(d)?;
+            // SAFETY: the C caller's out parameter.
+            if let Err(e) = unsafe { cptr::write(context, c as usize as aclrtContext) } {
+                let _ = g.emu.destroy_context(c);
+                return Err(e);
+            }
+            state::set_current(g, d, c);
+            Ok(())
+        })
+    })
+}
+
+/// `aclError aclrtDestroyContext(aclrtContext context)`: only contexts made
+/// by `aclrtCreateContext` (the default context is 107000, as is an unknown
+/// one).
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtDestroyContext(context: aclrtContext) -> AclErrorCode {
+    guard(|| {
+        if context.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        with_global(|g| {
+            g.emu.destroy_context(context as usize as u64)?;
+            state::forget_context(g, context as usize as u64);
+            Ok(())
+        })
+    })
+}
+
+/// `aclError aclrtSetCurrentContext(aclrtContext context)`: the context's
+/// device becomes this thread's.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtSetCurrentContext(context: aclrtContext) -> AclErrorCode {
+    guard(|| {
+        if context.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        with_global(|g| {
+            let c = context as usize as u64;
+            let devices = u64::from(g.emu.config().devices);
+            if (DEFAULT_CONTEXT..DEFAULT_CONTEXT + devices).contains(&c) {
+                state::set_current(g, (c - DEFAULT_CONTEXT) as u32, 0);
+                return Ok(());
+            }
+            let d = g
+                .emu
+                .context_device(c)
+                .ok_or(Situation::BadContextOrStream.code())?;
+            state::set_current(g, d, c);
+            Ok(())
+        })
+    })
+}
+
+/// `aclError aclrtGetCurrentContext(aclrtContext *context)`: the context set
+/// on this thread, or the default context of its device; 107002 with none.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetCurrentContext(context: *mut aclrtContext) -> AclErrorCode {
+    guard(|| {
+        if context.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let c = with_global(state::current_context)?;
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(context, c as usize as aclrtContext) }
+    })
+}
+
+/// `aclError aclrtCreateStream(aclrtStream *stream)`: a stream on this
+/// thread's device. Streams execute at once (copies are synchronous).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCreateStream(stream: *mut aclrtStream) -> AclErrorCode {
+    guard(|| {
+        if stream.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        with_global(|g| {
+            let d = state::current_device(g)?;
+            let s = g.emu.create_stream(d)?;
+            // SAFETY: the C caller's out parameter.
+            if let Err(e) = unsafe { cptr::write(stream, s as usize as aclrtStream) } {
+                let _ = g.emu.destroy_stream(s);
+                return Err(e);
+            }
+            Ok(())
+        })
+    })
+}
+
+fn destroy_stream(stream: aclrtStream) -> Result<(), AclError> {
+    if stream.is_null() {
+        return Err(AclError::INVALID_PARAM);
+    }
+    with_global(|g| g.emu.destroy_stream(stream as usize as u64))
+}
+
+/// `aclError aclrtDestroyStream(aclrtStream stream)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtDestroyStream(stream: aclrtStream) -> AclErrorCode {
+    guard(|| destroy_stream(stream))
+}
+
+/// `aclError aclrtDestroyStreamForce(aclrtStream stream)`: as
+/// `aclrtDestroyStream` (nothing is ever pending).
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtDestroyStreamForce(stream: aclrtStream) -> AclErrorCode {
+    guard(|| destroy_stream(stream))
+}
+
+/// Whether `stream` is NULL (the default stream) or a live stream.
+pub(crate) fn check_stream(g: &Global, stream: aclrtStream) -> Result<(), AclError> {
+    if stream.is_null() || g.emu.stream_device(stream as usize as u64).is_some() {
+        Ok(())
+    } else {
+        Err(Situation::BadContextOrStream.code())
+    }
+}
+
+/// `aclError aclrtSynchronizeStream(aclrtStream stream)`: NULL is the
+/// default stream; nothing is ever pending.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtSynchronizeStream(stream: aclrtStream) -> AclErrorCode {
+    guard(|| {
+        with_global(|g| {
+            state::current_device(g)?;
+            check_stream(g, stream)
+        })
+    })
+}
+
+/// `aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t
+/// timeout)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtSynchronizeStreamWithTimeout(
+    stream: aclrtStream,
+    timeout: i32,
+) -> AclErrorCode {
+    guard(|| {
+        args::sync_timeout(timeout)?;
+        with_global(|g| {
+            state::current_device(g)?;
+            check_stream(g, stream)
+        })
+    })
+}
+
+/// `aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t
+/// deviceId, int32_t peerDeviceId)`: every pair of distinct devices of the
+/// emulated server can (1); a device with itself is 100000.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtDeviceCanAccessPeer(
+    can: *mut i32,
+    device: i32,
+    peer: i32,
+) -> AclErrorCode {
+    guard(|| {
+        if can.is_null() || device == peer {
+            return Err(AclError::INVALID_PARAM);
+        }
+        with_global(|g| {
+            device_id(g, device)?;
+            device_id(g, peer)?;
+            Ok(())
+        })?;
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(can, 1) }
+    })
+}
+
+/// `aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t
+/// flags)`: flags other than 0 are `ACL_ERROR_FEATURE_UNSUPPORTED`
+/// (200006); the current device itself is 100000. Access between devices
+/// is always possible in the emulator; this records nothing.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtDeviceEnablePeerAccess(peer: i32, flags: u32) -> AclErrorCode {
+    guard(|| {
+        if flags != 0 {
+            return Err(AclError::FEATURE_UNSUPPORTED);
+        }
+        with_global(|g| {
+            let d = state::current_device(g)?;
+            if peer == d as i32 {
+                return Err(AclError::INVALID_PARAM);
+            }
+            device_id(g, peer).map(drop)
+        })
+    })
+}
+
+/// `aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtDeviceDisablePeerAccess(peer: i32) -> AclErrorCode {
+    guard(|| {
+        with_global(|g| {
+            let d = state::current_device(g)?;
+            if peer == d as i32 {
+                return Err(AclError::INVALID_PARAM);
+            }
+            device_id(g, peer).map(drop)
+        })
+    })
+}

@@ -1,0 +1,541 @@
+//! Physical memory, virtual ranges, plain memory, copies and the
+//! introspection calls.
+//!
+//! Every function checks its arguments in the runtime's order (its own
+//! pointers, then [`aclmem_emu::args`]), then looks for the calling thread's
+//! device (107002 without one), then calls the emulator.
+
+use std::ffi::c_void;
+use std::num::{NonZeroU64, NonZeroUsize};
+
+use aclmem_core::{AclError, GranularityOption, RawMemLocation, RawPhysicalMemProp};
+use aclmem_emu::args;
+use aclmem_emu::errors::Situation;
+use aclmem_hal::{PhysicalAllocator, RawHandle, VirtAddr, VirtualMemory};
+use aclmem_sys::{aclrtDrvMemHandle, aclrtMemAccessDesc, aclrtPtrAttributes, aclrtStream};
+
+use crate::state::{self, with_global};
+use crate::{AclErrorCode, cptr, guard};
+
+fn raw_handle(h: aclrtDrvMemHandle) -> Result<RawHandle, AclError> {
+    NonZeroU64::new(h as usize as u64)
+        .map(RawHandle)
+        .ok_or(AclError::INVALID_PARAM)
+}
+
+/// The runtime layer's device-id check (107001), which precedes the
+/// context lookup.
+fn device_in_range(g: &state::Global, prop: &RawPhysicalMemProp) -> Result<(), AclError> {
+    if prop.location.type_ == aclmem_core::Location::Device.raw()
+        && prop.location.id >= g.emu.config().devices
+    {
+        return Err(AclError::RT_INVALID_DEVICEID);
+    }
+    Ok(())
+}
+
+fn virt(p: *mut c_void) -> Result<VirtAddr, AclError> {
+    NonZeroUsize::new(p as usize)
+        .map(VirtAddr)
+        .ok_or(AclError::INVALID_PARAM)
+}
+
+/// `aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t
+/// *total)` for the current device, machine-wide (what every process uses).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetMemInfo(
+    attr: u32,
+    free: *mut usize,
+    total: *mut usize,
+) -> AclErrorCode {
+    guard(|| {
+        if free.is_null() || total.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let attr = args::mem_info_attr(attr)?;
+        let (f, t) = with_global(|g| {
+            let d = state::current_device(g)?;
+            g.emu.mem_info(attr, d)
+        })?;
+        // SAFETY: the C caller's out parameters.
+        unsafe {
+            cptr::write(free, f)?;
+            cptr::write(total, t)
+        }
+    })
+}
+
+/// `aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
+/// const aclrtPhysicalMemProp *prop, uint64_t flags)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMallocPhysical(
+    handle: *mut aclrtDrvMemHandle,
+    size: usize,
+    prop: *const RawPhysicalMemProp,
+    flags: u64,
+) -> AclErrorCode {
+    guard(|| {
+        if handle.is_null() || prop.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        // SAFETY: plain C data; read through the kernel-checked path.
+        let prop = unsafe { cptr::read(prop)? };
+        args::malloc_physical(size, &prop, flags)?;
+        with_global(|g| {
+            device_in_range(g, &prop)?;
+            state::current_device(g)?;
+            let h = g.emu.malloc_physical(size, &prop, flags)?;
+            // SAFETY: the C caller's out parameter.
+            if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
+            {
+                let _ = g.emu.free_physical(h);
+                return Err(e);
+            }
+            Ok(())
+        })
+    })
+}
+
+/// `aclError aclrtFreePhysical(aclrtDrvMemHandle handle)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtFreePhysical(handle: aclrtDrvMemHandle) -> AclErrorCode {
+    guard(|| {
+        let h = raw_handle(handle)?;
+        with_global(|g| {
+            state::current_device(g)?;
+            g.emu.free_physical(h)
+        })
+    })
+}
+
+/// `aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
+/// aclrtMemGranularityOptions option, size_t *granularity)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemGetAllocationGranularity(
+    prop: *mut RawPhysicalMemProp,
+    option: u32,
+    granularity: *mut usize,
+) -> AclErrorCode {
+    guard(|| {
+        if prop.is_null() || granularity.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        // SAFETY: plain C data; read through the kernel-checked path.
+        let prop = unsafe { cptr::read(prop)? };
+        args::granularity(&prop)?;
+        // The option is the driver's to check; the emulator answers the
+        // documented granularity for both, and refuses anything else.
+        let option = GranularityOption::from_raw(option).ok_or(AclError::RT_PARAM_INVALID)?;
+        let value = with_global(|g| {
+            device_in_range(g, &prop)?;
+            state::current_device(g)?;
+            g.emu.granularity(&prop, option)
+        })?;
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(granularity, value) }
+    })
+}
+
+/// `aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t
+/// alignment, void *expectPtr, uint64_t flags)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtReserveMemAddress(
+    vir_ptr: *mut *mut c_void,
+    size: usize,
+    alignment: usize,
+    expect_ptr: *mut c_void,
+    flags: u64,
+) -> AclErrorCode {
+    guard(|| {
+        if vir_ptr.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        args::reserve(size, flags)?;
+        with_global(|g| {
+            state::current_device(g)?;
+            let expected = NonZeroUsize::new(expect_ptr as usize).map(VirtAddr);
+            let a = g.emu.reserve(size, alignment, expected, flags)?;
+            // SAFETY: the C caller's out parameter.
+            if let Err(e) = unsafe { cptr::write(vir_ptr, a.get() as *mut c_void) } {
+                let _ = g.emu.release(a);
+                return Err(e);
+            }
+            Ok(())
+        })
+    })
+}
+
+/// `aclError aclrtReleaseMemAddress(void *virPtr)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtReleaseMemAddress(vir_ptr: *mut c_void) -> AclErrorCode {
+    guard(|| {
+        let a = virt(vir_ptr)?;
+        with_global(|g| {
+            state::current_device(g)?;
+            g.emu.release(a)
+        })
+    })
+}
+
+/// `aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
+/// aclrtDrvMemHandle handle, uint64_t flags)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtMapMem(
+    vir_ptr: *mut c_void,
+    size: usize,
+    offset: usize,
+    handle: aclrtDrvMemHandle,
+    flags: u64,
+) -> AclErrorCode {
+    guard(|| {
+        args::map(vir_ptr as usize, size, handle as usize as u64, flags)?;
+        with_global(|g| {
+            state::current_device(g)?;
+            g.emu
+                .map(virt(vir_ptr)?, size, offset, raw_handle(handle)?, flags)
+        })
+    })
+}
+
+/// `aclError aclrtUnmapMem(void *virPtr)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtUnmapMem(vir_ptr: *mut c_void) -> AclErrorCode {
+    guard(|| {
+        let a = virt(vir_ptr)?;
+        with_global(|g| {
+            state::current_device(g)?;
+            g.emu.unmap(a)
+        })
+    })
+}
+
+fn malloc_common(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: u32,
+    align32_only: bool,
+) -> Result<(), AclError> {
+    if dev_ptr.is_null() {
+        return Err(AclError::INVALID_PARAM);
+    }
+    args::malloc(size)?;
+    with_global(|g| {
+        let d = state::current_device(g)?;
+        let a = g.emu.malloc_device(d, size, policy, align32_only)?;
+        // SAFETY: the C caller's out parameter.
+        if let Err(e) = unsafe { cptr::write(dev_ptr, a as *mut c_void) } {
+            let _ = g.emu.free_device(a);
+            return Err(e);
+        }
+        Ok(())
+    })
+}
+
+/// `aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
+/// policy)`: device memory of the current device, charged to its capacity;
+/// the size is rounded up to 32 bytes plus 32 of padding (documented), the
+/// memory to pages (2 MiB pages above 1 MiB, 4 KiB below or for
+/// NORMAL_ONLY policies, 1 GiB for HUGE1G_ONLY).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMalloc(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: u32,
+) -> AclErrorCode {
+    guard(|| malloc_common(dev_ptr, size, policy, false))
+}
+
+/// `aclError aclrtMallocAlign32(void **devPtr, size_t size,
+/// aclrtMemMallocPolicy policy)`: as `aclrtMalloc` without the padding.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMallocAlign32(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: u32,
+) -> AclErrorCode {
+    guard(|| malloc_common(dev_ptr, size, policy, true))
+}
+
+/// `aclError aclrtFree(void *devPtr)`: memory from `aclrtMalloc*` only.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> AclErrorCode {
+    guard(|| {
+        args::address(dev_ptr as usize)?;
+        with_global(|g| {
+            state::current_device(g)?;
+            g.emu.free_device(dev_ptr as usize)
+        })
+    })
+}
+
+/// `aclError aclrtMallocHost(void **hostPtr, size_t size)`: page-locked host
+/// memory (plain host memory in the emulator; not charged to a device).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> AclErrorCode {
+    guard(|| {
+        if host_ptr.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        args::malloc(size)?;
+        with_global(|g| {
+            state::current_device(g)?;
+            let a = g.emu.malloc_host(size)?;
+            // SAFETY: the C caller's out parameter.
+            if let Err(e) = unsafe { cptr::write(host_ptr, a as *mut c_void) } {
+                let _ = g.emu.free_host(a);
+                return Err(e);
+            }
+            Ok(())
+        })
+    })
+}
+
+/// `aclError aclrtFreeHost(void *hostPtr)`: memory from `aclrtMallocHost`
+/// only.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> AclErrorCode {
+    guard(|| {
+        args::address(host_ptr as usize)?;
+        with_global(|g| g.emu.free_host(host_ptr as usize))
+    })
+}
+
+fn copy(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: u32,
+) -> Result<(), AclError> {
+    if args::memcpy(dst as usize, dest_max, src as usize, count, kind)? == args::Copy::Nothing {
+        return Ok(());
+    }
+    with_global(|g| {
+        state::current_device(g)?;
+        // SAFETY: the C caller's buffers; host ranges are read and written
+        // by the kernel, which refuses addresses the process may not use.
+        unsafe {
+            g.emu
+                .memcpy(dst as usize, dest_max, src as usize, count, kind)
+        }
+    })
+}
+
+/// `aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t
+/// count, aclrtMemcpyKind kind)`: synchronous. A device address is one
+/// mapped by `aclrtMapMem` or returned by `aclrtMalloc`; `kind` must match
+/// the addresses (`ACL_MEMCPY_DEFAULT` infers it).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemcpy(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: u32,
+) -> AclErrorCode {
+    guard(|| copy(dst, dest_max, src, count, kind))
+}
+
+/// `aclError aclrtMemcpyAsync(..., aclrtStream stream)`: executes at once
+/// (streams never hold pending work); NULL is the default stream.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemcpyAsync(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: u32,
+    stream: aclrtStream,
+) -> AclErrorCode {
+    guard(|| {
+        if args::memcpy(dst as usize, dest_max, src as usize, count, kind)? == args::Copy::Nothing {
+            return Ok(());
+        }
+        with_global(|g| crate::device::check_stream(g, stream))?;
+        copy(dst, dest_max, src, count, kind)
+    })
+}
+
+/// `aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
+/// size_t count)`: device memory of this process or `aclrtMallocHost`
+/// memory.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemset(
+    dev_ptr: *mut c_void,
+    max_count: usize,
+    value: i32,
+    count: usize,
+) -> AclErrorCode {
+    guard(|| {
+        if args::memset(dev_ptr as usize, max_count, count)? == args::Copy::Nothing {
+            return Ok(());
+        }
+        with_global(|g| {
+            state::current_device(g)?;
+            // SAFETY: device memory is the emulator's; host memory must be
+            // the caller's `aclrtMallocHost` memory (checked).
+            unsafe { g.emu.memset(dev_ptr as usize, max_count, value, count) }
+        })
+    })
+}
+
+/// `aclError aclrtMemGetAddressRange(void *ptr, void **pbase, size_t
+/// *psize)`: the mapping (or `aclrtMallocHost` block) containing `ptr`.
+/// Either out pointer may be NULL, not both (107000).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemGetAddressRange(
+    ptr: *mut c_void,
+    pbase: *mut *mut c_void,
+    psize: *mut usize,
+) -> AclErrorCode {
+    guard(|| {
+        args::address(ptr as usize)?;
+        if pbase.is_null() && psize.is_null() {
+            return Err(AclError::RT_PARAM_INVALID);
+        }
+        let (base, size) = with_global(|g| g.emu.address_range(ptr as usize))?;
+        // SAFETY: the C caller's out parameters (each may be NULL).
+        unsafe {
+            if !pbase.is_null() {
+                cptr::write(pbase, base as *mut c_void)?;
+            }
+            if !psize.is_null() {
+                cptr::write(psize, size)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `aclError aclrtMemRetainAllocationHandle(void *virPtr, aclrtDrvMemHandle
+/// *handle)`: a new handle to what is mapped at `virPtr` (which must be an
+/// `aclrtMapMem` address); free it with `aclrtFreePhysical`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemRetainAllocationHandle(
+    vir_ptr: *mut c_void,
+    handle: *mut aclrtDrvMemHandle,
+) -> AclErrorCode {
+    guard(|| {
+        args::address(vir_ptr as usize)?;
+        if handle.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        with_global(|g| {
+            state::current_device(g)?;
+            let h = g.emu.retain_allocation_handle(vir_ptr as usize)?;
+            // SAFETY: the C caller's out parameter.
+            if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
+            {
+                let _ = g.emu.free_physical(h);
+                return Err(e);
+            }
+            Ok(())
+        })
+    })
+}
+
+/// `aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle
+/// handle, aclrtPhysicalMemProp *prop)`: handle type NONE, allocation type
+/// PINNED, and the attribute and location it was allocated with.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemGetAllocationPropertiesFromHandle(
+    handle: aclrtDrvMemHandle,
+    prop: *mut RawPhysicalMemProp,
+) -> AclErrorCode {
+    guard(|| {
+        let h = raw_handle(handle)?;
+        if prop.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let p = with_global(|g| g.emu.allocation_properties(h))?;
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(prop, p) }
+    })
+}
+
+/// `aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes
+/// *attributes)`: HOST for `aclrtMallocHost` memory, DEVICE (with its id)
+/// for device memory, UNREGISTERED for anything else; and the page size.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtPointerGetAttributes(
+    ptr: *const c_void,
+    attributes: *mut aclrtPtrAttributes,
+) -> AclErrorCode {
+    guard(|| {
+        if ptr.is_null() || attributes.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let (type_, id, page) = with_global(|g| g.emu.pointer_attributes(ptr as usize))?;
+        let out = aclrtPtrAttributes {
+            location: RawMemLocation { id, type_ },
+            pageSize: page,
+            rsv: [0; 4],
+        };
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(attributes, out) }
+    })
+}
+
+/// The most access descriptors one `aclrtMemSetAccess` call may pass (one
+/// per device and the host).
+const MAX_ACCESS_DESCS: usize = aclmem_emu::MAX_DEVICES as usize + 1;
+
+/// `aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc
+/// *desc, size_t count)`: virPtr and size must be those of an `aclrtMapMem`
+/// call; each descriptor READWRITE on the device or host, `rsv` zero.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemSetAccess(
+    vir_ptr: *mut c_void,
+    size: usize,
+    desc: *mut aclrtMemAccessDesc,
+    count: usize,
+) -> AclErrorCode {
+    guard(|| {
+        if vir_ptr.is_null() || desc.is_null() || count == 0 {
+            return Err(AclError::RT_PARAM_INVALID);
+        }
+        // SAFETY: plain C data, read through the kernel-checked path.
+        let descs =
+            unsafe { cptr::read_array(desc, count, MAX_ACCESS_DESCS, AclError::RT_PARAM_INVALID)? };
+        with_global(|g| {
+            state::current_device(g)?;
+            for d in &descs {
+                if d.rsv != [0; 12] {
+                    return Err(Situation::BadAccessDesc.code());
+                }
+                g.emu.set_access(
+                    vir_ptr as usize,
+                    size,
+                    u64::from(d.flags),
+                    d.location.type_,
+                    d.location.id,
+                )?;
+            }
+            Ok(())
+        })
+    })
+}
+
+/// `aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location,
+/// uint64_t *flag)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemGetAccess(
+    vir_ptr: *mut c_void,
+    location: *mut RawMemLocation,
+    flag: *mut u64,
+) -> AclErrorCode {
+    guard(|| {
+        if vir_ptr.is_null() || location.is_null() || flag.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let (flags, type_, id) = with_global(|g| {
+            state::current_device(g)?;
+            g.emu.get_access(vir_ptr as usize)
+        })?;
+        // SAFETY: the C caller's out parameters.
+        unsafe {
+            cptr::write(location, RawMemLocation { id, type_ })?;
+            cptr::write(flag, flags)
+        }
+    })
+}

@@ -1,0 +1,320 @@
+//! Sharing memory between processes: shareable handles (V1 and V2) and the
+//! IPC keys of `aclrtMalloc` memory.
+//!
+//! The importer's identity is the kernel's (see `aclmem_emu`); whitelists
+//! take pids from `aclrtDeviceGetBareTgid`.
+
+use std::ffi::{c_char, c_void};
+use std::num::NonZeroU64;
+
+use aclmem_core::AclError;
+use aclmem_emu::errors::Situation;
+use aclmem_emu::{ShareType, WHITELIST, args, fabric_handle, fabric_id};
+use aclmem_hal::{RawHandle, ShareableHandle, ShareableMemory};
+use aclmem_sys::{ACL_IPC_KEY_LEN, aclrtDrvMemHandle, aclrtMemFabricHandle};
+
+use crate::state::{self, with_global};
+use crate::{AclErrorCode, cptr, guard};
+
+fn raw_handle(h: aclrtDrvMemHandle) -> Result<RawHandle, AclError> {
+    NonZeroU64::new(h as usize as u64)
+        .map(RawHandle)
+        .ok_or(AclError::INVALID_PARAM)
+}
+
+fn share_type(raw: u32) -> Result<ShareType, AclError> {
+    args::share_type(raw)?;
+    Ok(if raw == 2 {
+        ShareType::Fabric
+    } else {
+        ShareType::Default
+    })
+}
+
+/// Reads a pid array of the caller's: NULL or unreadable is 100000, more
+/// pids than a whitelist holds is refused before anything is read.
+fn read_pids(pid: *mut i32, count: usize) -> Result<Vec<i32>, AclError> {
+    if pid.is_null() || count == 0 {
+        return Err(AclError::INVALID_PARAM);
+    }
+    // SAFETY: plain integers, read through the kernel-checked path.
+    unsafe { cptr::read_array(pid, count, WHITELIST, Situation::WhitelistFull.code()) }
+}
+
+/// `aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle,
+/// aclrtMemHandleType handleType, uint64_t flags, uint64_t
+/// *shareableHandle)`: flags 0 enforces the whitelist, 1
+/// (`ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION`) lets any process
+/// import.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemExportToShareableHandle(
+    handle: aclrtDrvMemHandle,
+    handle_type: u32,
+    flags: u64,
+    shareable_handle: *mut u64,
+) -> AclErrorCode {
+    guard(|| {
+        args::export(handle as usize as u64, handle_type)?;
+        if shareable_handle.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        // The runtime layer's check, before the context.
+        if flags > 1 {
+            return Err(AclError::RT_PARAM_INVALID);
+        }
+        let s = with_global(|g| {
+            state::current_device(g)?;
+            g.emu.export(raw_handle(handle)?, flags)
+        })?;
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(shareable_handle, s.0) }
+    })
+}
+
+/// `aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle,
+/// int32_t *pid, size_t pidNum)`: adds pids to the whitelist (duplicates
+/// ignored; at most 128 per handle).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemSetPidToShareableHandle(
+    shareable_handle: u64,
+    pid: *mut i32,
+    pid_num: usize,
+) -> AclErrorCode {
+    guard(|| {
+        let pids = read_pids(pid, pid_num)?;
+        with_global(|g| {
+            state::current_device(g)?;
+            g.emu.set_pids(ShareableHandle(shareable_handle), &pids)
+        })
+    })
+}
+
+/// `aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle,
+/// int32_t deviceId, aclrtDrvMemHandle *handle)`: imports onto `deviceId`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemImportFromShareableHandle(
+    shareable_handle: u64,
+    device_id: i32,
+    handle: *mut aclrtDrvMemHandle,
+) -> AclErrorCode {
+    guard(|| {
+        if handle.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        with_global(|g| {
+            let device = u32::try_from(device_id)
+                .ok()
+                .filter(|d| *d < g.emu.config().devices)
+                .ok_or(AclError::RT_INVALID_DEVICEID)?;
+            state::current_device(g)?;
+            let h = g.emu.import(ShareableHandle(shareable_handle), device)?;
+            // SAFETY: the C caller's out parameter.
+            if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
+            {
+                let _ = aclmem_hal::PhysicalAllocator::free_physical(&g.emu, h);
+                return Err(e);
+            }
+            Ok(())
+        })
+    })
+}
+
+/// `aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle,
+/// uint64_t flags, aclrtMemSharedHandleType shareType, void
+/// *shareableHandle)`: writes a `uint64_t` (DEFAULT) or an
+/// `aclrtMemFabricHandle` (FABRIC, A3 only).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemExportToShareableHandleV2(
+    handle: aclrtDrvMemHandle,
+    flags: u64,
+    share_type_: u32,
+    shareable_handle: *mut c_void,
+) -> AclErrorCode {
+    guard(|| {
+        let h = raw_handle(handle)?;
+        let kind = share_type(share_type_)?;
+        if shareable_handle.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let id = with_global(|g| {
+            state::current_device(g)?;
+            g.emu.export_v2(h, flags, kind)
+        })?;
+        // SAFETY: the C caller's out buffer of the documented type.
+        unsafe {
+            match kind {
+                ShareType::Default => cptr::write(shareable_handle.cast::<u64>(), id),
+                ShareType::Fabric => cptr::write(
+                    shareable_handle.cast::<aclrtMemFabricHandle>(),
+                    aclrtMemFabricHandle {
+                        data: fabric_handle(id),
+                    },
+                ),
+            }
+        }
+    })
+}
+
+/// Reads a V2 shareable handle of the caller's.
+fn read_v2(shareable_handle: *mut c_void, kind: ShareType) -> Result<u64, AclError> {
+    // SAFETY: plain C data, read through the kernel-checked path.
+    unsafe {
+        match kind {
+            ShareType::Default => cptr::read(shareable_handle.cast::<u64>()),
+            ShareType::Fabric => {
+                let h = cptr::read(shareable_handle.cast::<aclrtMemFabricHandle>())?;
+                fabric_id(&h.data).ok_or(Situation::UnknownShareable.code())
+            }
+        }
+    }
+}
+
+/// `aclError aclrtMemSetPidToShareableHandleV2(void *shareableHandle,
+/// aclrtMemSharedHandleType shareType, int32_t *pid, size_t pidNum)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemSetPidToShareableHandleV2(
+    shareable_handle: *mut c_void,
+    share_type_: u32,
+    pid: *mut i32,
+    pid_num: usize,
+) -> AclErrorCode {
+    guard(|| {
+        let pids = read_pids(pid, pid_num)?;
+        if shareable_handle.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let kind = share_type(share_type_)?;
+        let id = read_v2(shareable_handle, kind)?;
+        with_global(|g| {
+            state::current_device(g)?;
+            if kind == ShareType::Fabric && g.emu.product() != aclmem_core::Product::AtlasA3 {
+                return Err(Situation::FabricNotA3.code());
+            }
+            g.emu.set_pids(ShareableHandle(id), &pids)
+        })
+    })
+}
+
+/// `aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle,
+/// aclrtMemSharedHandleType shareType, uint64_t flags, aclrtDrvMemHandle
+/// *handle)`: imports onto the current device.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemImportFromShareableHandleV2(
+    shareable_handle: *mut c_void,
+    share_type_: u32,
+    flags: u64,
+    handle: *mut aclrtDrvMemHandle,
+) -> AclErrorCode {
+    guard(|| {
+        if shareable_handle.is_null() || handle.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        args::import_v2_flags(flags)?;
+        let kind = share_type(share_type_)?;
+        let id = read_v2(shareable_handle, kind)?;
+        with_global(|g| {
+            let device = state::current_device(g)?;
+            let h = g.emu.import_v2(id, kind, device)?;
+            // SAFETY: the C caller's out parameter.
+            if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
+            {
+                let _ = aclmem_hal::PhysicalAllocator::free_physical(&g.emu, h);
+                return Err(e);
+            }
+            Ok(())
+        })
+    })
+}
+
+/// `aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
+/// size_t len, uint64_t flags)`: exports the `aclrtMalloc` block at
+/// `devPtr` (page aligned, `size` within it); `len` must be 65.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtIpcMemGetExportKey(
+    dev_ptr: *mut c_void,
+    size: usize,
+    key: *mut c_char,
+    len: usize,
+    flags: u64,
+) -> AclErrorCode {
+    guard(|| {
+        if dev_ptr.is_null() || key.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        if size == 0 || len == 0 || flags > 1 {
+            return Err(AclError::RT_PARAM_INVALID);
+        }
+        if len < ACL_IPC_KEY_LEN {
+            return Err(Situation::IpcKeyLength.code());
+        }
+        let text = with_global(|g| {
+            state::current_device(g)?;
+            g.emu.ipc_export_key(dev_ptr as usize, size, flags)
+        })?;
+        // SAFETY: the C caller's key buffer of `len` bytes.
+        unsafe { cptr::write_cstr(key, len, &text) }
+    })
+}
+
+/// `aclError aclrtIpcMemSetImportPid(const char *key, int32_t *pid, size_t
+/// num)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtIpcMemSetImportPid(
+    key: *const c_char,
+    pid: *mut i32,
+    num: usize,
+) -> AclErrorCode {
+    guard(|| {
+        if num == 0 {
+            return Err(AclError::RT_PARAM_INVALID);
+        }
+        let pids = read_pids(pid, num)?;
+        let key = cptr::read_cstr(key, ACL_IPC_KEY_LEN - 1)?;
+        with_global(|g| {
+            state::current_device(g)?;
+            g.emu.ipc_set_pids(&key, &pids)
+        })
+    })
+}
+
+/// `aclError aclrtIpcMemImportByKey(void **devPtr, const char *key,
+/// uint64_t flags)`: maps the exporter's block onto the current device.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtIpcMemImportByKey(
+    dev_ptr: *mut *mut c_void,
+    key: *const c_char,
+    flags: u64,
+) -> AclErrorCode {
+    guard(|| {
+        if dev_ptr.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let key = cptr::read_cstr(key, ACL_IPC_KEY_LEN - 1)?;
+        if flags > 1 {
+            return Err(AclError::RT_PARAM_INVALID);
+        }
+        with_global(|g| {
+            let device = state::current_device(g)?;
+            let a = g.emu.ipc_import(&key, device, flags)?;
+            // SAFETY: the C caller's out parameter.
+            if let Err(e) = unsafe { cptr::write(dev_ptr, a as *mut c_void) } {
+                let _ = g.emu.ipc_close(&key);
+                return Err(e);
+            }
+            Ok(())
+        })
+    })
+}
+
+/// `aclError aclrtIpcMemClose(const char *key)`: an importer unmaps the
+/// block; the exporter withdraws the key.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtIpcMemClose(key: *const c_char) -> AclErrorCode {
+    guard(|| {
+        let key = cptr::read_cstr(key, ACL_IPC_KEY_LEN - 1)?;
+        with_global(|g| {
+            state::current_device(g)?;
+            g.emu.ipc_close(&key)
+        })
+    })
+}

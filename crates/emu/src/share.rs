@@ -1,0 +1,311 @@
+//! Imports between real processes: the exporter answers on a Unix socket,
+//! learns who asks from the kernel (`SO_PEERCRED`), checks the whitelist and
+//! sends its pool's descriptor (`SCM_RIGHTS`). A process outside the
+//! whitelist never receives one.
+//!
+//! Each exporting process listens on an abstract socket named after the
+//! machine, its slot and a random nonce published in its slot; a listener
+//! thread is started at its first export. An importer connects, sends one
+//! request and reads one answer, with timeouts on both sides, so a dead or
+//! stuck exporter costs a bounded wait (a dead one: none, the connection is
+//! refused at once).
+
+use std::io::{IoSlice, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use aclmem_core::AclError;
+use rustix::net::{
+    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags, SocketAddrUnix, SocketFlags, SocketType, accept, bind,
+    connect, listen, recvmsg, sendmsg, socket_with, sockopt,
+};
+
+use crate::errors::Situation;
+use crate::process::Process;
+use crate::shm::{ExportInfo, ExportKind, IMPORT_TIMEOUT};
+
+const MAGIC: u32 = 0x4143_4c4d; // "ACLM"
+const REQUEST_BYTES: usize = 32;
+const REPLY_BYTES: usize = 64;
+
+/// How long the exporter's side waits for an importer.
+const SERVE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A running listener.
+pub struct Listener {
+    socket: Arc<OwnedFd>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Listener {
+    /// Stops accepting (the thread ends at its next wake-up).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = rustix::net::shutdown(&*self.socket, rustix::net::Shutdown::Both);
+    }
+}
+
+fn socket_name(process: &Process, slot: u32, nonce: u64) -> Result<SocketAddrUnix, AclError> {
+    let name = format!(
+        "aclmem-emu.{}.{}.{slot}.{nonce:016x}",
+        rustix::process::getuid().as_raw(),
+        process.machine.name.as_deref().unwrap_or("private")
+    );
+    SocketAddrUnix::new_abstract_name(name.as_bytes()).map_err(|_| AclError::INTERNAL_ERROR)
+}
+
+/// Starts this process's listener, once.
+pub fn ensure_listener(process: &Process) -> Result<(), AclError> {
+    if process.listener.get().is_some() {
+        return Ok(());
+    }
+    let weak = process_weak(process).ok_or(AclError::INTERNAL_ERROR)?;
+    let nonce = crate::sys::random_u64() | 1;
+    let addr = socket_name(process, process.slot, nonce)?;
+    let socket = socket_with(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )
+    .map_err(crate::process_fd_error)?;
+    bind(&socket, &addr).map_err(|_| AclError::RT_IPC_ERROR)?;
+    listen(&socket, 64).map_err(|_| AclError::RT_IPC_ERROR)?;
+    crate::fork::register_fd(&socket);
+    let socket = Arc::new(socket);
+    let stop = Arc::new(AtomicBool::new(false));
+    let listener = Listener {
+        socket: Arc::clone(&socket),
+        stop: Arc::clone(&stop),
+    };
+    if process.listener.set(listener).is_err() {
+        // Another thread started one meanwhile.
+        return Ok(());
+    }
+    std::thread::Builder::new()
+        .name("aclmem-emu-share".into())
+        .spawn(move || serve(socket, stop, weak))
+        .map_err(|_| AclError::RT_RESOURCE_ALLOC_FAIL)?;
+    process.machine.region.set_listener(process.slot, nonce);
+    Ok(())
+}
+
+/// The `Weak` of a process of a machine, through the machine's registry.
+fn process_weak(process: &Process) -> Option<Weak<Process>> {
+    crate::machine::weak_of(process)
+}
+
+fn serve(socket: Arc<OwnedFd>, stop: Arc<AtomicBool>, process: Weak<Process>) {
+    while !stop.load(Ordering::Acquire) {
+        let Ok(conn) = accept(&*socket) else {
+            if stop.load(Ordering::Acquire) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
+        let Some(p) = process.upgrade() else { break };
+        let _ = sockopt::set_socket_timeout(&conn, sockopt::Timeout::Recv, Some(SERVE_TIMEOUT));
+        let _ = sockopt::set_socket_timeout(&conn, sockopt::Timeout::Send, Some(SERVE_TIMEOUT));
+        answer(&p, &conn);
+    }
+}
+
+/// Reads one request and answers it.
+fn answer(process: &Process, conn: &OwnedFd) {
+    let mut request = [0u8; REQUEST_BYTES];
+    let n = match rustix::io::read(conn, &mut request) {
+        Ok(n) => n,
+        Err(_) => return,
+    };
+    let reply = |code: AclError, info: Option<(ExportInfo, &OwnedFd)>| {
+        let mut bytes = [0u8; REPLY_BYTES];
+        put32(&mut bytes, 0, MAGIC);
+        let code = match info {
+            Some(_) => 0,
+            None => code.code(),
+        };
+        put32(&mut bytes, 4, code as u32);
+        let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        let fds;
+        if let Some((i, fd)) = info {
+            put64(&mut bytes, 8, i.id);
+            put64(&mut bytes, 16, i.offset);
+            put64(&mut bytes, 24, i.size);
+            put32(&mut bytes, 32, i.attr);
+            put32(&mut bytes, 36, i.location.0);
+            put32(&mut bytes, 40, i.location.1);
+            put32(&mut bytes, 44, i.pool);
+            put32(&mut bytes, 48, i.device);
+            put32(&mut bytes, 52, i.exporter.0);
+            put64(&mut bytes, 56, i.exporter.1);
+            fds = [fd.as_fd()];
+            control.push(SendAncillaryMessage::ScmRights(&fds));
+        }
+        let _ = sendmsg(
+            conn,
+            &[IoSlice::new(&bytes)],
+            &mut control,
+            SendFlags::NOSIGNAL,
+        );
+    };
+    if n != REQUEST_BYTES || get32(&request, 0) != MAGIC {
+        return;
+    }
+    let id = get64(&request, 8);
+    let kind = if get32(&request, 4) == ExportKind::Ipc as u32 {
+        ExportKind::Ipc
+    } else {
+        ExportKind::Vmm
+    };
+    let importer_slot = get32(&request, 16);
+    let importer_gen = get64(&request, 24);
+    // Who asks, according to the kernel.
+    let Ok(cred) = sockopt::socket_peercred(conn) else {
+        return reply(Situation::NotWhitelisted.code(), None);
+    };
+    let pid = cred.pid.as_raw_nonzero().get();
+    let region = &process.machine.region;
+    // The importer names its slot; it must be the kernel's pid's.
+    if region.slot_owner(importer_slot) != Some((pid, importer_gen)) {
+        return reply(Situation::NotWhitelisted.code(), None);
+    }
+    let info = match Process::admit(region, process.slot, importer_slot, pid, id, kind) {
+        Ok(info) if (info.exporter.0, info.exporter.1) == (process.slot, process.generation) => {
+            info
+        }
+        Ok(_) => {
+            let g = region.lock(process.slot);
+            region.drop_holder(&g, id, importer_slot);
+            return reply(Situation::UnknownShareable.code(), None);
+        }
+        Err(e) => return reply(e, None),
+    };
+    match process.pool_file(info.pool) {
+        Some(file) => reply(AclError::INTERNAL_ERROR, Some((info, file.owned()))),
+        None => {
+            let g = region.lock(process.slot);
+            region.drop_holder(&g, id, importer_slot);
+            reply(Situation::UnknownShareable.code(), None)
+        }
+    }
+}
+
+/// Asks the exporter of `id` for its memory. On success this process is
+/// a holder of the export, and owns the descriptor.
+pub fn request(
+    process: &Process,
+    id: u64,
+    kind: ExportKind,
+) -> Result<(ExportInfo, OwnedFd), AclError> {
+    let region = &process.machine.region;
+    let exporter = {
+        let g = region.lock(process.slot);
+        region
+            .export_info(&g, id)
+            .ok_or(Situation::UnknownShareable.code())?
+            .exporter
+    };
+    let gone = |process: &Process| {
+        let g = region.lock(process.slot);
+        region.reap(&g);
+        Situation::UnknownShareable.code()
+    };
+    let Some(nonce) = region.listener(exporter.0) else {
+        return Err(gone(process));
+    };
+    let addr = socket_name(process, exporter.0, nonce)?;
+    let socket = socket_with(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )
+    .map_err(crate::process_fd_error)?;
+    if connect(&socket, &addr).is_err() {
+        // Nobody listens: the exporter is gone (its memory with it).
+        return Err(gone(process));
+    }
+    let _ = sockopt::set_socket_timeout(&socket, sockopt::Timeout::Recv, Some(IMPORT_TIMEOUT));
+    let _ = sockopt::set_socket_timeout(&socket, sockopt::Timeout::Send, Some(IMPORT_TIMEOUT));
+    let mut request = [0u8; REQUEST_BYTES];
+    put32(&mut request, 0, MAGIC);
+    put32(&mut request, 4, kind as u32);
+    put64(&mut request, 8, id);
+    put32(&mut request, 16, process.slot);
+    put64(&mut request, 24, process.generation);
+    rustix::io::write(&socket, &request).map_err(|_| AclError::RT_IPC_ERROR)?;
+    let mut bytes = [0u8; REPLY_BYTES];
+    let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let got = recvmsg(
+        &socket,
+        &mut [IoSliceMut::new(&mut bytes)],
+        &mut control,
+        RecvFlags::CMSG_CLOEXEC,
+    );
+    let mut fd: Option<OwnedFd> = None;
+    for msg in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(fds) = msg {
+            for f in fds {
+                if fd.is_none() {
+                    fd = Some(f);
+                }
+            }
+        }
+    }
+    let got = match got {
+        Ok(m) => m.bytes,
+        // A timeout: the exporter lives but does not answer.
+        Err(_) => return Err(AclError::RT_IPC_ERROR),
+    };
+    if got != REPLY_BYTES || get32(&bytes, 0) != MAGIC {
+        return Err(if got == 0 {
+            gone(process)
+        } else {
+            AclError::RT_IPC_ERROR
+        });
+    }
+    let code = get32(&bytes, 4) as i32;
+    if let Some(e) = AclError::from_code(code) {
+        return Err(e);
+    }
+    let info = ExportInfo {
+        id: get64(&bytes, 8),
+        kind,
+        check_pid: true,
+        exporter: (get32(&bytes, 52), get64(&bytes, 56), 0),
+        pool: get32(&bytes, 44),
+        offset: get64(&bytes, 16),
+        size: get64(&bytes, 24),
+        location: (get32(&bytes, 36), get32(&bytes, 40)),
+        attr: get32(&bytes, 32),
+        device: get32(&bytes, 48),
+    };
+    match fd {
+        Some(fd) => Ok((info, fd)),
+        None => {
+            let g = region.lock(process.slot);
+            region.drop_holder(&g, id, process.slot);
+            Err(AclError::RT_IPC_ERROR)
+        }
+    }
+}
+
+fn put32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+fn put64(b: &mut [u8], at: usize, v: u64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+fn get32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+fn get64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
