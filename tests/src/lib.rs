@@ -23,7 +23,7 @@ use aclmem_hal::{
     ShareableMemory, VirtAddr, VirtualMemory,
 };
 
-/// Where `cargo build -p aclmem-emu-capi` puts the emulated
+/// Where `cargo xtask lib` puts the emulated
 /// `libascendcl.so` for the profile of the running test or bench binary
 /// (`target/<profile>/deps/<binary>` → `target/<profile>/libascendcl.so`).
 pub fn emulated_library_in_target_dir() -> PathBuf {
@@ -33,6 +33,21 @@ pub fn emulated_library_in_target_dir() -> PathBuf {
         .and_then(|deps| deps.parent())
         .expect("test binaries live in target/<profile>/deps");
     profile_dir.join("libascendcl.so")
+}
+
+/// A command running `exe`, through `$ACLMEM_TEST_RUNNER` when it is set:
+/// `cargo xtask cross` sets it to its qemu command when the tests run on
+/// another architecture, where no binfmt_misc starts foreign binaries.
+pub fn through_test_runner(exe: &str) -> std::process::Command {
+    match std::env::var("ACLMEM_TEST_RUNNER") {
+        Ok(runner) if !runner.trim().is_empty() => {
+            let mut words = runner.split_whitespace();
+            let mut cmd = std::process::Command::new(words.next().unwrap_or_default());
+            cmd.args(words).arg(exe);
+            cmd
+        }
+        _ => std::process::Command::new(exe),
+    }
 }
 
 /// Everything a conformant backend implements.

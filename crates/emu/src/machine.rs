@@ -8,6 +8,7 @@
 //! (even killed) re-creates the machine with its own configuration. A joiner
 //! whose configuration differs from a live machine's is refused.
 
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -139,6 +140,8 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
         }
         return Ok(p);
     }
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(sweep_stale_machines);
     let path = machine_path(name);
     let file = loop {
         let fd = open(
@@ -192,6 +195,43 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
     let p = joined_process?;
     joined.push((name.to_owned(), Arc::downgrade(&p)));
     Ok(p)
+}
+
+/// Removes the files of this user's machines whose processes were all
+/// killed (a machine's last process removes the file when it leaves, but a
+/// SIGKILL leaves it behind). A machine is stale when nobody holds its
+/// join lock and no slot byte is locked: every live process of a named
+/// machine holds the lock on its slot's byte for as long as it runs. A
+/// joiner racing with the sweep sees the file unlinked and starts over
+/// (see `join`). Runs once per OS process, at its first join.
+fn sweep_stale_machines() {
+    let prefix = format!("aclmem-emu.{}.", rustix::process::getuid().as_raw());
+    let Ok(entries) = std::fs::read_dir(machine_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with(&prefix) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(fd) = open(
+            &path,
+            OFlags::RDWR | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            Mode::empty(),
+        ) else {
+            continue;
+        };
+        // Busy: someone is joining or leaving it right now; it is not stale.
+        if flock(&fd, FlockOperation::NonBlockingLockExclusive).is_err() {
+            continue;
+        }
+        let stale = fstat(&fd).is_ok_and(|st| st.st_nlink > 0)
+            && sys::range_locked_elsewhere(fd.as_fd(), 0, MAX_PROCS as u64) == Ok(false);
+        if stale {
+            let _ = rustix::fs::unlink(&path);
+        }
+        let _ = flock(&fd, FlockOperation::Unlock);
+    }
 }
 
 /// A private machine of this process only, with its first (simulated)

@@ -330,6 +330,19 @@ pub fn byte_locked_elsewhere(fd: BorrowedFd<'_>, index: u64) -> Result<bool, Err
     Ok(fl.l_type != libc::F_UNLCK as libc::c_short)
 }
 
+/// Whether an open file other than `fd`'s holds a lock on any byte of
+/// `start..start + len`.
+pub fn range_locked_elsewhere(fd: BorrowedFd<'_>, start: u64, len: u64) -> Result<bool, Errno> {
+    let mut fl = flock_of(libc::F_WRLCK, start);
+    fl.l_len = len as libc::off_t;
+    // SAFETY: as in `byte_locked_elsewhere`.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_OFD_GETLK, &mut fl) };
+    if r != 0 {
+        return Err(Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(Errno::IO));
+    }
+    Ok(fl.l_type != libc::F_UNLCK as libc::c_short)
+}
+
 fn flock_of(kind: libc::c_int, index: u64) -> libc::flock {
     // SAFETY: `flock` is a plain C struct for which all-zero bytes is a
     // valid value; every field the call reads is set below.

@@ -1,0 +1,391 @@
+//! Several real processes on one emulated machine, each driving the
+//! emulated `libascendcl.so` through its C ABI (the `peer` binary of this
+//! crate). Every test uses a machine name of its own, so the tests run in
+//! parallel without seeing each other.
+//!
+//! Reading a reply has a watchdog: a peer that does not answer within a
+//! minute fails the test with what it was asked, instead of hanging CI. It
+//! is a guard against hangs, not a timing assertion: every step here takes
+//! milliseconds.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use aclmem_core::AclError;
+use aclmem_tests::{emulated_library_in_target_dir, through_test_runner};
+
+const WATCHDOG: Duration = Duration::from_secs(60);
+
+/// One scripted process.
+struct Peer {
+    name: String,
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+/// A machine name no other test (or earlier run) uses.
+fn machine(test: &str) -> String {
+    format!("t-{test}-{}", std::process::id())
+}
+
+impl Peer {
+    fn start(name: &str, machine: &str, env: &[(&str, &str)]) -> Peer {
+        let mut cmd = through_test_runner(env!("CARGO_BIN_EXE_peer"));
+        cmd.env(
+            "ACLMEM_ASCENDCL",
+            std::env::var_os("ACLMEM_ASCENDCL")
+                .unwrap_or_else(|| emulated_library_in_target_dir().into()),
+        )
+        .env("ACLMEM_EMU_MACHINE", machine)
+        .env("ACLMEM_EMU_SOC", "Ascend910B3")
+        .env("ACLMEM_EMU_HBM", "64GiB")
+        .env("ACLMEM_EMU_QUIET", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("the peer starts");
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Peer {
+            name: name.to_owned(),
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    /// Sends a command, returns the reply: `Ok(values)` or `Err(code)`.
+    fn call(&mut self, command: &str) -> Result<Vec<String>, String> {
+        writeln!(self.stdin, "{command}")
+            .and_then(|()| self.stdin.flush())
+            .unwrap_or_else(|e| panic!("{}: cannot send `{command}`: {e}", self.name));
+        let reply = self
+            .lines
+            .recv_timeout(WATCHDOG)
+            .unwrap_or_else(|e| panic!("{}: no reply to `{command}`: {e}", self.name));
+        let mut words = reply.split_whitespace().map(str::to_owned);
+        match words.next().as_deref() {
+            Some("ok") => Ok(words.collect()),
+            Some("err") => Err(words.collect::<Vec<_>>().join(" ")),
+            _ => panic!("{}: `{command}` answered `{reply}`", self.name),
+        }
+    }
+
+    /// A command that must succeed; its first value, if any.
+    fn ok(&mut self, command: &str) -> String {
+        match self.call(command) {
+            Ok(values) => values.into_iter().next().unwrap_or_default(),
+            Err(e) => panic!("{}: `{command}` failed with {e}", self.name),
+        }
+    }
+
+    /// A command that must fail; its code.
+    fn err(&mut self, command: &str) -> AclError {
+        match self.call(command) {
+            Ok(v) => panic!("{}: `{command}` succeeded ({v:?})", self.name),
+            Err(e) => e
+                .parse()
+                .ok()
+                .and_then(AclError::from_code)
+                .unwrap_or_else(|| panic!("{}: `{command}` failed without a code: {e}", self.name)),
+        }
+    }
+
+    fn started(name: &str, machine: &str) -> (Peer, i32) {
+        Peer::started_with(name, machine, &[])
+    }
+
+    fn started_with(name: &str, machine: &str, env: &[(&str, &str)]) -> (Peer, i32) {
+        let mut p = Peer::start(name, machine, env);
+        p.ok("init");
+        let pid = p.ok("pid").parse().expect("a pid");
+        (p, pid)
+    }
+
+    fn kill(mut self) {
+        self.child.kill().expect("the peer can be killed");
+        self.child.wait().expect("reaped");
+    }
+
+    fn exit(mut self) {
+        writeln!(self.stdin, "exit").expect("sent");
+        let status = self.child.wait().expect("reaped");
+        assert!(status.success(), "{} exited with {status}", self.name);
+    }
+}
+
+#[test]
+fn a_whitelisted_importer_sees_the_data_and_keeps_it_after_the_exporter_frees() {
+    let m = machine("whitelist");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (mut b, b_pid) = Peer::started("importer", &m);
+    let h = a.ok("malloc 4194304");
+    a.ok(&format!("fill {h} 171"));
+    let s = a.ok(&format!("export {h} 0"));
+    assert_eq!(
+        b.err(&format!("import {s} 0")),
+        AclError::RT_NO_PERMISSION,
+        "an importer not yet on the whitelist is refused"
+    );
+    a.ok(&format!("setpid {s} {b_pid}"));
+    let imported = b.ok(&format!("import {s} 0"));
+    assert_eq!(b.ok(&format!("check {imported} 171")), "yes");
+    a.ok(&format!("free {h}"));
+    assert_eq!(
+        b.ok(&format!("check {imported} 171")),
+        "yes",
+        "the importer's handle holds the memory"
+    );
+    b.ok(&format!("fill {imported} 7"));
+    assert_eq!(b.ok(&format!("check {imported} 7")), "yes");
+    b.ok(&format!("free {imported}"));
+    a.exit();
+    b.exit();
+}
+
+#[test]
+fn writes_through_either_process_are_seen_by_the_other() {
+    let m = machine("alias");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (mut b, b_pid) = Peer::started("importer", &m);
+    let h = a.ok("malloc 2097152");
+    let s = a.ok(&format!("export {h} 0"));
+    a.ok(&format!("setpid {s} {b_pid}"));
+    let imported = b.ok(&format!("import {s} 0"));
+    b.ok(&format!("fill {imported} 66"));
+    assert_eq!(a.ok(&format!("check {h} 66")), "yes");
+    a.ok(&format!("fill {h} 99"));
+    assert_eq!(b.ok(&format!("check {imported} 99")), "yes");
+    a.exit();
+    b.exit();
+}
+
+#[test]
+fn an_outsider_is_refused_and_pid_validation_can_be_disabled() {
+    let m = machine("outsider");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (mut b, b_pid) = Peer::started("whitelisted", &m);
+    let (mut c, _) = Peer::started("outsider", &m);
+    let h = a.ok("malloc 2097152");
+    let s = a.ok(&format!("export {h} 0"));
+    a.ok(&format!("setpid {s} {b_pid}"));
+    assert_eq!(c.err(&format!("import {s} 0")), AclError::RT_NO_PERMISSION);
+    assert_eq!(
+        c.err(&format!("setpid {s} 1")),
+        AclError::RT_NO_PERMISSION,
+        "only the exporter sets the whitelist"
+    );
+    b.ok(&format!("import {s} 0"));
+    assert_eq!(
+        a.err(&format!("import {s} 0")),
+        AclError::RT_FEATURE_NOT_SUPPORT,
+        "a process cannot import its own export"
+    );
+
+    let open = a.ok("malloc 2097152");
+    a.ok(&format!("fill {open} 5"));
+    let s = a.ok(&format!("export {open} 1"));
+    let imported = c.ok(&format!("import {s} 0"));
+    assert_eq!(c.ok(&format!("check {imported} 5")), "yes");
+    a.exit();
+    b.exit();
+    c.exit();
+}
+
+#[test]
+fn v2_default_handles_cross_processes() {
+    let m = machine("v2");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (mut b, _) = Peer::started("importer", &m);
+    let h = a.ok("malloc 2097152");
+    a.ok(&format!("fill {h} 33"));
+    let s = a.ok(&format!("export2 {h} 1"));
+    let imported = b.ok(&format!("import2 {s}"));
+    assert_eq!(b.ok(&format!("check {imported} 33")), "yes");
+    a.exit();
+    b.exit();
+}
+
+#[test]
+fn v2_whitelists_are_enforced() {
+    let m = machine("v2-whitelist");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (mut b, b_pid) = Peer::started("importer", &m);
+    let h = a.ok("malloc 2097152");
+    let s = a.ok(&format!("export2 {h} 0"));
+    assert_eq!(b.err(&format!("import2 {s}")), AclError::RT_NO_PERMISSION);
+    a.ok(&format!("setpid2 {s} {b_pid}"));
+    b.ok(&format!("import2 {s}"));
+    a.exit();
+    b.exit();
+}
+
+#[test]
+fn fabric_handles_cross_processes_on_a3_only() {
+    let a3 = [("ACLMEM_EMU_SOC", "Ascend910_9392")];
+    let m = machine("fabric");
+    let (mut a, _) = Peer::started_with("exporter", &m, &a3);
+    let (mut b, _) = Peer::started_with("importer", &m, &a3);
+    let h = a.ok("malloc 2097152");
+    a.ok(&format!("fill {h} 77"));
+    let fabric = a.ok(&format!("export2 {h} 1 fabric"));
+    assert_eq!(fabric.len(), 256, "a 128-byte handle");
+    let imported = b.ok(&format!("import2 {fabric} fabric"));
+    assert_eq!(b.ok(&format!("check {imported} 77")), "yes");
+    a.exit();
+    b.exit();
+
+    let (mut a2, _) = Peer::started("on A2", &machine("fabric-a2"));
+    let h = a2.ok("malloc 2097152");
+    assert_eq!(
+        a2.err(&format!("export2 {h} 1 fabric")),
+        AclError::RT_FEATURE_NOT_SUPPORT
+    );
+    a2.exit();
+}
+
+#[test]
+fn an_export_dies_with_its_exporter_and_nobody_hangs() {
+    let m = machine("killed-exporter");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (mut b, b_pid) = Peer::started("importer", &m);
+    let h = a.ok("malloc 2097152");
+    let s = a.ok(&format!("export {h} 0"));
+    a.ok(&format!("setpid {s} {b_pid}"));
+    a.kill();
+    let e = b.err(&format!("import {s} 0"));
+    assert_eq!(e, AclError::RT_PARAM_INVALID, "the export is gone: {e}");
+    b.exit();
+}
+
+#[test]
+fn an_imported_handle_survives_its_exporter_being_killed() {
+    let m = machine("killed-after-import");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (mut b, b_pid) = Peer::started("importer", &m);
+    let h = a.ok("malloc 2097152");
+    a.ok(&format!("fill {h} 200"));
+    let s = a.ok(&format!("export {h} 0"));
+    a.ok(&format!("setpid {s} {b_pid}"));
+    let imported = b.ok(&format!("import {s} 0"));
+    a.kill();
+    assert_eq!(b.ok(&format!("check {imported} 200")), "yes");
+    b.ok(&format!("free {imported}"));
+    b.exit();
+}
+
+/// Capacity is the machine's: what one process holds, another cannot
+/// allocate, and a killed process's memory comes back.
+#[test]
+fn capacity_is_shared_and_returns_when_a_holder_is_killed() {
+    let m = machine("capacity");
+    let (mut a, _) = Peer::started("holder", &m);
+    let (mut b, _) = Peer::started("other", &m);
+    let total: u64 = b.call("meminfo").expect("meminfo")[1].parse().expect("n");
+    assert_eq!(total, 64 << 30);
+    a.ok(&format!("malloc {}", 40u64 << 30));
+    let free: u64 = b.ok("meminfo").parse().expect("n");
+    assert_eq!(free, 24 << 30, "the other process sees the holder's 40 GiB");
+    assert_eq!(
+        b.err(&format!("malloc {}", 40u64 << 30)),
+        AclError::RT_MEMORY_ALLOCATION
+    );
+    a.kill();
+    b.ok(&format!("malloc {}", 40u64 << 30));
+    let free: u64 = b.ok("meminfo").parse().expect("n");
+    assert_eq!(free, 24 << 30);
+    b.exit();
+}
+
+#[test]
+fn a_process_with_another_configuration_is_refused() {
+    let m = machine("mismatch");
+    let (a, _) = Peer::started("first", &m);
+    let mut b = Peer::start("different", &m, &[("ACLMEM_EMU_HBM", "32GiB")]);
+    assert_eq!(b.err("init"), AclError::INVALID_PARAM);
+    b.exit();
+    a.exit();
+}
+
+#[test]
+fn machines_with_different_names_do_not_interfere() {
+    let (m1, m2) = (machine("one"), machine("two"));
+    let (mut a, _) = Peer::started("on one", &m1);
+    let (mut b, b_pid) = Peer::started("on two", &m2);
+    a.ok(&format!("malloc {}", 60u64 << 30));
+    b.ok(&format!("malloc {}", 60u64 << 30));
+    let h = a.ok("malloc 2097152");
+    let s = a.ok(&format!("export {h} 1"));
+    a.ok(&format!("setpid {s} {b_pid}"));
+    assert_eq!(
+        b.err(&format!("import {s} 0")),
+        AclError::RT_PARAM_INVALID,
+        "another machine's shareable handle is unknown here"
+    );
+    a.exit();
+    b.exit();
+}
+
+#[test]
+fn a_forked_child_is_a_new_process_of_the_machine() {
+    let m = machine("fork");
+    let (mut a, _) = Peer::started("parent", &m);
+    let h = a.ok("malloc 2097152");
+    assert_eq!(a.ok(&format!("fork {h}")), "0", "see fork_check in peer.rs");
+    assert_eq!(a.ok(&format!("check {h} 0")), "yes", "the parent is intact");
+    a.exit();
+}
+
+#[test]
+fn shareable_handles_differ_across_machine_restarts() {
+    let m = machine("restart");
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let (mut a, _) = Peer::started("exporter", &m);
+        let h = a.ok("malloc 2097152");
+        seen.push(a.ok(&format!("export {h} 1")));
+        a.exit();
+    }
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 3, "a new machine hands out new ids: {seen:?}");
+}
+
+/// A machine whose processes were all killed leaves its file behind; the
+/// next process to join any machine of the user removes it.
+#[test]
+fn a_machine_whose_processes_were_all_killed_is_swept() {
+    let dead = machine("swept");
+    let (mut a, _) = Peer::started("killed", &dead);
+    a.ok("malloc 2097152");
+    let dir = std::env::var("ACLMEM_EMU_DIR").unwrap_or_else(|_| "/dev/shm".into());
+    let path = std::path::Path::new(&dir).join(format!(
+        "aclmem-emu.{}.{dead}",
+        // SAFETY: getuid has no preconditions.
+        unsafe { libc::getuid() }
+    ));
+    assert!(
+        path.exists(),
+        "{} exists while the machine runs",
+        path.display()
+    );
+    a.kill();
+    assert!(path.exists(), "a killed process cannot remove the file");
+    let (b, _) = Peer::started("sweeper", &machine("sweeper"));
+    assert!(!path.exists(), "{} was swept", path.display());
+    b.exit();
+}
