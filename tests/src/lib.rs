@@ -19,8 +19,8 @@ use aclmem_core::{
     RunMode,
 };
 use aclmem_hal::{
-    DeviceInfo, EXPORT_FLAG_DEFAULT, PhysicalAllocator, RawHandle, ShareableHandle,
-    ShareableMemory, VirtAddr, VirtualMemory,
+    DeviceInfo, EXPORT_FLAG_DEFAULT, PhysicalAllocator, RawHandle, ShareHandleType,
+    ShareableHandle, ShareableHandleV2, ShareableMemory, VirtAddr, VirtualMemory,
 };
 
 /// Where `cargo xtask lib` puts the emulated
@@ -483,6 +483,44 @@ fn sharing<B: Backend + ?Sized>(
     Ok(())
 }
 
+/// The V2 calls: DEFAULT everywhere the API is, FABRIC on A3 only.
+fn sharing_v2<B: Backend + ?Sized>(
+    b: &B,
+    _: &dyn HostAccess,
+    t: &mut Transcript,
+) -> Result<(), AclError> {
+    begin(b, t)?;
+    let h = t.step("malloc", b.malloc_physical(2 * MIB, &dev(HBM), 0))?;
+    let s = t.step(
+        "export DEFAULT",
+        b.export_v2(h, EXPORT_FLAG_DEFAULT, ShareHandleType::Default),
+    )?;
+    t.fact("type", s.kind());
+    t.expect_err("set no pids", b.set_pids_v2(&s, &[]));
+    t.step("set pids", b.set_pids_v2(&s, &[4242, 4243]))?;
+    t.expect_err("import in the exporting process", b.import_v2(&s, 0));
+    t.expect_err(
+        "import unknown",
+        b.import_v2(&ShareableHandleV2::Default(12345), 0),
+    );
+    t.expect_err(
+        "import a forged FABRIC handle",
+        b.import_v2(&ShareableHandleV2::Fabric([7; 128]), 0),
+    );
+    let h2 = t.step("malloc second", b.malloc_physical(2 * MIB, &dev(HBM), 0))?;
+    if let Ok(f) = t.step(
+        "export FABRIC",
+        b.export_v2(h2, EXPORT_FLAG_DEFAULT, ShareHandleType::Fabric),
+    ) {
+        t.fact("type", f.kind());
+        t.step("set pids FABRIC", b.set_pids_v2(&f, &[4242]))?;
+        t.expect_err("import own FABRIC", b.import_v2(&f, 0));
+    }
+    t.step("free", b.free_physical(h))?;
+    t.step("free second", b.free_physical(h2))?;
+    Ok(())
+}
+
 /// Caller-chosen reservation addresses.
 fn expected_address<B: Backend + ?Sized>(
     b: &B,
@@ -522,7 +560,7 @@ type Run<B> = fn(&B, &dyn HostAccess, &mut Transcript) -> Result<(), AclError>;
 pub fn scenarios<B: Backend + ?Sized>() -> Vec<Scenario<B>> {
     let a2 = Machine::A2;
     let ep = |soc, hbm| machine(soc, hbm, RunMode::Ep);
-    let table: [(&'static str, Machine, Run<B>); 16] = [
+    let table: [(&'static str, Machine, Run<B>); 18] = [
         ("aliasing", a2, aliasing::<B>),
         ("exhaustion", ep("Ascend910B3", 64 * MIB), exhaustion::<B>),
         ("bad arguments", a2, bad_arguments::<B>),
@@ -562,6 +600,12 @@ pub fn scenarios<B: Backend + ?Sized>() -> Vec<Scenario<B>> {
             unsupported_platform::<B>,
         ),
         ("sharing", a2, sharing::<B>),
+        ("V2 sharing on A2", a2, sharing_v2::<B>),
+        (
+            "V2 sharing on A3",
+            ep("Ascend910_9392", 64 * GIB),
+            sharing_v2::<B>,
+        ),
         ("expected address", a2, expected_address::<B>),
     ];
     table

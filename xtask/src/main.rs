@@ -235,10 +235,13 @@ fn ci(sh: &Shell) -> Result<()> {
         check_no_std_trees(sh)
     })?;
     step("examples", || {
-        run(cmd!(
-            sh,
-            "{cargo} run --quiet -p aclmem --example alias --features emu"
-        ))
+        for example in ["alias", "share"] {
+            run(cmd!(
+                sh,
+                "{cargo} run --quiet -p aclmem --example {example} --features emu"
+            ))?;
+        }
+        Ok(())
     })?;
     step("C example against the emulated libascendcl.so", || {
         c_example(sh, &lib)

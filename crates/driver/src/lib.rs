@@ -48,8 +48,8 @@ use std::sync::{Arc, OnceLock};
 
 use aclmem_core::{AclError, CannVersion, GranularityOption, Product, RawPhysicalMemProp, RunMode};
 use aclmem_hal::{
-    DeviceInfo, ErrorType, PhysicalAllocator, RawHandle, ShareableHandle, ShareableMemory,
-    VirtAddr, VirtualMemory,
+    DeviceInfo, ErrorType, PhysicalAllocator, RawHandle, ShareHandleType, ShareableHandle,
+    ShareableHandleV2, ShareableMemory, VirtAddr, VirtualMemory,
 };
 use libloading::Library;
 
@@ -577,6 +577,79 @@ impl ShareableMemory for Driver {
         let mut h: sys::aclrtDrvMemHandle = ptr::null_mut();
         // SAFETY: documented prototype; the out pointer is a live local.
         AclError::check(unsafe { f(shareable.0, device, &mut h) })?;
+        handle_from(h)
+    }
+
+    fn export_v2(
+        &self,
+        handle: RawHandle,
+        flags: u64,
+        kind: ShareHandleType,
+    ) -> Result<ShareableHandleV2, AclError> {
+        let f = self.enter()?.aclrtMemExportToShareableHandleV2()?;
+        let mut out = [0u8; 128];
+        // SAFETY: documented prototype; `out` is a live buffer of 128 bytes,
+        // the size of the larger handle type (`aclrtMemFabricHandle`).
+        AclError::check(unsafe {
+            f(
+                handle_ptr(handle),
+                flags,
+                kind.raw(),
+                out.as_mut_ptr().cast(),
+            )
+        })?;
+        Ok(ShareableHandleV2::from_c_buffer(kind, &out))
+    }
+
+    fn set_pids_v2(&self, shareable: &ShareableHandleV2, pids: &[i32]) -> Result<(), AclError> {
+        let f = self.enter()?.aclrtMemSetPidToShareableHandleV2()?;
+        let mut buffer = shareable.to_c_buffer();
+        let mut pids = pids.to_vec();
+        let ptr = if pids.is_empty() {
+            ptr::null_mut()
+        } else {
+            pids.as_mut_ptr()
+        };
+        // SAFETY: documented prototype; `buffer` holds the handle in the
+        // layout of its type, `ptr` is NULL (count 0) or `pids.len()` live
+        // integers.
+        AclError::check(unsafe {
+            f(
+                buffer.as_mut_ptr().cast(),
+                shareable.kind().raw(),
+                ptr,
+                pids.len(),
+            )
+        })
+    }
+
+    fn import_v2(
+        &self,
+        shareable: &ShareableHandleV2,
+        device_id: u32,
+    ) -> Result<RawHandle, AclError> {
+        let cl = self.enter()?;
+        let f = cl.aclrtMemImportFromShareableHandleV2()?;
+        let device = i32::try_from(device_id).map_err(|_| AclError::RT_INVALID_DEVICEID)?;
+        if device != self.device {
+            // The C call imports onto the thread's current device.
+            let set = cl.aclrtSetDevice()?;
+            // SAFETY: documented prototype; plain integer argument.
+            AclError::check(unsafe { set(device) })?;
+            CURRENT.with(|c| c.set((self.rt.id, device)));
+        }
+        let mut buffer = shareable.to_c_buffer();
+        let mut h: sys::aclrtDrvMemHandle = ptr::null_mut();
+        // SAFETY: documented prototype; `buffer` holds the handle in the
+        // layout of its type and the out pointer is a live local.
+        AclError::check(unsafe {
+            f(
+                buffer.as_mut_ptr().cast(),
+                shareable.kind().raw(),
+                0,
+                &mut h,
+            )
+        })?;
         handle_from(h)
     }
 }

@@ -9,8 +9,8 @@ use std::num::NonZeroU64;
 
 use aclmem_core::AclError;
 use aclmem_emu::errors::Situation;
-use aclmem_emu::{ShareType, WHITELIST, args, fabric_handle, fabric_id};
-use aclmem_hal::{RawHandle, ShareableHandle, ShareableMemory};
+use aclmem_emu::{WHITELIST, args};
+use aclmem_hal::{RawHandle, ShareHandleType, ShareableHandle, ShareableHandleV2, ShareableMemory};
 use aclmem_sys::{ACL_IPC_KEY_LEN, aclrtDrvMemHandle, aclrtMemFabricHandle};
 
 use crate::state::{self, with_global};
@@ -22,13 +22,9 @@ fn raw_handle(h: aclrtDrvMemHandle) -> Result<RawHandle, AclError> {
         .ok_or(AclError::INVALID_PARAM)
 }
 
-fn share_type(raw: u32) -> Result<ShareType, AclError> {
+fn share_type(raw: u32) -> Result<ShareHandleType, AclError> {
     args::share_type(raw)?;
-    Ok(if raw == 2 {
-        ShareType::Fabric
-    } else {
-        ShareType::Default
-    })
+    ShareHandleType::from_raw(raw).ok_or(AclError::INVALID_PARAM)
 }
 
 /// Reads a pid array of the caller's: NULL or unreadable is 100000, more
@@ -136,19 +132,17 @@ pub unsafe extern "C" fn aclrtMemExportToShareableHandleV2(
         if shareable_handle.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        let id = with_global(|g| {
+        let shareable = with_global(|g| {
             state::current_device(g)?;
             g.emu.export_v2(h, flags, kind)
         })?;
         // SAFETY: the C caller's out buffer of the documented type.
         unsafe {
-            match kind {
-                ShareType::Default => cptr::write(shareable_handle.cast::<u64>(), id),
-                ShareType::Fabric => cptr::write(
+            match shareable {
+                ShareableHandleV2::Default(id) => cptr::write(shareable_handle.cast::<u64>(), id),
+                ShareableHandleV2::Fabric(data) => cptr::write(
                     shareable_handle.cast::<aclrtMemFabricHandle>(),
-                    aclrtMemFabricHandle {
-                        data: fabric_handle(id),
-                    },
+                    aclrtMemFabricHandle { data },
                 ),
             }
         }
@@ -156,16 +150,20 @@ pub unsafe extern "C" fn aclrtMemExportToShareableHandleV2(
 }
 
 /// Reads a V2 shareable handle of the caller's.
-fn read_v2(shareable_handle: *mut c_void, kind: ShareType) -> Result<u64, AclError> {
+fn read_v2(
+    shareable_handle: *mut c_void,
+    kind: ShareHandleType,
+) -> Result<ShareableHandleV2, AclError> {
     // SAFETY: plain C data, read through the kernel-checked path.
     unsafe {
-        match kind {
-            ShareType::Default => cptr::read(shareable_handle.cast::<u64>()),
-            ShareType::Fabric => {
-                let h = cptr::read(shareable_handle.cast::<aclrtMemFabricHandle>())?;
-                fabric_id(&h.data).ok_or(Situation::UnknownShareable.code())
+        Ok(match kind {
+            ShareHandleType::Default => {
+                ShareableHandleV2::Default(cptr::read(shareable_handle.cast::<u64>())?)
             }
-        }
+            ShareHandleType::Fabric => ShareableHandleV2::Fabric(
+                cptr::read(shareable_handle.cast::<aclrtMemFabricHandle>())?.data,
+            ),
+        })
     }
 }
 
@@ -184,13 +182,10 @@ pub unsafe extern "C" fn aclrtMemSetPidToShareableHandleV2(
             return Err(AclError::INVALID_PARAM);
         }
         let kind = share_type(share_type_)?;
-        let id = read_v2(shareable_handle, kind)?;
+        let shareable = read_v2(shareable_handle, kind)?;
         with_global(|g| {
             state::current_device(g)?;
-            if kind == ShareType::Fabric && g.emu.product() != aclmem_core::Product::AtlasA3 {
-                return Err(Situation::FabricNotA3.code());
-            }
-            g.emu.set_pids(ShareableHandle(id), &pids)
+            g.emu.set_pids_v2(&shareable, &pids)
         })
     })
 }
@@ -211,10 +206,10 @@ pub unsafe extern "C" fn aclrtMemImportFromShareableHandleV2(
         }
         args::import_v2_flags(flags)?;
         let kind = share_type(share_type_)?;
-        let id = read_v2(shareable_handle, kind)?;
+        let shareable = read_v2(shareable_handle, kind)?;
         with_global(|g| {
             let device = state::current_device(g)?;
-            let h = g.emu.import_v2(id, kind, device)?;
+            let h = g.emu.import_v2(&shareable, device)?;
             // SAFETY: the C caller's out parameter.
             if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
             {

@@ -68,6 +68,7 @@ use aclmem_hal::{
     DeviceInfo, ErrorType, PhysicalAllocator, RawHandle, ShareableHandle, ShareableMemory,
     VirtAddr, VirtualMemory,
 };
+pub use aclmem_hal::{ShareHandleType, ShareableHandleV2};
 
 mod arena;
 pub mod args;
@@ -305,16 +306,6 @@ impl fmt::Display for LeakReport {
         }
         Ok(())
     }
-}
-
-/// The share types of the V2 calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShareType {
-    /// `ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT` (1): a `uint64_t`, within one
-    /// server.
-    Default,
-    /// `ACL_MEM_SHARE_HANDLE_TYPE_FABRIC` (2): a 128-byte handle, A3 only.
-    Fabric,
 }
 
 /// The 128-byte FABRIC handle: the machine's shareable handle, marked.
@@ -671,30 +662,23 @@ impl Emulator {
         self.process.ipc_close(id)
     }
 
-    /// `aclrtMemExportToShareableHandleV2` with `share_type`: the shareable
-    /// handle (for FABRIC, write it with [`fabric_handle`]).
-    pub fn export_v2(&self, handle: RawHandle, flags: u64, share_type: ShareType) -> Result<u64> {
-        self.fabric_allowed(share_type)?;
-        self.process.export(handle.0.get(), flags, ExportKind::Vmm)
-    }
-
-    /// `aclrtMemImportFromShareableHandleV2` onto `device` (the calling
-    /// thread's).
-    pub fn import_v2(
-        &self,
-        shareable: u64,
-        share_type: ShareType,
-        device: u32,
-    ) -> Result<RawHandle> {
-        self.fabric_allowed(share_type)?;
-        handle(self.process.import(shareable, device, ExportKind::Vmm)?)
-    }
-
-    fn fabric_allowed(&self, share_type: ShareType) -> Result<()> {
-        if share_type == ShareType::Fabric && self.product() != Product::AtlasA3 {
+    fn fabric_allowed(&self, kind: ShareHandleType) -> Result<()> {
+        if kind == ShareHandleType::Fabric && self.product() != Product::AtlasA3 {
             return Err(errors::Situation::FabricNotA3.code());
         }
         Ok(())
+    }
+
+    /// The machine's id of a V2 shareable handle, if the type is allowed
+    /// here.
+    fn v2_id(&self, shareable: &ShareableHandleV2) -> Result<u64> {
+        self.fabric_allowed(shareable.kind())?;
+        match shareable {
+            ShareableHandleV2::Default(id) => Ok(*id),
+            ShareableHandleV2::Fabric(bytes) => {
+                fabric_id(bytes).ok_or(errors::Situation::UnknownShareable.code())
+            }
+        }
     }
 
     /// `aclrtCreateContext` on `device`: its opaque handle.
@@ -833,6 +817,32 @@ impl ShareableMemory for Emulator {
             self.process
                 .import(shareable.0, device_id, ExportKind::Vmm)?,
         )
+    }
+
+    fn export_v2(
+        &self,
+        handle: RawHandle,
+        flags: u64,
+        kind: ShareHandleType,
+    ) -> Result<ShareableHandleV2> {
+        self.fabric_allowed(kind)?;
+        let id = self
+            .process
+            .export(handle.0.get(), flags, ExportKind::Vmm)?;
+        Ok(match kind {
+            ShareHandleType::Default => ShareableHandleV2::Default(id),
+            ShareHandleType::Fabric => ShareableHandleV2::Fabric(fabric_handle(id)),
+        })
+    }
+
+    fn set_pids_v2(&self, shareable: &ShareableHandleV2, pids: &[i32]) -> Result<()> {
+        let id = self.v2_id(shareable)?;
+        self.process.set_pids(id, pids)
+    }
+
+    fn import_v2(&self, shareable: &ShareableHandleV2, device_id: u32) -> Result<RawHandle> {
+        let id = self.v2_id(shareable)?;
+        handle(self.process.import(id, device_id, ExportKind::Vmm)?)
     }
 }
 

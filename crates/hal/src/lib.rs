@@ -139,6 +139,83 @@ impl VirtAddr {
 #[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
 pub struct ShareableHandle(pub u64);
 
+/// The handle types of the V2 sharing calls (`aclrtMemSharedHandleType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
+#[repr(u32)]
+pub enum ShareHandleType {
+    /// `ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT` (1): a `uint64_t`, valid within
+    /// one server.
+    Default = 1,
+    /// `ACL_MEM_SHARE_HANDLE_TYPE_FABRIC` (2): a 128-byte
+    /// `aclrtMemFabricHandle`, valid across the servers of an Atlas A3
+    /// super node; refused elsewhere (207000).
+    Fabric = 2,
+}
+
+impl ShareHandleType {
+    /// The C value.
+    pub const fn raw(self) -> u32 {
+        self as u32
+    }
+
+    /// The type of a C value (`None` for values the runtime refuses).
+    pub const fn from_raw(raw: u32) -> Option<ShareHandleType> {
+        match raw {
+            1 => Some(ShareHandleType::Default),
+            2 => Some(ShareHandleType::Fabric),
+            _ => None,
+        }
+    }
+}
+
+/// A shareable handle of the V2 calls: what
+/// `aclrtMemExportToShareableHandleV2` writes, in the layout of its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ShareableHandleV2 {
+    /// `ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT`: a `uint64_t`.
+    Default(u64),
+    /// `ACL_MEM_SHARE_HANDLE_TYPE_FABRIC`: the 128 bytes of an
+    /// `aclrtMemFabricHandle`.
+    Fabric([u8; 128]),
+}
+
+impl ShareableHandleV2 {
+    /// The handle's type.
+    pub const fn kind(&self) -> ShareHandleType {
+        match self {
+            ShareableHandleV2::Default(_) => ShareHandleType::Default,
+            ShareableHandleV2::Fabric(_) => ShareHandleType::Fabric,
+        }
+    }
+
+    /// The bytes the C calls read and write, in a 128-byte buffer (the
+    /// larger type's size): the `uint64_t` in native byte order for
+    /// DEFAULT, the whole handle for FABRIC.
+    pub fn to_c_buffer(&self) -> [u8; 128] {
+        match self {
+            ShareableHandleV2::Default(v) => {
+                let mut out = [0u8; 128];
+                out[..8].copy_from_slice(&v.to_ne_bytes());
+                out
+            }
+            ShareableHandleV2::Fabric(b) => *b,
+        }
+    }
+
+    /// Reads what the C export call wrote into a 128-byte buffer.
+    pub fn from_c_buffer(kind: ShareHandleType, buffer: &[u8; 128]) -> ShareableHandleV2 {
+        match kind {
+            ShareHandleType::Default => {
+                let mut v = [0u8; 8];
+                v.copy_from_slice(&buffer[..8]);
+                ShareableHandleV2::Default(u64::from_ne_bytes(v))
+            }
+            ShareHandleType::Fabric => ShareableHandleV2::Fabric(*buffer),
+        }
+    }
+}
+
 /// `ACL_RT_VMM_EXPORT_FLAG_DEFAULT`: the importer's pid must be whitelisted
 /// with [`ShareableMemory::set_pids`].
 pub const EXPORT_FLAG_DEFAULT: u64 = 0x0;
@@ -219,7 +296,8 @@ pub trait VirtualMemory: ErrorType {
 
 /// Sharing physical memory between processes:
 /// `aclrtMemExportToShareableHandle`, `aclrtMemSetPidToShareableHandle`,
-/// `aclrtMemImportFromShareableHandle`.
+/// `aclrtMemImportFromShareableHandle`, and their V2 forms with a handle
+/// type.
 pub trait ShareableMemory: ErrorType {
     /// Exports a handle (handle type `ACL_MEM_HANDLE_TYPE_NONE`). `flags` is
     /// [`EXPORT_FLAG_DEFAULT`] or [`EXPORT_FLAG_DISABLE_PID_VALIDATION`]. A
@@ -231,6 +309,27 @@ pub trait ShareableMemory: ErrorType {
 
     /// Imports a handle exported by another process, for device `device_id`.
     fn import(&self, shareable: ShareableHandle, device_id: u32) -> Result<RawHandle, Self::Error>;
+
+    /// `aclrtMemExportToShareableHandleV2`: exports a handle as `kind`.
+    /// `flags` as for [`export`](ShareableMemory::export).
+    fn export_v2(
+        &self,
+        handle: RawHandle,
+        flags: u64,
+        kind: ShareHandleType,
+    ) -> Result<ShareableHandleV2, Self::Error>;
+
+    /// `aclrtMemSetPidToShareableHandleV2`: whitelists processes.
+    fn set_pids_v2(&self, shareable: &ShareableHandleV2, pids: &[i32]) -> Result<(), Self::Error>;
+
+    /// `aclrtMemImportFromShareableHandleV2` onto device `device_id` (the
+    /// C call imports onto the calling thread's current device; a backend
+    /// makes `device_id` current for the call).
+    fn import_v2(
+        &self,
+        shareable: &ShareableHandleV2,
+        device_id: u32,
+    ) -> Result<RawHandle, Self::Error>;
 }
 
 impl<T: DeviceInfo + ?Sized> DeviceInfo for &T {
@@ -300,5 +399,23 @@ impl<T: ShareableMemory + ?Sized> ShareableMemory for &T {
     }
     fn import(&self, shareable: ShareableHandle, device_id: u32) -> Result<RawHandle, Self::Error> {
         T::import(self, shareable, device_id)
+    }
+    fn export_v2(
+        &self,
+        handle: RawHandle,
+        flags: u64,
+        kind: ShareHandleType,
+    ) -> Result<ShareableHandleV2, Self::Error> {
+        T::export_v2(self, handle, flags, kind)
+    }
+    fn set_pids_v2(&self, shareable: &ShareableHandleV2, pids: &[i32]) -> Result<(), Self::Error> {
+        T::set_pids_v2(self, shareable, pids)
+    }
+    fn import_v2(
+        &self,
+        shareable: &ShareableHandleV2,
+        device_id: u32,
+    ) -> Result<RawHandle, Self::Error> {
+        T::import_v2(self, shareable, device_id)
     }
 }

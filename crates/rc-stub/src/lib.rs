@@ -5,8 +5,8 @@
 
 use aclmem_core::{AclError, CannVersion, GranularityOption, Product, RawPhysicalMemProp, RunMode};
 use aclmem_hal::{
-    DeviceInfo, ErrorType, PhysicalAllocator, RawHandle, ShareableHandle, ShareableMemory,
-    VirtAddr, VirtualMemory,
+    DeviceInfo, ErrorType, PhysicalAllocator, RawHandle, ShareHandleType, ShareableHandle,
+    ShareableHandleV2, ShareableMemory, VirtAddr, VirtualMemory,
 };
 
 /// The RC-form backend: zero-sized, and every call is
@@ -86,6 +86,20 @@ impl ShareableMemory for RcStub {
         Err(NOT_SUPPORTED)
     }
     fn import(&self, _: ShareableHandle, _: u32) -> Result<RawHandle, AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn export_v2(
+        &self,
+        _: RawHandle,
+        _: u64,
+        _: ShareHandleType,
+    ) -> Result<ShareableHandleV2, AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn set_pids_v2(&self, _: &ShareableHandleV2, _: &[i32]) -> Result<(), AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn import_v2(&self, _: &ShareableHandleV2, _: u32) -> Result<RawHandle, AclError> {
         Err(NOT_SUPPORTED)
     }
 }

@@ -199,13 +199,18 @@ impl Peer {
             "setpid" => {
                 let s = num(words.next())?;
                 let pids: Vec<i32> = words.filter_map(|w| w.parse().ok()).collect();
-                self.driver()?.set_pids(ShareableHandle(s), &pids).map_err(code)?;
+                self.driver()?
+                    .set_pids(ShareableHandle(s), &pids)
+                    .map_err(code)?;
                 Ok("ok".into())
             }
             "import" => {
                 let s = num(words.next())?;
                 let device = num(words.next())? as u32;
-                let h = self.driver()?.import(ShareableHandle(s), device).map_err(code)?;
+                let h = self
+                    .driver()?
+                    .import(ShareableHandle(s), device)
+                    .map_err(code)?;
                 Ok(format!("ok {}", h.0))
             }
             "setpid2" => {
