@@ -22,6 +22,7 @@ use crate::{Result, TestCounts, cargo, run, step, workspace_root};
 /// Debian packages the cross builds need.
 const PACKAGES: &[&str] = &[
     "gcc-aarch64-linux-gnu",
+    "g++-aarch64-linux-gnu",
     "libc6-dev-arm64-cross",
     "qemu-user",
     "rustc-web",
@@ -310,7 +311,42 @@ fn linux_target(target: &str, options: &Options) -> Result<Option<TestCounts>> {
             Ok(())
         },
     )?;
+    step(
+        &format!("{target}: C and C++ examples under qemu-aarch64"),
+        || {
+            let sh = Shell::new().map_err(|e| e.to_string())?;
+            sh.change_dir(workspace_root());
+            crate::examples::run_all(
+                &sh,
+                &lib,
+                &crate::examples::Toolchain::aarch64(qemu_runner()),
+            )
+        },
+    )?;
     Ok(counts)
+}
+
+/// `cargo xtask examples --aarch64`: the aarch64 library, and the C and C++
+/// examples against it under qemu-user.
+pub fn examples(sh: &Shell) -> Result<()> {
+    provision(sh)?;
+    let target = "aarch64-unknown-linux-gnu";
+    cargo_cross(&[
+        "build",
+        "--manifest-path",
+        crate::LIB_MANIFEST,
+        "--target",
+        target,
+    ])?;
+    let lib = cross_dir()
+        .join(target)
+        .join("debug")
+        .join("libascendcl.so");
+    crate::examples::run_all(
+        sh,
+        &lib,
+        &crate::examples::Toolchain::aarch64(qemu_runner()),
+    )
 }
 
 /// `.text` bytes of the object files in an rlib.

@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand};
 use xshell::{Shell, cmd};
 
 mod cross;
+mod examples;
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "aclmem build automation")]
@@ -34,6 +35,12 @@ enum Command {
         /// Build with the release profile.
         #[arg(long)]
         release: bool,
+    },
+    /// Build and run the C and C++ examples against the emulated library.
+    Examples {
+        /// Cross-compile for aarch64 and run under qemu-user instead.
+        #[arg(long)]
+        aarch64: bool,
     },
     /// Regenerate docs/rules.md from the rules table.
     Docs,
@@ -114,6 +121,11 @@ fn main() -> ExitCode {
             Command::Lib { release } => {
                 build_lib(&sh, release).map(|lib| println!("{}", lib.display()))
             }
+            Command::Examples { aarch64: false } => {
+                let lib = build_lib(&sh, false)?;
+                examples::run_all(&sh, &lib, &examples::Toolchain::native())
+            }
+            Command::Examples { aarch64: true } => cross::examples(&sh),
             Command::Docs => docs(&sh),
             Command::Bench => bench(&sh),
             Command::Cross {
@@ -243,9 +255,10 @@ fn ci(sh: &Shell) -> Result<()> {
         }
         Ok(())
     })?;
-    step("C example against the emulated libascendcl.so", || {
-        c_example(sh, &lib)
-    })?;
+    step(
+        "C and C++ examples against the emulated libascendcl.so",
+        || examples::run_all(sh, &lib, &examples::Toolchain::native()),
+    )?;
     let aarch64 = cross::cross(
         sh,
         &cross::Options {
@@ -304,7 +317,7 @@ fn check_no_std_trees(sh: &Shell) -> Result<()> {
     Ok(())
 }
 
-fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("target"))
@@ -345,22 +358,6 @@ fn check_exports(sh: &Shell, lib: &Path) -> Result<()> {
     }
     eprintln!("exactly the {} listed ACL functions exported", listed.len());
     Ok(())
-}
-
-fn c_example(sh: &Shell, lib: &Path) -> Result<()> {
-    let out_dir = target_dir().join("c-example");
-    sh.create_dir(&out_dir).map_err(|e| e.to_string())?;
-    let exe = out_dir.join("vmm_demo");
-    let src = "crates/emu-capi/examples/c/vmm_demo.c";
-    let lib_dir = lib.parent().ok_or("library path has no directory")?;
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let rpath = format!("-Wl,-rpath,{}", lib_dir.display());
-    let libdir = format!("-L{}", lib_dir.display());
-    run(cmd!(
-        sh,
-        "{cc} -std=c11 -Wall -Wextra -Werror -o {exe} {src} {libdir} -lascendcl {rpath}"
-    ))?;
-    run(cmd!(sh, "{exe}"))
 }
 
 fn generated_rules_doc(sh: &Shell) -> Result<String> {
