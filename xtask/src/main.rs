@@ -42,7 +42,7 @@ enum Command {
         #[arg(long)]
         aarch64: bool,
     },
-    /// Regenerate docs/rules.md from the rules table.
+    /// Regenerate docs/rules.md and docs/errors.md from their tables.
     Docs,
     /// Run the benchmarks (numbers go to docs/benchmarks.md).
     Bench,
@@ -242,7 +242,9 @@ fn ci(sh: &Shell) -> Result<()> {
         let _env = sh.push_env("RUSTDOCFLAGS", "-D warnings");
         run(cmd!(sh, "{cargo} doc --workspace --no-deps --all-features"))
     })?;
-    step("docs/rules.md is up to date", || check_rules_doc(sh))?;
+    step("generated docs (rules, error table) are up to date", || {
+        check_generated_docs(sh)
+    })?;
     step("no_std crates depend on no std-only crate", || {
         check_no_std_trees(sh)
     })?;
@@ -360,21 +362,29 @@ fn check_exports(sh: &Shell, lib: &Path) -> Result<()> {
     Ok(())
 }
 
-fn generated_rules_doc(sh: &Shell) -> Result<String> {
+/// The documents generated from the project's tables: file and the CLI
+/// arguments that print it.
+const GENERATED_DOCS: &[(&str, &[&str])] = &[
+    ("docs/rules.md", &["matrix", "--format", "markdown"]),
+    ("docs/errors.md", &["errors", "--format", "markdown"]),
+];
+
+fn generated_doc(sh: &Shell, args: &[&str]) -> Result<String> {
     let cargo = cargo();
-    let c = cmd!(
-        sh,
-        "{cargo} run --quiet -p aclmem-cli -- matrix --format markdown"
-    );
+    let c = cmd!(sh, "{cargo} run --quiet -p aclmem-cli -- {args...}");
     eprintln!("$ {c}");
     c.read().map(|s| s + "\n").map_err(|e| e.to_string())
 }
 
-fn check_rules_doc(sh: &Shell) -> Result<()> {
-    let want = generated_rules_doc(sh)?;
-    let have = sh.read_file("docs/rules.md").unwrap_or_default();
-    if want != have {
-        return Err("docs/rules.md differs from the rules table; run `cargo xtask docs` and commit the result".into());
+fn check_generated_docs(sh: &Shell) -> Result<()> {
+    for (path, args) in GENERATED_DOCS {
+        let want = generated_doc(sh, args)?;
+        let have = sh.read_file(path).unwrap_or_default();
+        if want != have {
+            return Err(format!(
+                "{path} differs from the table it is generated from; run `cargo xtask docs` and commit the result"
+            ));
+        }
     }
     Ok(())
 }
@@ -390,9 +400,10 @@ fn bench(sh: &Shell) -> Result<()> {
 }
 
 fn docs(sh: &Shell) -> Result<()> {
-    let text = generated_rules_doc(sh)?;
-    sh.write_file("docs/rules.md", text)
-        .map_err(|e| e.to_string())?;
-    eprintln!("wrote docs/rules.md");
+    for (path, args) in GENERATED_DOCS {
+        let text = generated_doc(sh, args)?;
+        sh.write_file(path, text).map_err(|e| e.to_string())?;
+        eprintln!("wrote {path}");
+    }
     Ok(())
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use aclmem_core::{CannVersion, Location, MemAttr, Product, RunMode, SOC_NAMES, check};
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod errors;
 mod matrix;
 
 #[derive(Parser)]
@@ -64,6 +65,14 @@ enum Command {
         /// Attribute: C name (ACL_HBM_MEM_HUGE), marker name (HbmHuge) or raw value (4).
         #[arg(long, value_parser = parse_attr)]
         attr: MemAttr,
+    },
+    /// Print the emulator's error table: the code it answers in each
+    /// situation a real driver decides, and whether that code is documented
+    /// or chosen.
+    Errors {
+        /// Output format (table, json, markdown).
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
     },
     /// Load libascendcl.so, initialise ACL and report what it runs on.
     Probe {
@@ -275,6 +284,10 @@ fn main() -> ExitCode {
                 }
             };
             print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Command::Errors { format } => {
+            print!("{}", errors::render(format));
             ExitCode::SUCCESS
         }
         Command::Diff { from, to, product } => {

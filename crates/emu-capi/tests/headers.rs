@@ -401,3 +401,18 @@ fn the_headers_hold_the_values_of_the_rust_tables() {
         &agreement_checks(),
     );
 }
+
+#[test]
+fn the_readme_describes_every_function() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let missing: Vec<&str> = sys::FUNCTIONS
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| !readme.contains(&format!("`{n}`")) && !n.ends_with("V2"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "README.md does not describe {missing:?}"
+    );
+}
