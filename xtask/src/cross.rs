@@ -19,8 +19,15 @@ use xshell::{Shell, cmd};
 
 use crate::{Result, TestCounts, cargo, run, step, workspace_root};
 
-/// Debian packages the cross builds need.
+/// Debian packages CI needs beyond the Rust toolchain: compilers and
+/// binutils for the C/C++ examples and header tests, Python's venv for the
+/// Python package, and the cross toolchain.
 const PACKAGES: &[&str] = &[
+    "gcc",
+    "g++",
+    "binutils",
+    "python3",
+    "python3-venv",
     "gcc-aarch64-linux-gnu",
     "g++-aarch64-linux-gnu",
     "libc6-dev-arm64-cross",
@@ -88,11 +95,11 @@ fn install_commands(missing: &[&str]) -> Vec<String> {
 
 /// Installs what is missing (Debian/Ubuntu, as root), or says exactly what
 /// to run and fails. Never skips silently.
-fn provision(sh: &Shell) -> Result<()> {
+pub fn provision(sh: &Shell) -> Result<()> {
     let missing: Vec<&str> = PACKAGES.iter().copied().filter(|p| !installed(p)).collect();
     if missing.is_empty() {
         eprintln!(
-            "cross toolchain present ({}); installing nothing",
+            "tools present ({}); installing nothing",
             PACKAGES.join(", ")
         );
         return Ok(());
@@ -434,7 +441,7 @@ pub fn cross(sh: &Shell, options: &Options) -> Result<Option<TestCounts>> {
             })
             .collect::<Result<_>>()?
     };
-    step("cross toolchain", || provision(sh))?;
+    step("tools (apt, when missing)", || provision(sh))?;
     let mut counts = None;
     let mut sizes = BTreeMap::new();
     for (target, kind) in &targets {

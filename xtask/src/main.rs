@@ -18,6 +18,7 @@ use xshell::{Shell, cmd};
 
 mod cross;
 mod examples;
+mod python;
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "aclmem build automation")]
@@ -36,6 +37,8 @@ enum Command {
         #[arg(long)]
         release: bool,
     },
+    /// Install the Python package into target/py-venv and run its tests.
+    Python,
     /// Build and run the C and C++ examples against the emulated library.
     Examples {
         /// Cross-compile for aarch64 and run under qemu-user instead.
@@ -126,6 +129,10 @@ fn main() -> ExitCode {
                 examples::run_all(&sh, &lib, &examples::Toolchain::native())
             }
             Command::Examples { aarch64: true } => cross::examples(&sh),
+            Command::Python => {
+                let lib = build_lib(&sh, false)?;
+                python::test(&sh, &lib)
+            }
             Command::Docs => docs(&sh),
             Command::Bench => bench(&sh),
             Command::Cross {
@@ -180,6 +187,10 @@ pub(crate) fn run(c: xshell::Cmd<'_>) -> Result<()> {
 
 /// The manifest of the shell crate that links the emulated C library.
 pub(crate) const LIB_MANIFEST: &str = "crates/libascendcl/Cargo.toml";
+/// The manifest of the Python package's native module.
+pub(crate) const PYTHON_MANIFEST: &str = "python/Cargo.toml";
+/// Crates outside the workspace (shared objects; see their manifests).
+const SHELL_MANIFESTS: &[&str] = &[LIB_MANIFEST, PYTHON_MANIFEST];
 
 /// Builds the emulated `libascendcl.so` and returns its path.
 pub(crate) fn build_lib(sh: &Shell, release: bool) -> Result<PathBuf> {
@@ -197,7 +208,19 @@ pub(crate) fn build_lib(sh: &Shell, release: bool) -> Result<PathBuf> {
 fn ci(sh: &Shell) -> Result<()> {
     let cargo = cargo();
     let start = Instant::now();
-    step("format", || run(cmd!(sh, "{cargo} fmt --all -- --check")))?;
+    step("tools CI needs (apt, when missing)", || {
+        cross::provision(sh)
+    })?;
+    step("format", || {
+        run(cmd!(sh, "{cargo} fmt --all -- --check"))?;
+        for manifest in SHELL_MANIFESTS {
+            run(cmd!(
+                sh,
+                "{cargo} fmt --manifest-path {manifest} -- --check"
+            ))?;
+        }
+        Ok(())
+    })?;
     step("clippy", || {
         run(cmd!(
             sh,
@@ -256,6 +279,13 @@ fn ci(sh: &Shell) -> Result<()> {
             ))?;
         }
         Ok(())
+    })?;
+    step("the Python package: pip install ./python, pytest", || {
+        run(cmd!(
+            sh,
+            "{cargo} clippy --manifest-path {PYTHON_MANIFEST} --all-targets -- -D warnings"
+        ))?;
+        python::test(sh, &lib)
     })?;
     step(
         "C and C++ examples against the emulated libascendcl.so",

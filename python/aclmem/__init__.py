@@ -1,0 +1,100 @@
+"""Huawei Ascend physical memory from Python.
+
+* :mod:`aclmem.acl`: pyACL's own calls (``acl.rt.malloc_physical`` and the
+  rest of the memory API), over the emulator or the real ``libascendcl.so``;
+  :func:`install` registers it as ``acl`` so pyACL scripts run unchanged.
+* :func:`check`, :func:`matrix`: the rules (which product, run mode and
+  CANN release accept which location and attribute) as Python values, from
+  the same table the Rust crates compile.
+* :class:`Session` and friends: a Pythonic layer with exceptions that carry
+  the ACL code, and context managers that free in the right order.
+
+The backend is the emulator unless ``ACLMEM_BACKEND=driver``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, List, Optional, Union
+
+from . import _native
+from ._session import (
+    AclError,
+    Exported,
+    Mapping,
+    PhysicalMemory,
+    Reservation,
+    RuleError,
+    Session,
+)
+
+__all__ = [
+    "AclError",
+    "Exported",
+    "Mapping",
+    "PhysicalMemory",
+    "Reservation",
+    "RuleError",
+    "Session",
+    "backend",
+    "cann_releases",
+    "check",
+    "constants",
+    "install",
+    "matrix",
+]
+
+__version__ = "0.1.0"
+
+#: C names of the enums and error codes, with their values.
+constants: Dict[str, int] = _native.constants()
+
+
+def backend() -> str:
+    """The backend in use: ``"emulator"`` or ``"driver (<library path>)"``."""
+    return _native.backend_name()
+
+
+def check(
+    product_or_soc: str,
+    location: str,
+    attr: Union[str, int],
+    cann: Optional[str] = None,
+    run_mode: str = "ep",
+) -> Dict[str, Any]:
+    """The rules' verdict for one combination.
+
+    ``product_or_soc`` is a product (``"atlas-a2"``, ``"Atlas A2"``) or a SoC
+    name (``"Ascend910B3"``); ``location`` ``"device"``, ``"host"`` or
+    ``"host-numa"``; ``attr`` a C name (``"ACL_HBM_MEM_HUGE"``), a marker
+    name (``"HbmHuge"``) or the raw value; ``cann`` a release (``"8.3"``,
+    default the newest); ``run_mode`` ``"ep"`` or ``"rc"``.
+
+    Returns a dict with ``allowed`` and ``code``; when refused also the
+    ``denial``, the ``rule`` it breaks, a ``message`` and, for a feature of a
+    later release, ``since``. Unknown names raise ``ValueError``.
+    """
+    return _native.check(product_or_soc, location, attr, cann, run_mode)
+
+
+def matrix(cann: Optional[str] = None) -> List[Dict[str, Any]]:
+    """Every product × run mode × location × attribute of a release, as the
+    dicts :func:`check` returns."""
+    return _native.matrix(cann)
+
+
+def cann_releases() -> List[str]:
+    """The CANN releases the rules cover, oldest first."""
+    return _native.cann_releases()
+
+
+def install() -> None:
+    """Registers :mod:`aclmem.acl` as ``acl`` (with ``acl.rt`` and
+    ``acl.util``), so ``import acl`` and ``from acl.rt import memcpy`` work
+    in code written for pyACL. It replaces whatever ``acl`` was imported
+    before, so call it before importing code that imports ``acl``."""
+    from . import acl
+
+    sys.modules["acl"] = acl
+    sys.modules["acl.rt"] = acl.rt
+    sys.modules["acl.util"] = acl.util

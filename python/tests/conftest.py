@@ -1,0 +1,42 @@
+"""Every test process joins a machine of its own, so test runs never meet
+other runs or programs on the default machine."""
+
+import os
+
+import pytest
+
+os.environ.setdefault("ACLMEM_EMU_MACHINE", f"pytest-{os.getpid()}")
+os.environ.setdefault("ACLMEM_EMU_QUIET", "1")
+os.environ.setdefault("ACLMEM_EMU_SOC", "Ascend910B3")
+os.environ.setdefault("ACLMEM_EMU_HBM", "64GiB")
+
+import aclmem  # noqa: E402
+
+aclmem.install()
+
+import acl  # noqa: E402
+
+HBM_HUGE = 4
+DEVICE, HOST = 1, 0
+MIB = 1 << 20
+
+
+def prop(mem_attr=HBM_HUGE, loc_type=DEVICE, loc_id=0):
+    """pyACL's prop dict."""
+    return {
+        "handleType": 0,
+        "allocationType": 0,
+        "memAttr": mem_attr,
+        "location": {"id": loc_id, "type": loc_type},
+        "reserve": 0,
+    }
+
+
+@pytest.fixture
+def device():
+    """ACL initialised with device 0 set, torn down after the test."""
+    assert acl.init() == 0
+    assert acl.rt.set_device(0) == 0
+    yield 0
+    assert acl.rt.reset_device(0) == 0
+    assert acl.finalize() == 0

@@ -1,0 +1,46 @@
+//! The Python package (`python/`): installed with pip into a virtual
+//! environment of its own, as a user installs it from a clone, and tested
+//! with pytest against the emulated machine.
+
+use std::path::{Path, PathBuf};
+
+use xshell::{Shell, cmd};
+
+use crate::{Result, run, target_dir};
+
+/// The virtual environment CI uses (created when missing).
+pub(crate) fn venv() -> PathBuf {
+    target_dir().join("py-venv")
+}
+
+fn python3() -> String {
+    std::env::var("PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Creates the venv with maturin and pytest from the package registry.
+pub(crate) fn ensure_venv(sh: &Shell) -> Result<PathBuf> {
+    let venv = venv();
+    let pip = venv.join("bin").join("pip");
+    if !pip.exists() {
+        let python = python3();
+        run(cmd!(sh, "{python} -m venv {venv}"))
+            .map_err(|e| format!("{e} (on Debian/Ubuntu: apt-get install python3-venv)"))?;
+    }
+    run(cmd!(sh, "{pip} install --quiet --upgrade maturin pytest"))?;
+    Ok(venv)
+}
+
+/// `pip install ./python`, then pytest with the emulated library at `lib`
+/// (the tests compile a C program against it).
+pub(crate) fn test(sh: &Shell, lib: &Path) -> Result<()> {
+    let venv = ensure_venv(sh)?;
+    let pip = venv.join("bin").join("pip");
+    let pytest = venv.join("bin").join("pytest");
+    run(cmd!(
+        sh,
+        "{pip} install --quiet --force-reinstall --no-deps ./python"
+    ))?;
+    let _lib = sh.push_env("ACLMEM_ASCENDCL", lib);
+    let _dir = sh.push_dir("python");
+    run(cmd!(sh, "{pytest} -q -p no:cacheprovider tests"))
+}
