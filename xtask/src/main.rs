@@ -324,6 +324,10 @@ const NO_STD_CLOSURE: &[&str] = &[
     "defmt",
     "bitflags",
     "portable-atomic",
+    "heapless",
+    "hash32",
+    "byteorder",
+    "stable_deref_trait",
 ];
 
 fn check_no_std_trees(sh: &Shell) -> Result<()> {
