@@ -425,12 +425,67 @@ fn check_generated_docs(sh: &Shell) -> Result<()> {
 
 fn bench(sh: &Shell) -> Result<()> {
     let cargo = cargo();
+    let mut lib = PathBuf::new();
     step("build the emulated libascendcl.so (release)", || {
-        build_lib(sh, true).map(drop)
+        lib = build_lib(sh, true)?;
+        Ok(())
     })?;
-    step("benchmarks", || {
+    let _env = sh.push_env("ACLMEM_ASCENDCL", &lib);
+    let mut table = String::new();
+    step("the goals, as ratios (tests/benches/goals.rs)", || {
+        let c = cmd!(sh, "{cargo} bench -p aclmem-tests --bench goals");
+        eprintln!("$ {c}");
+        let out = c.read().map_err(|e| e.to_string())?;
+        table = out
+            .lines()
+            .filter(|l| l.starts_with('|'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        println!("{table}");
+        Ok(())
+    })?;
+    step("docs/benchmarks.md: the goals table", || {
+        record_goals(sh, &table)
+    })?;
+    step("per-call costs (criterion, tests/benches/ops.rs)", || {
         run(cmd!(sh, "{cargo} bench -p aclmem-tests --bench ops"))
     })
+}
+
+/// Replaces the goals table of docs/benchmarks.md (between its markers)
+/// with `table`, headed by the date and the machine.
+fn record_goals(sh: &Shell, table: &str) -> Result<()> {
+    const START: &str = "<!-- goals:start -->";
+    const END: &str = "<!-- goals:end -->";
+    let doc = sh
+        .read_file("docs/benchmarks.md")
+        .map_err(|e| e.to_string())?;
+    let (Some(a), Some(b)) = (doc.find(START), doc.find(END)) else {
+        return Err(format!(
+            "docs/benchmarks.md lacks the {START} / {END} markers"
+        ));
+    };
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let date = cmd!(sh, "date -u +%Y-%m-%d").read().unwrap_or_default();
+    let text = format!(
+        "{START}\nMeasured {date} on {cpu}, {cores} cores, Linux {}, with `cargo xtask bench`:\n\n{table}\n{END}",
+        kernel.trim()
+    );
+    let new = format!("{}{text}{}", &doc[..a], &doc[b + END.len()..]);
+    sh.write_file("docs/benchmarks.md", new)
+        .map_err(|e| e.to_string())?;
+    eprintln!("docs/benchmarks.md updated");
+    Ok(())
 }
 
 fn docs(sh: &Shell) -> Result<()> {

@@ -290,13 +290,16 @@ pub(crate) struct Process {
     pub(crate) generation: u64,
     pub(crate) pid: i32,
     fork_gen: u64,
-    shards: Box<[Mutex<Shard>]>,
+    shards: Box<[Padded<Mutex<Shard>>]>,
     va: Mutex<Va>,
     hosts: Mutex<BTreeMap<usize, usize>>,
     runtime: Mutex<Runtime>,
     imported: Mutex<Vec<ImportedPool>>,
-    handle_gen: AtomicU32,
-    calls: [AtomicU64; Op::ALL.len()],
+    /// Handle generations, one counter per shard (device), so threads on
+    /// different devices do not share a cache line per call.
+    handle_gens: Box<[Padded<AtomicU32>]>,
+    /// Call counts, striped by thread (summed when read).
+    calls: [Padded<[AtomicU64; Op::ALL.len()]>; STRIPES],
     faults: Mutex<Vec<Fault>>,
     faults_armed: AtomicBool,
     /// Mappings this process may have alive at once: its share of
@@ -306,6 +309,30 @@ pub(crate) struct Process {
     scratch: OnceLock<Option<OwnedFd>>,
     pub(crate) listener: OnceLock<crate::share::Listener>,
     left: AtomicBool,
+}
+
+/// A value alone on its cache line(s), so counters that different threads
+/// update do not share one.
+#[repr(align(128))]
+struct Padded<T>(T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// Stripes of the call counters.
+const STRIPES: usize = 8;
+
+/// This thread's stripe of striped counters.
+fn stripe() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static STRIPE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;
+    }
+    STRIPE.with(|s| *s)
 }
 
 /// How many VMAs the rest of the program may use: the process stops
@@ -352,8 +379,9 @@ impl Process {
     }
 
     pub(crate) fn new(machine: Arc<Machine>, slot: u32, generation: u64, pid: i32) -> Process {
-        let shards = (0..=machine.config.devices)
-            .map(|_| Mutex::new(Shard::default()))
+        let devices = machine.config.devices;
+        let shards = (0..=devices)
+            .map(|_| Padded(Mutex::new(Shard::default())))
             .collect();
         Process {
             machine,
@@ -366,8 +394,10 @@ impl Process {
             hosts: Mutex::new(BTreeMap::new()),
             runtime: Mutex::new(Runtime::default()),
             imported: Mutex::new(Vec::new()),
-            handle_gen: AtomicU32::new(sys::random_u64() as u32),
-            calls: [const { AtomicU64::new(0) }; Op::ALL.len()],
+            handle_gens: (0..=devices)
+                .map(|_| Padded(AtomicU32::new(sys::random_u64() as u32)))
+                .collect(),
+            calls: [const { Padded([const { AtomicU64::new(0) }; Op::ALL.len()]) }; STRIPES],
             faults: Mutex::new(Vec::new()),
             faults_armed: AtomicBool::new(false),
             map_budget: sys::max_map_count().saturating_sub(RESERVED_VMAS) / 2,
@@ -395,7 +425,7 @@ impl Process {
         if crate::fork::forked_since(self.fork_gen) || self.left.load(Ordering::Acquire) {
             return Err(Situation::ForkedChild.code());
         }
-        self.calls[op as usize].fetch_add(1, Ordering::Relaxed);
+        self.calls[stripe()].0[op as usize].fetch_add(1, Ordering::Relaxed);
         if self.faults_armed.load(Ordering::Acquire) {
             let mut faults = lock(&self.faults);
             if let Some(i) = faults.iter().position(|f| f.op == op) {
@@ -411,10 +441,13 @@ impl Process {
         Ok(())
     }
 
-    /// The next handle generation (random start, so a handle of another
-    /// process or of an earlier `aclInit` is not live by accident).
-    fn next_generation(&self) -> u32 {
-        self.handle_gen.fetch_add(1, Ordering::Relaxed) & 0xFF_FFFF
+    /// The next handle generation of a shard (random start, so a handle of
+    /// another process or of an earlier `aclInit` is not live by accident).
+    fn next_generation(&self, shard: u8) -> u32 {
+        self.handle_gens[shard as usize]
+            .0
+            .fetch_add(1, Ordering::Relaxed)
+            & 0xFF_FFFF
     }
 
     /// Gives back the pages of extents a dead importer left (see
@@ -503,22 +536,18 @@ impl Process {
         {
             return Err(AclError::RT_FEATURE_NOT_SUPPORT);
         }
-        let mut pools = Vec::with_capacity(2);
-        match location {
-            Location::Device => {
-                pools.push(PoolId::Device(id));
-                if attr.page_class() == PageClass::Huge1G {
-                    pools.push(PoolId::Huge1G(id));
-                }
+        // At most two pools; no allocation on this path.
+        let (pools, n) = match location {
+            Location::Device if attr.page_class() == PageClass::Huge1G => {
+                ([PoolId::Device(id), PoolId::Huge1G(id)], 2)
             }
-            Location::Host | Location::HostNuma => {
-                pools.push(PoolId::Host);
-                if verdict == Verdict::SizeLimitedByPlatform {
-                    pools.push(PoolId::HostNumaP2p);
-                }
+            Location::Device => ([PoolId::Device(id), PoolId::Device(id)], 1),
+            Location::Host | Location::HostNuma if verdict == Verdict::SizeLimitedByPlatform => {
+                ([PoolId::Host, PoolId::HostNumaP2p], 2)
             }
-        }
-        let alloc = self.new_alloc(location, id, attr, size as u64, &pools, false)?;
+            Location::Host | Location::HostNuma => ([PoolId::Host, PoolId::Host], 1),
+        };
+        let alloc = self.new_alloc(location, id, attr, size as u64, &pools[..n], false)?;
         Ok(alloc)
     }
 
@@ -554,7 +583,7 @@ impl Process {
             for (c, p) in charged.iter_mut().zip(pools) {
                 *c = p.index() as u8 + 1;
             }
-            let generation = self.next_generation();
+            let generation = self.next_generation(shard_index);
             let alloc = shard.allocs.insert(Alloc {
                 source: Source::Local,
                 offset,
@@ -1140,7 +1169,7 @@ impl Process {
         let attr = MemAttr::from_raw(info.attr).unwrap_or(MemAttr::HbmMemHuge);
         let shard_index = device as u8;
         let mut shard = lock(&self.shards[shard_index as usize]);
-        let generation = self.next_generation();
+        let generation = self.next_generation(shard_index);
         let alloc = shard.allocs.insert(Alloc {
             source: Source::Imported(file),
             offset: info.offset,
@@ -1269,11 +1298,16 @@ impl Process {
         let bytes = rounded
             .checked_next_multiple_of(page)
             .ok_or(AclError::RT_MEMORY_ALLOCATION)?;
-        let mut pools = vec![PoolId::Device(device)];
-        if huge1g {
-            pools.push(PoolId::Huge1G(device));
-        }
-        let raw = self.new_alloc(Location::Device, device, attr, bytes as u64, &pools, true)?;
+        let pools = [PoolId::Device(device), PoolId::Huge1G(device)];
+        let n = if huge1g { 2 } else { 1 };
+        let raw = self.new_alloc(
+            Location::Device,
+            device,
+            attr,
+            bytes as u64,
+            &pools[..n],
+            true,
+        )?;
         let id = HandleId::decode(raw).expect("just made");
         let release_handle = |this: &Process| {
             let released = {
@@ -1583,7 +1617,7 @@ impl Process {
         }
         a.refs += 1;
         let imported = matches!(a.source, Source::Imported(_));
-        let generation = self.next_generation();
+        let generation = self.next_generation(shard_index);
         let index = shard.handles.insert(HandleEntry {
             generation,
             alloc,
@@ -1683,7 +1717,7 @@ impl Process {
             (e.shard, e.alloc)
         };
         // Export through a temporary internal handle of the block.
-        let generation = self.next_generation();
+        let generation = self.next_generation(shard_index);
         let raw = {
             let mut shard = lock(&self.shards[shard_index as usize]);
             let a = shard
@@ -1897,7 +1931,10 @@ impl Process {
     }
 
     pub(crate) fn calls(&self, op: Op) -> u64 {
-        self.calls[op as usize].load(Ordering::Relaxed)
+        self.calls
+            .iter()
+            .map(|s| s.0[op as usize].load(Ordering::Relaxed))
+            .sum()
     }
 
     pub(crate) fn counts(&self) -> (usize, usize, usize, usize) {
