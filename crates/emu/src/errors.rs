@@ -19,7 +19,7 @@
 //!   limit named on stderr. Out of (emulated) device memory is 207001 and
 //!   nothing else.
 //!
-//! `cargo test -p aclmem-emu --test error_table` provokes every entry and
+//! `cargo test -p aclmem-emu-capi --test error_table` provokes every entry and
 //! checks the code.
 
 use aclmem_core::AclError;
