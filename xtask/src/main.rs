@@ -18,6 +18,7 @@ use xshell::{Shell, cmd};
 
 mod cross;
 mod examples;
+mod fuzz;
 mod python;
 
 #[derive(Parser)]
@@ -39,6 +40,16 @@ enum Command {
     },
     /// Install the Python package into target/py-venv and run its tests.
     Python,
+    /// Coverage-guided fuzzing (libFuzzer) of the C ABI, the rules and the
+    /// environment parser; the corpus in fuzz/corpus is kept minimal.
+    Fuzz {
+        /// Seconds per target.
+        #[arg(long, default_value_t = 60)]
+        time: u64,
+        /// Only these targets (capi_sequence, rules, env_config).
+        #[arg(long = "target")]
+        targets: Vec<String>,
+    },
     /// Build and run the C and C++ examples against the emulated library.
     Examples {
         /// Cross-compile for aarch64 and run under qemu-user instead.
@@ -133,6 +144,15 @@ fn main() -> ExitCode {
                 let lib = build_lib(&sh, false)?;
                 python::test(&sh, &lib)
             }
+            Command::Fuzz { time, targets } => {
+                for o in fuzz::fuzz(&sh, time, None, &targets, true)? {
+                    println!(
+                        "| {} | {} | {} s | {} | 0 |",
+                        o.target, o.runs, o.seconds, o.corpus
+                    );
+                }
+                Ok(())
+            }
             Command::Docs => docs(&sh),
             Command::Bench => bench(&sh),
             Command::Cross {
@@ -190,7 +210,7 @@ pub(crate) const LIB_MANIFEST: &str = "crates/libascendcl/Cargo.toml";
 /// The manifest of the Python package's native module.
 pub(crate) const PYTHON_MANIFEST: &str = "python/Cargo.toml";
 /// Crates outside the workspace (shared objects; see their manifests).
-const SHELL_MANIFESTS: &[&str] = &[LIB_MANIFEST, PYTHON_MANIFEST];
+const SHELL_MANIFESTS: &[&str] = &[LIB_MANIFEST, PYTHON_MANIFEST, "fuzz/Cargo.toml"];
 
 /// Builds the emulated `libascendcl.so` and returns its path.
 pub(crate) fn build_lib(sh: &Shell, release: bool) -> Result<PathBuf> {
@@ -286,6 +306,13 @@ fn ci(sh: &Shell) -> Result<()> {
             "{cargo} clippy --manifest-path {PYTHON_MANIFEST} --all-targets -- -D warnings"
         ))?;
         python::test(sh, &lib)
+    })?;
+    step("fuzzing smoke run (2,000 executions per target)", || {
+        run(cmd!(
+            sh,
+            "{cargo} clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings"
+        ))?;
+        fuzz::fuzz(sh, 0, Some(2000), &[], false).map(drop)
     })?;
     step(
         "C and C++ examples against the emulated libascendcl.so",
