@@ -172,3 +172,30 @@ def test_a_python_process_shares_with_a_c_process(device, tmp_path):
     assert out.stdout.strip() == "read from python to C"
     assert acl.rt.unmap_mem(va) == 0 and acl.rt.release_mem_address(va) == 0
     assert acl.rt.free_physical(handle) == 0
+
+
+LEAKY = (
+    "import aclmem; aclmem.install(); import acl; "
+    "acl.init(); acl.rt.set_device(0); "
+    "h, ret = acl.rt.malloc_physical(2 << 20, {prop!r}, 0); "
+    "va, ret = acl.rt.reserve_mem_address(4 << 20, 0, 0, 0); "
+    "{finish}"
+)
+
+
+@pytest.mark.parametrize(
+    "finish, when",
+    [("acl.rt.reset_device(0); acl.finalize()", "aclFinalize"), ("pass", "exit")],
+)
+def test_the_leak_report_names_what_was_left(finish, when):
+    env = dict(os.environ, ACLMEM_EMU_LEAK_REPORT="1")
+    env.pop("ACLMEM_EMU_QUIET", None)
+    out = subprocess.run(
+        [os.sys.executable, "-c", LEAKY.format(prop=prop(), finish=finish)],
+        capture_output=True, text=True, timeout=120, env=env,
+        cwd=pathlib.Path(__file__).parent,
+    )
+    assert out.returncode == 0, out.stderr
+    assert f"leak report at {when}" in out.stderr, out.stderr
+    assert "1 handle(s), 1 reservation(s), 0 mapping(s)" in out.stderr, out.stderr
+    assert "2097152 bytes of ACL_HBM_MEM_HUGE" in out.stderr, out.stderr

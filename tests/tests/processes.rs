@@ -389,3 +389,102 @@ fn a_machine_whose_processes_were_all_killed_is_swept() {
     assert!(!path.exists(), "{} was swept", path.display());
     b.exit();
 }
+
+/// Chaos: four processes allocate, export, import, free and kill each
+/// other at random (a fixed number of steps, deterministic choices). At
+/// the end the machine's capacity is whole, a long-lived process holds no
+/// more descriptors or mappings than when it started, and the machine's
+/// file is gone once the last process leaves.
+#[test]
+fn chaos_across_processes_leaks_nothing() {
+    let m = machine("chaos");
+    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move |n: usize| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng % n as u64) as usize
+    };
+    // The observer never gets killed; its resources are checked at the end.
+    let (mut observer, _) = Peer::started("observer", &m);
+    // Its device pool exists from its first allocation on.
+    let warm = observer.ok("malloc 2097152");
+    observer.ok(&format!("free {warm}"));
+    let baseline = observer.call("resources").expect("resources");
+    let mut peers: Vec<(Peer, Vec<String>)> = (0..3)
+        .map(|i| (Peer::started(&format!("peer {i}"), &m).0, Vec::new()))
+        .collect();
+    let mut observer_handles: Vec<String> = Vec::new();
+    let (mut kills, mut imports) = (0, 0);
+    for step in 0..300 {
+        let i = next(peers.len());
+        match next(6) {
+            0 | 1 => {
+                if let Ok(v) = peers[i].0.call("malloc 4194304") {
+                    peers[i].1.push(v[0].clone());
+                }
+            }
+            2 if !peers[i].1.is_empty() => {
+                let k = next(peers[i].1.len());
+                let h = peers[i].1.swap_remove(k);
+                peers[i].0.ok(&format!("free {h}"));
+            }
+            3 if !peers[i].1.is_empty() => {
+                // Share with the observer (pid validation off), which frees
+                // it at once or keeps it for a while.
+                let k = next(peers[i].1.len());
+                let h = peers[i].1[k].clone();
+                if let Ok(s) = peers[i].0.call(&format!("export {h} 1")) {
+                    if let Ok(v) = observer.call(&format!("import {} 0", s[0])) {
+                        imports += 1;
+                        observer_handles.push(v[0].clone());
+                    }
+                }
+            }
+            4 if step % 7 == 0 => {
+                let (victim, _) = peers.swap_remove(i);
+                victim.kill();
+                kills += 1;
+                peers.push((
+                    Peer::started(&format!("replacement {step}"), &m).0,
+                    Vec::new(),
+                ));
+            }
+            _ if !observer_handles.is_empty() => {
+                let k = next(observer_handles.len());
+                let h = observer_handles.swap_remove(k);
+                observer.ok(&format!("free {h}"));
+            }
+            _ => {}
+        }
+    }
+    for h in observer_handles.drain(..) {
+        observer.ok(&format!("free {h}"));
+    }
+    for (p, _) in peers.drain(..) {
+        p.kill();
+    }
+    assert!(kills > 5 && imports > 5, "{kills} kills, {imports} imports");
+    eprintln!("chaos: 300 steps, 4 processes, {kills} killed and replaced, {imports} imports");
+    // Capacity is whole (the killed processes' memory and the exports they
+    // left are reclaimed when the observer next needs room).
+    observer.ok(&format!("malloc {}", 64u64 << 30));
+    let free: u64 = observer.ok("meminfo").parse().expect("n");
+    assert_eq!(free, 0, "all 64 GiB could be taken again");
+    let after = observer.call("resources").expect("resources");
+    assert_eq!(
+        after, baseline,
+        "descriptors and mappings of the observer (fds, maps)"
+    );
+    observer.exit();
+    let dir = std::env::var("ACLMEM_EMU_DIR").unwrap_or_else(|_| "/dev/shm".into());
+    let file = std::path::Path::new(&dir).join(format!(
+        "aclmem-emu.{}.{m}",
+        // SAFETY: getuid has no preconditions.
+        unsafe { libc::getuid() }
+    ));
+    assert!(
+        !file.exists(),
+        "the machine's state is gone with its last process"
+    );
+}

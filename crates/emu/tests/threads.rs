@@ -214,3 +214,90 @@ fn eight_threads_ten_thousand_operations_each() {
     assert_eq!(stats.calls[&Op::Malloc], mallocs);
     assert!(emu.leak_report().is_empty(), "{}", emu.leak_report());
 }
+
+/// 8 threads share one table of handles and race to free, map and unmap
+/// them: each handle is freed successfully exactly once (every other
+/// attempt answers 107017), a mapping keeps freed memory alive until it
+/// goes, and at the end nothing is left.
+#[test]
+fn eight_threads_racing_on_shared_handles() {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    let emu = Arc::new(Emulator::preset(Product::AtlasA2));
+    let table: Arc<Mutex<Vec<(RawHandle, Arc<AtomicU32>)>>> = Arc::new(Mutex::new(Vec::new()));
+    let prop = RawPhysicalMemProp::new_checked(
+        Product::AtlasA2,
+        RunMode::Ep,
+        aclmem_core::CannVersion::V9_0,
+        Location::Device,
+        0,
+        MemAttr::HbmMemHuge,
+    )
+    .expect("allowed on A2")
+    .0;
+    let workers: Vec<_> = (0..THREADS)
+        .map(|id| {
+            let emu = Arc::clone(&emu);
+            let table = Arc::clone(&table);
+            thread::spawn(move || {
+                let mut rng = Rng(0x51ed_270b_9a3c_e1d7 ^ (id as u64 + 1));
+                let resv = emu.reserve(2 * MIB, 0, None, 0).unwrap();
+                let mut stale = 0u64;
+                for _ in 0..3000 {
+                    let pick = {
+                        let t = table.lock().unwrap();
+                        (!t.is_empty()).then(|| t[rng.below(t.len())].clone())
+                    };
+                    match (rng.below(3), pick) {
+                        (0, _) | (_, None) => {
+                            let h = emu.malloc_physical(2 * MIB, &prop, 0).unwrap();
+                            table.lock().unwrap().push((h, Arc::new(AtomicU32::new(0))));
+                        }
+                        (1, Some((h, frees))) => match emu.free_physical(h) {
+                            Ok(()) => {
+                                frees.fetch_add(1, Ordering::AcqRel);
+                            }
+                            Err(e) => {
+                                assert_eq!(e, AclError::RT_INVALID_HANDLE);
+                                stale += 1;
+                            }
+                        },
+                        (_, Some((h, _))) => match emu.map(resv, 2 * MIB, 0, h, 0) {
+                            Ok(()) => {
+                                emu.write(resv.get(), &[id as u8; 64]).unwrap();
+                                let mut back = [0u8; 64];
+                                emu.read(resv.get(), &mut back).unwrap();
+                                // Other threads may map the same handle
+                                // at once (mappings alias): any thread's
+                                // bytes, nothing else.
+                                assert!(back.iter().all(|&b| (b as usize) < THREADS));
+                                emu.unmap(resv).unwrap();
+                            }
+                            Err(e) => assert_eq!(e, AclError::RT_INVALID_HANDLE),
+                        },
+                    }
+                }
+                emu.release(resv).unwrap();
+                stale
+            })
+        })
+        .collect();
+    let stale: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    let table = table.lock().unwrap();
+    for (h, frees) in table.iter() {
+        match frees.load(Ordering::Acquire) {
+            0 => emu.free_physical(*h).unwrap(),
+            1 => assert_eq!(emu.free_physical(*h), Err(AclError::RT_INVALID_HANDLE)),
+            n => panic!("handle {h:?} freed {n} times"),
+        }
+    }
+    assert!(stale > 0, "the threads raced on frees");
+    let stats = emu.stats();
+    assert_eq!(
+        (stats.live_handles, stats.mappings, stats.reservations),
+        (0, 0, 0)
+    );
+    assert!(stats.device.iter().all(|d| d.used == 0));
+    assert!(emu.leak_report().is_empty(), "{}", emu.leak_report());
+}

@@ -21,6 +21,7 @@
 //! | `import2 <shareable> [fabric]` | V2, DEFAULT (or FABRIC) type → handle |
 //! | `free <handle>` | `aclrtFreePhysical` |
 //! | `meminfo` | `aclrtGetMemInfo(ACL_HBM_MEM)` → free total |
+//! | `resources` | → open descriptors, mappings (from /proc/self) |
 //! | `fork <handle>` | fork; the child checks it inherited nothing and can join as itself; → `ok <child exit code>` |
 //! | `exit` | `aclFinalize`, exit 0 |
 
@@ -265,6 +266,12 @@ impl Peer {
             "meminfo" => {
                 let (free, total) = self.driver()?.mem_info(MemAttr::HbmMem).map_err(code)?;
                 Ok(format!("ok {free} {total}"))
+            }
+            "resources" => {
+                let fds = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count());
+                let maps =
+                    std::fs::read_to_string("/proc/self/maps").map_or(0, |m| m.lines().count());
+                Ok(format!("ok {fds} {maps}"))
             }
             "fork" => {
                 let h = Self::handle(words.next())?;
