@@ -32,7 +32,8 @@ struct Cli {
 enum Command {
     /// Run every check CI runs, stopping at the first failure.
     Ci,
-    /// Build the emulated libascendcl.so (`target/<profile>/libascendcl.so`).
+    /// Build the emulated libascendcl.so and libaclmem_sanitizer.so
+    /// (`target/<profile>/`).
     Lib {
         /// Build with the release profile.
         #[arg(long)]
@@ -207,19 +208,29 @@ pub(crate) fn run(c: xshell::Cmd<'_>) -> Result<()> {
 
 /// The manifest of the shell crate that links the emulated C library.
 pub(crate) const LIB_MANIFEST: &str = "crates/libascendcl/Cargo.toml";
+/// The manifest of the sanitizer's shared object.
+pub(crate) const SANITIZER_MANIFEST: &str = "crates/sanitizer/Cargo.toml";
 /// The manifest of the Python package's native module.
 pub(crate) const PYTHON_MANIFEST: &str = "python/Cargo.toml";
 /// Crates outside the workspace (shared objects; see their manifests).
-const SHELL_MANIFESTS: &[&str] = &[LIB_MANIFEST, PYTHON_MANIFEST, "fuzz/Cargo.toml"];
+const SHELL_MANIFESTS: &[&str] = &[
+    LIB_MANIFEST,
+    SANITIZER_MANIFEST,
+    PYTHON_MANIFEST,
+    "fuzz/Cargo.toml",
+];
 
-/// Builds the emulated `libascendcl.so` and returns its path.
+/// Builds the emulated `libascendcl.so` and `libaclmem_sanitizer.so`
+/// (beside it); returns the path of the first.
 pub(crate) fn build_lib(sh: &Shell, release: bool) -> Result<PathBuf> {
     let cargo = cargo();
     let profile = release.then_some("--release");
-    run(cmd!(
-        sh,
-        "{cargo} build --manifest-path {LIB_MANIFEST} {profile...}"
-    ))?;
+    for manifest in [LIB_MANIFEST, SANITIZER_MANIFEST] {
+        run(cmd!(
+            sh,
+            "{cargo} build --manifest-path {manifest} {profile...}"
+        ))?;
+    }
     Ok(target_dir()
         .join(if release { "release" } else { "debug" })
         .join("libascendcl.so"))

@@ -8,6 +8,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod errors;
 mod matrix;
+mod sanitize;
+mod timeline;
 
 #[derive(Parser)]
 #[command(
@@ -73,6 +75,41 @@ enum Command {
         /// Output format (table, json, markdown).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+    },
+    /// Run a program with libaclmem_sanitizer.so preloaded: its ACL memory
+    /// calls are checked against the rules (for its product and CANN
+    /// release, and for --targets), for lifetime errors and for leaks.
+    Sanitize {
+        /// The sanitizer library (default: $ACLMEM_SANITIZER_LIB, or
+        /// beside this executable).
+        #[arg(long)]
+        lib: Option<std::path::PathBuf>,
+        /// Other products and releases the program must run on:
+        /// `a2,a3@8.3,Ascend910B3@8.0`.
+        #[arg(long)]
+        targets: Option<String>,
+        /// Keep the findings as JSON lines in this file.
+        #[arg(long)]
+        log: Option<std::path::PathBuf>,
+        /// Write the memory timeline (JSON lines) to this file.
+        #[arg(long)]
+        trace: Option<std::path::PathBuf>,
+        /// Stop the program at the first finding.
+        #[arg(long)]
+        halt_on_error: bool,
+        /// The program and its arguments (after `--`).
+        #[arg(last = true, required = true)]
+        program: Vec<String>,
+    },
+    /// Turn a sanitizer trace (JSON lines) into a Perfetto/Chrome trace
+    /// (OUT.json) and an HTML page with each device's memory over time
+    /// (OUT.html).
+    Timeline {
+        /// The trace written with `aclmem sanitize --trace`.
+        trace: std::path::PathBuf,
+        /// Output path without extension (default: beside the trace).
+        #[arg(short, long)]
+        out: Option<std::path::PathBuf>,
     },
     /// Load libascendcl.so, initialise ACL and report what it runs on.
     Probe {
@@ -285,6 +322,40 @@ fn main() -> ExitCode {
             };
             print!("{text}");
             ExitCode::SUCCESS
+        }
+        Command::Sanitize {
+            lib,
+            targets,
+            log,
+            trace,
+            halt_on_error,
+            program,
+        } => sanitize::run(sanitize::Options {
+            lib,
+            targets,
+            log,
+            trace,
+            halt_on_error,
+            program,
+        }),
+        Command::Timeline { trace, out } => {
+            let out = out.unwrap_or_else(|| trace.with_extension(""));
+            match timeline::run(&trace, &out) {
+                Ok((lines, devices)) => {
+                    println!(
+                        "{lines} events, {} ({}): wrote {} and {}",
+                        devices.len(),
+                        devices.join(", "),
+                        out.with_extension("json").display(),
+                        out.with_extension("html").display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Command::Errors { format } => {
             print!("{}", errors::render(format));

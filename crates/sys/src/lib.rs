@@ -126,6 +126,33 @@ macro_rules! function_table {
             )*
         }
 
+        impl AclFunctions {
+            /// The table from a lookup by name (`dlsym`, for example):
+            /// `None` where `lookup` answers NULL.
+            ///
+            /// # Safety
+            /// For every name, `lookup` must answer NULL or the address of
+            /// a function with that name's documented prototype (the type
+            /// of its field), valid for as long as the table is used.
+            pub unsafe fn from_lookup(
+                mut lookup: impl FnMut(&'static str) -> *mut core::ffi::c_void,
+            ) -> AclFunctions {
+                AclFunctions {
+                    $(
+                        $name: {
+                            let p = lookup(stringify!($name));
+                            // SAFETY: the caller's contract: `p` is NULL
+                            // (handled here) or a function of this type; a
+                            // function pointer and a data pointer have the
+                            // same size on every target the project builds
+                            // for.
+                            (!p.is_null()).then(|| unsafe { core::mem::transmute::<*mut core::ffi::c_void, $ty>(p) })
+                        },
+                    )*
+                }
+            }
+        }
+
         impl core::fmt::Debug for AclFunctions {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 let present = [$(self.$name.is_some()),*].iter().filter(|p| **p).count();

@@ -1,0 +1,121 @@
+//! `aclmem sanitize -- program [args]`: runs a program with
+//! `libaclmem_sanitizer.so` preloaded and prints what it found.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// Options of `aclmem sanitize`.
+pub struct Options {
+    pub lib: Option<PathBuf>,
+    pub targets: Option<String>,
+    pub log: Option<PathBuf>,
+    pub trace: Option<PathBuf>,
+    pub halt_on_error: bool,
+    pub program: Vec<String>,
+}
+
+const LIB: &str = "libaclmem_sanitizer.so";
+
+/// The sanitizer library: `--lib`, `$ACLMEM_SANITIZER_LIB`, or beside this
+/// executable (where `cargo xtask lib` puts both).
+fn find_lib(explicit: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("ACLMEM_SANITIZER_LIB").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = exe.parent().ok_or("no directory")?;
+    for d in [dir, dir.parent().unwrap_or(dir)] {
+        let p = d.join(LIB);
+        if p.exists() {
+            return Ok(p);
+        }
+    }
+    Err(format!(
+        "{LIB} not found beside {} (build it with `cargo xtask lib`, or name it with --lib or $ACLMEM_SANITIZER_LIB)",
+        exe.display()
+    ))
+}
+
+pub fn run(o: Options) -> ExitCode {
+    let lib = match find_lib(o.lib.as_deref()) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some((program, args)) = o.program.split_first() else {
+        eprintln!("error: name the program to run after --");
+        return ExitCode::from(2);
+    };
+    let lib = std::fs::canonicalize(&lib).unwrap_or(lib);
+    let log = o.log.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("aclmem-sanitize-{}.jsonl", std::process::id()))
+    });
+    let _ = std::fs::remove_file(&log);
+    let preload = match std::env::var("LD_PRELOAD") {
+        Ok(p) if !p.is_empty() => format!("{}:{p}", lib.display()),
+        _ => lib.display().to_string(),
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env("LD_PRELOAD", preload)
+        .env("ACLMEM_SANITIZER_LOG", &log);
+    // Programs that load the library themselves (Python, dlopen) reach it
+    // through the sanitizer, which opens $ACLMEM_ASCENDCL: default to the
+    // emulated library beside the sanitizer.
+    if std::env::var_os("ACLMEM_ASCENDCL").is_none() {
+        let emulated = lib.with_file_name("libascendcl.so");
+        if emulated.exists() {
+            cmd.env("ACLMEM_ASCENDCL", emulated);
+        }
+    }
+    if let Some(t) = &o.targets {
+        cmd.env("ACLMEM_SANITIZER_TARGETS", t);
+    }
+    if let Some(t) = &o.trace {
+        cmd.env("ACLMEM_SANITIZER_TRACE", t);
+    }
+    if o.halt_on_error {
+        cmd.env("ACLMEM_SANITIZER_HALT_ON_ERROR", "1");
+    }
+    let status = match cmd.status() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot run {program}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let findings: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    if o.log.is_none() {
+        let _ = std::fs::remove_file(&log);
+    }
+    let mut classes = std::collections::BTreeMap::<String, usize>::new();
+    for f in &findings {
+        *classes
+            .entry(f["class"].as_str().unwrap_or("?").to_owned())
+            .or_default() += 1;
+    }
+    if findings.is_empty() {
+        eprintln!("aclmem sanitize: {program}: no findings");
+    } else {
+        let parts: Vec<String> = classes.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        eprintln!(
+            "aclmem sanitize: {program}: {} finding(s): {}",
+            findings.len(),
+            parts.join(", ")
+        );
+    }
+    match status.code() {
+        Some(0) if !findings.is_empty() => ExitCode::from(1),
+        Some(c) => ExitCode::from(c.clamp(0, 255) as u8),
+        None => ExitCode::from(128),
+    }
+}

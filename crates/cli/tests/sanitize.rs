@@ -1,0 +1,172 @@
+//! `aclmem sanitize` on seeded-defect C programs over the emulated library:
+//! each defect reported exactly once, with its class and call site; clean
+//! programs report nothing.
+//!
+//! Needs `cargo xtask lib` (the emulated library and the sanitizer, in the
+//! target directory) and a C compiler. Under `cargo xtask cross` the tests
+//! run under qemu, where a host-built C program cannot be preloaded with
+//! the aarch64 sanitizer: there they return at once.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn target_profile_dir() -> PathBuf {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_aclmem"));
+    exe.parent().expect("target/<profile>").to_path_buf()
+}
+
+fn emulated() -> PathBuf {
+    std::env::var_os("ACLMEM_ASCENDCL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_profile_dir().join("libascendcl.so"))
+}
+
+fn under_qemu() -> bool {
+    std::env::var("ACLMEM_TEST_RUNNER").is_ok_and(|r| !r.trim().is_empty())
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Compiles a C program (with -g, for call sites) against the emulated
+/// library.
+fn compile(src: &Path, name: &str) -> PathBuf {
+    let lib = emulated();
+    let dir = lib.parent().expect("dir").to_path_buf();
+    let out = std::env::temp_dir().join(format!("aclmem-sanitize-{}-{name}", std::process::id()));
+    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-g", "-O0", "-std=c11", "-Wall"])
+        .arg(format!(
+            "-I{}",
+            repo().join("crates/emu-capi/include").display()
+        ))
+        .arg(src)
+        .arg("-o")
+        .arg(&out)
+        .arg(format!("-L{}", dir.display()))
+        .arg("-lascendcl")
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .status()
+        .expect("cc runs");
+    assert!(status.success(), "{} compiles", src.display());
+    out
+}
+
+/// Runs `program args` under `aclmem sanitize`; returns the findings (JSON
+/// lines) and the exit code.
+fn sanitize(extra: &[&str], program: &Path, args: &[&str]) -> (Vec<serde_json::Value>, i32) {
+    let log = std::env::temp_dir().join(format!(
+        "aclmem-sanitize-{}-{}.jsonl",
+        std::process::id(),
+        args.join("-")
+    ));
+    let _ = std::fs::remove_file(&log);
+    let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
+        .arg("sanitize")
+        .arg("--lib")
+        .arg(target_profile_dir().join("libaclmem_sanitizer.so"))
+        .arg("--log")
+        .arg(&log)
+        .args(extra)
+        .arg("--")
+        .arg(program)
+        .args(args)
+        .env(
+            "ACLMEM_EMU_MACHINE",
+            format!("sanitize-{}-{}", std::process::id(), args.join("-")),
+        )
+        .env("ACLMEM_EMU_QUIET", "1")
+        .output()
+        .expect("aclmem runs");
+    let findings = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let _ = std::fs::remove_file(&log);
+    (findings, out.status.code().unwrap_or(-1))
+}
+
+/// The seeded-defect program, compiled for one test (tests run in
+/// parallel: each gets its own executable).
+fn defects(test: &str) -> PathBuf {
+    compile(
+        &repo().join("crates/sanitizer/tests/defects.c"),
+        &format!("defects-{test}"),
+    )
+}
+
+#[test]
+fn each_seeded_defect_is_reported_once_with_its_class_and_call_site() {
+    if under_qemu() {
+        return;
+    }
+    let exe = defects("each");
+    let source = std::fs::read_to_string(repo().join("crates/sanitizer/tests/defects.c")).unwrap();
+    let leak_line = source
+        .lines()
+        .position(|l| l.contains("LEAK-SITE"))
+        .expect("marked")
+        + 1;
+    for class in [
+        "rule",
+        "double-free",
+        "free-while-mapped",
+        "use-after-free",
+        "unmap-unmapped",
+        "release-while-mapped",
+        "overlapping-map",
+        "copy-unmapped",
+        "import-own-export",
+        "leak",
+    ] {
+        let (findings, code) = sanitize(&[], &exe, &[class]);
+        assert_eq!(findings.len(), 1, "{class}: {findings:#?}");
+        assert_eq!(findings[0]["class"], class, "{findings:#?}");
+        let site = findings[0]["site"].as_str().unwrap();
+        assert!(site.contains("defects.c:"), "{class}: call site {site}");
+        assert_eq!(code, 1, "{class}: a finding makes the run fail");
+        if class == "leak" {
+            assert!(site.ends_with(&format!("defects.c:{leak_line})")), "{site}");
+        }
+    }
+}
+
+#[test]
+fn a_call_refused_on_an_older_release_of_the_fleet_is_reported() {
+    if under_qemu() {
+        return;
+    }
+    let exe = defects("fleet");
+    let (findings, _) = sanitize(&["--targets", "a2@8.3"], &exe, &["portability"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0]["class"], "portability");
+    assert_eq!(findings[0]["code"], 100000);
+    assert!(findings[0]["message"].as_str().unwrap().contains("8.5"));
+    // On 9.0 alone, the same program is fine.
+    let (findings, code) = sanitize(&[], &exe, &["portability"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn clean_programs_report_nothing() {
+    if under_qemu() {
+        return;
+    }
+    let exe = defects("clean");
+    let (findings, code) = sanitize(&["--targets", "a2,a3"], &exe, &["clean"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    for example in ["c/sleep_wake.c", "c/ipc_key.c"] {
+        let src = repo().join("crates/emu-capi/examples").join(example);
+        let exe = compile(
+            &src,
+            example.trim_start_matches("c/").trim_end_matches(".c"),
+        );
+        let (findings, code) = sanitize(&[], &exe, &[]);
+        assert!(findings.is_empty(), "{example}: {findings:#?}");
+        assert_eq!(code, 0, "{example}");
+    }
+}

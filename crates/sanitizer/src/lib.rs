@@ -1,0 +1,971 @@
+//! `libaclmem_sanitizer.so`: checks a program's ACL memory calls, on a real
+//! NPU or on the emulator, without changing what the program sees.
+//!
+//! Preload it (`LD_PRELOAD`, or `aclmem sanitize -- program`): it defines
+//! every ACL function of the project's list (`aclmem_sys::FUNCTIONS`),
+//! forwards each call unchanged to the next definition (`dlsym(RTLD_NEXT)`;
+//! when the program loads the library itself, `dlopen` of
+//! `$ACLMEM_ASCENDCL` or `libascendcl.so`), and checks it against the model
+//! of the documented semantics and the rules table:
+//!
+//! * `rule`: the product and CANN release it runs on refuse the
+//!   attribute or location (the rule in words, the code the runtime gives);
+//! * `portability`: a product or release of `ACLMEM_SANITIZER_TARGETS`
+//!   (`a2,a3@8.3,Ascend910B3@8.0`) would refuse it;
+//! * lifetimes: `double-free`, `free-while-mapped`, `use-after-free`,
+//!   `unmap-unmapped`, `release-while-mapped`, `overlapping-map`,
+//!   `copy-unmapped`, `import-own-export`;
+//! * `leak`: what is still held at `aclFinalize` or exit, with the call site
+//!   that made it.
+//!
+//! Findings go to stderr (one line each), as JSON lines to
+//! `ACLMEM_SANITIZER_LOG`, and into a summary at exit;
+//! `ACLMEM_SANITIZER_HALT_ON_ERROR=1` stops at the first.
+//! `ACLMEM_SANITIZER_TRACE=file` writes the memory timeline.
+
+#![allow(non_snake_case)]
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::ffi::{CStr, c_char, c_void};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use aclmem_core::{AclError, CannVersion, Location, MemAttr, Product, RawPhysicalMemProp, RunMode};
+use aclmem_sys::{self as sys, AclFunctions};
+
+mod model;
+pub mod report;
+mod trace;
+
+use model::Model;
+use report::{Finding, Site, report};
+
+/// The settings, read once from the environment.
+pub struct Config {
+    halt_on_error: bool,
+    /// Products and releases of the fleet (`None`: the detected release).
+    targets: Vec<(Product, Option<CannVersion>)>,
+}
+
+fn parse_targets(text: &str) -> Vec<(Product, Option<CannVersion>)> {
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (p, c) = match item.split_once('@') {
+            Some((p, c)) => (p, Some(c)),
+            None => (item, None),
+        };
+        let product = Product::from_id(p)
+            .or_else(|| {
+                Product::from_id(p.trim_start_matches("atlas-").trim_start_matches("atlas"))
+            })
+            .or_else(|| Product::from_soc_name(p).ok());
+        let cann = c.map(CannVersion::parse);
+        match (product, cann) {
+            (Some(p), None) => out.push((p, None)),
+            (Some(p), Some(Ok(c))) => out.push((p, Some(c))),
+            _ => eprintln!(
+                "aclmem-sanitizer: ACLMEM_SANITIZER_TARGETS: `{item}` is not product[@release] (a2, a3@8.3, Ascend910B3@9.0)"
+            ),
+        }
+    }
+    out
+}
+
+/// The settings.
+pub fn config() -> &'static Config {
+    static CONFIG: OnceLock<Config> = OnceLock::new();
+    CONFIG.get_or_init(|| {
+        let flag = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "0");
+        Config {
+            halt_on_error: flag("ACLMEM_SANITIZER_HALT_ON_ERROR"),
+            targets: parse_targets(&std::env::var("ACLMEM_SANITIZER_TARGETS").unwrap_or_default()),
+        }
+    })
+}
+
+// ----- the library underneath -----------------------------------------------
+
+fn own(name: &str) -> *mut c_void {
+    // Our own definition of `name`, to refuse it as "the next one".
+    macro_rules! own_table {
+        ($($n:ident: $ty:ident = $policy:ident;)*) => {
+            match name {
+                $(stringify!($n) => $n as *mut c_void,)*
+                _ => std::ptr::null_mut(),
+            }
+        };
+    }
+    aclmem_sys::with_acl_functions!(own_table)
+}
+
+/// The next definition of every function.
+fn next() -> &'static AclFunctions {
+    static NEXT: OnceLock<AclFunctions> = OnceLock::new();
+    NEXT.get_or_init(|| {
+        let mut fallback: *mut c_void = std::ptr::null_mut();
+        let lookup = |name: &'static str| -> *mut c_void {
+            let Ok(c) = std::ffi::CString::new(name) else {
+                return std::ptr::null_mut();
+            };
+            // SAFETY: dlsym with a NUL-terminated name.
+            let p = unsafe { libc::dlsym(libc::RTLD_NEXT, c.as_ptr()) };
+            if !p.is_null() && p != own(name) {
+                return p;
+            }
+            if fallback.is_null() {
+                let lib =
+                    std::env::var("ACLMEM_ASCENDCL").unwrap_or_else(|_| "libascendcl.so".into());
+                if let Ok(path) = std::ffi::CString::new(lib) {
+                    // SAFETY: dlopen of a path; the handle is kept for the
+                    // life of the process.
+                    fallback =
+                        unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+                }
+            }
+            if fallback.is_null() {
+                return std::ptr::null_mut();
+            }
+            // SAFETY: dlsym on a live handle.
+            let p = unsafe { libc::dlsym(fallback, c.as_ptr()) };
+            if p == own(name) {
+                std::ptr::null_mut()
+            } else {
+                p
+            }
+        };
+        // SAFETY: every symbol found has the documented prototype of its
+        // name (the library underneath implements the ACL API); handles
+        // are never closed.
+        unsafe { AclFunctions::from_lookup(lookup) }
+    })
+}
+
+fn missing(name: &str) -> i32 {
+    static WARNED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut w = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+    if !w.iter().any(|n| n == name) {
+        eprintln!("aclmem-sanitizer: the library underneath has no {name}; answering 207000");
+        w.push(name.to_owned());
+    }
+    AclError::RT_FEATURE_NOT_SUPPORT.code()
+}
+
+// ----- the model and the platform --------------------------------------------
+
+fn model() -> MutexGuard<'static, Model> {
+    static MODEL: OnceLock<Mutex<Model>> = OnceLock::new();
+    MODEL
+        .get_or_init(|| Mutex::new(Model::default()))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// What the program runs on, asked of the library underneath once.
+#[derive(Clone, Copy)]
+struct Platform {
+    product: Product,
+    run_mode: RunMode,
+    cann: CannVersion,
+}
+
+fn platform() -> Option<Platform> {
+    static PLATFORM: OnceLock<Option<Platform>> = OnceLock::new();
+    *PLATFORM.get_or_init(|| {
+        let n = next();
+        // SAFETY: documented prototypes; live locals.
+        unsafe {
+            let soc = n.aclrtGetSocName.map(|f| f()).filter(|p| !p.is_null())?;
+            let product = Product::from_soc_name(&CStr::from_ptr(soc).to_string_lossy()).ok()?;
+            let mut mode = 1u32;
+            if let Some(f) = n.aclrtGetRunMode {
+                f(&mut mode);
+            }
+            let run_mode = RunMode::from_acl_run_mode(mode).unwrap_or(RunMode::Ep);
+            let cann = std::env::var("ACLMEM_CANN")
+                .ok()
+                .and_then(|v| CannVersion::for_installed(&v))
+                .or_else(|| {
+                    let f = n.aclsysGetCANNVersion?;
+                    let mut v = sys::aclCANNPackageVersion::default();
+                    (f(sys::ACL_PKG_NAME_CANN, &mut v) == 0).then_some(())?;
+                    let text = CStr::from_ptr(v.version.as_ptr())
+                        .to_string_lossy()
+                        .into_owned();
+                    CannVersion::for_installed(&text)
+                })
+                .unwrap_or(CannVersion::DEFAULT);
+            Some(Platform {
+                product,
+                run_mode,
+                cann,
+            })
+        }
+    })
+}
+
+thread_local! {
+    /// The device set on this thread (for the timeline's attribution).
+    static DEVICE: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+fn contexts() -> MutexGuard<'static, HashMap<usize, u32>> {
+    static CONTEXTS: OnceLock<Mutex<HashMap<usize, u32>>> = OnceLock::new();
+    CONTEXTS
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+// ----- checks shared by the calls ----------------------------------------------
+
+fn prop_text(p: &RawPhysicalMemProp) -> String {
+    let attr = MemAttr::from_raw(p.mem_attr)
+        .map_or_else(|| p.mem_attr.to_string(), |a| a.c_name().to_owned());
+    let loc = Location::from_raw(p.location.type_)
+        .map_or_else(|| p.location.type_.to_string(), |l| l.c_name().to_owned());
+    format!("{{memAttr {attr}, location {loc} {}}}", p.location.id)
+}
+
+/// A denial in words, without the code (the report adds it).
+fn plain(d: &aclmem_core::Denial) -> String {
+    let text = d.to_string();
+    match text.split_once("; ACL_") {
+        Some((words, _)) => words.to_owned(),
+        None => text,
+    }
+}
+
+fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
+    let Some(pl) = platform() else { return };
+    let args = format!("{size:#x}, {}", prop_text(p));
+    if let Err(d) = aclmem_core::check_raw(
+        pl.product,
+        pl.run_mode,
+        pl.cann,
+        p.location.type_,
+        p.mem_attr,
+    ) {
+        report(Finding {
+            class: "rule",
+            call: "aclrtMallocPhysical",
+            args: args.clone(),
+            message: format!(
+                "{} ({}, CANN {}): {}",
+                d.rule(),
+                pl.product,
+                pl.cann.release(),
+                d
+            ),
+            code: Some(d.code().code()),
+            site,
+        });
+        return;
+    }
+    for &(product, cann) in &config().targets {
+        let cann = cann.unwrap_or(pl.cann);
+        if let Err(d) =
+            aclmem_core::check_raw(product, RunMode::Ep, cann, p.location.type_, p.mem_attr)
+        {
+            report(Finding {
+                class: "portability",
+                call: "aclrtMallocPhysical",
+                args: args.clone(),
+                message: format!(
+                    "{} (CANN {}) would refuse it: {}",
+                    product,
+                    cann.release(),
+                    plain(&d)
+                ),
+                code: Some(d.code().code()),
+                site,
+            });
+        }
+    }
+}
+
+fn at_exit_registered() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registers a function of this library, which stays loaded.
+        unsafe { libc::atexit(at_exit) };
+    });
+}
+
+extern "C" fn at_exit() {
+    model().report_leaks("exit");
+    trace::flush();
+    report::summary();
+}
+
+// ----- the checked calls ----------------------------------------------------------
+
+/// # Safety
+/// The C prototype's contract: `handle` and `prop` as `aclrtMallocPhysical`
+/// takes them (the library underneath checks them).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
+    at_exit_registered();
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclInit {
+        Some(f) => unsafe { f(config_path) },
+        None => missing("aclInit"),
+    };
+    trace::call("aclInit", None, 0, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclFinalize() -> sys::aclError {
+    model().report_leaks("aclFinalize");
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclFinalize {
+        Some(f) => unsafe { f() },
+        None => missing("aclFinalize"),
+    };
+    trace::call("aclFinalize", None, 0, r);
+    trace::flush();
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSetDevice(device_id: i32) -> sys::aclError {
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclrtSetDevice {
+        Some(f) => unsafe { f(device_id) },
+        None => missing("aclrtSetDevice"),
+    };
+    if r == 0 {
+        DEVICE.with(|d| d.set(u32::try_from(device_id).ok()));
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCreateContext(
+    context: *mut sys::aclrtContext,
+    device_id: i32,
+) -> sys::aclError {
+    // SAFETY: forwarded unchanged; `context` is read only after the
+    // library succeeded, which wrote it.
+    unsafe {
+        let r = match next().aclrtCreateContext {
+            Some(f) => f(context, device_id),
+            None => missing("aclrtCreateContext"),
+        };
+        if r == 0 && !context.is_null() {
+            let dev = u32::try_from(device_id).ok();
+            DEVICE.with(|d| d.set(dev));
+            if let Some(dev) = dev {
+                contexts().insert(*context as usize, dev);
+            }
+        }
+        r
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSetCurrentContext(context: sys::aclrtContext) -> sys::aclError {
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclrtSetCurrentContext {
+        Some(f) => unsafe { f(context) },
+        None => missing("aclrtSetCurrentContext"),
+    };
+    if r == 0
+        && let Some(&dev) = contexts().get(&(context as usize))
+    {
+        DEVICE.with(|d| d.set(Some(dev)));
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMallocPhysical(
+    handle: *mut sys::aclrtDrvMemHandle,
+    size: usize,
+    prop: *const sys::aclrtPhysicalMemProp,
+    flags: u64,
+) -> sys::aclError {
+    let site = Site::here();
+    // SAFETY: a prop the caller passes is read only if it is non-NULL
+    // and the library accepted it below (the library checks it first).
+    let copy = unsafe { prop.as_ref().copied() };
+    if let Some(p) = &copy {
+        check_rules(p, size, site);
+    }
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclrtMallocPhysical {
+        Some(f) => unsafe { f(handle, size, prop, flags) },
+        None => missing("aclrtMallocPhysical"),
+    };
+    let mut totals = None;
+    if r == 0
+        && !handle.is_null()
+        && let Some(p) = copy
+    {
+        let device = (p.location.type_ == Location::Device.raw()).then_some(p.location.id);
+        // SAFETY: the library succeeded, so it wrote `*handle`.
+        let h = unsafe { *handle } as usize;
+        let mut m = model();
+        m.handle_made(h, size, device, site, true);
+        totals = Some(m.totals(device));
+    }
+    trace::call("aclrtMallocPhysical", totals, size, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtFreePhysical(handle: sys::aclrtDrvMemHandle) -> sys::aclError {
+    let site = Site::here();
+    model().check_free(handle as usize, site);
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclrtFreePhysical {
+        Some(f) => unsafe { f(handle) },
+        None => missing("aclrtFreePhysical"),
+    };
+    let mut totals = None;
+    if r == 0 {
+        let mut m = model();
+        let device = m.device_of(handle as usize);
+        m.handle_freed(handle as usize);
+        totals = Some(m.totals(device));
+    }
+    trace::call("aclrtFreePhysical", totals, 0, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtReserveMemAddress(
+    vir_ptr: *mut *mut c_void,
+    size: usize,
+    alignment: usize,
+    expect_ptr: *mut c_void,
+    flags: u64,
+) -> sys::aclError {
+    let site = Site::here();
+    // SAFETY: forwarded unchanged; `*vir_ptr` is read only after success.
+    unsafe {
+        let r = match next().aclrtReserveMemAddress {
+            Some(f) => f(vir_ptr, size, alignment, expect_ptr, flags),
+            None => missing("aclrtReserveMemAddress"),
+        };
+        if r == 0 && !vir_ptr.is_null() {
+            model().resv_made(*vir_ptr as usize, size, site);
+        }
+        trace::call("aclrtReserveMemAddress", None, size, r);
+        r
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtReleaseMemAddress(vir_ptr: *mut c_void) -> sys::aclError {
+    let site = Site::here();
+    model().check_release(vir_ptr as usize, site);
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclrtReleaseMemAddress {
+        Some(f) => unsafe { f(vir_ptr) },
+        None => missing("aclrtReleaseMemAddress"),
+    };
+    if r == 0 {
+        model().resv_released(vir_ptr as usize);
+    }
+    trace::call("aclrtReleaseMemAddress", None, 0, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMapMem(
+    vir_ptr: *mut c_void,
+    size: usize,
+    offset: usize,
+    handle: sys::aclrtDrvMemHandle,
+    flags: u64,
+) -> sys::aclError {
+    let site = Site::here();
+    model().check_map(vir_ptr as usize, size, handle as usize, site);
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclrtMapMem {
+        Some(f) => unsafe { f(vir_ptr, size, offset, handle, flags) },
+        None => missing("aclrtMapMem"),
+    };
+    let totals = (r == 0).then(|| model().mapped(vir_ptr as usize, size, handle as usize, site));
+    trace::call("aclrtMapMem", totals, size, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtUnmapMem(vir_ptr: *mut c_void) -> sys::aclError {
+    let site = Site::here();
+    model().check_unmap(vir_ptr as usize, site);
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclrtUnmapMem {
+        Some(f) => unsafe { f(vir_ptr) },
+        None => missing("aclrtUnmapMem"),
+    };
+    let totals = if r == 0 {
+        model().unmapped(vir_ptr as usize)
+    } else {
+        None
+    };
+    trace::call("aclrtUnmapMem", totals, 0, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemExportToShareableHandle(
+    handle: sys::aclrtDrvMemHandle,
+    handle_type: sys::aclrtMemHandleType,
+    flags: u64,
+    shareable_handle: *mut u64,
+) -> sys::aclError {
+    let site = Site::here();
+    model().check_live("aclrtMemExportToShareableHandle", handle as usize, site);
+    // SAFETY: forwarded unchanged; the out value is read after success.
+    unsafe {
+        let r = match next().aclrtMemExportToShareableHandle {
+            Some(f) => f(handle, handle_type, flags, shareable_handle),
+            None => missing("aclrtMemExportToShareableHandle"),
+        };
+        if r == 0 && !shareable_handle.is_null() {
+            model().exported(*shareable_handle);
+        }
+        r
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemExportToShareableHandleV2(
+    handle: sys::aclrtDrvMemHandle,
+    flags: u64,
+    share_type: sys::aclrtMemSharedHandleType,
+    shareable_handle: *mut c_void,
+) -> sys::aclError {
+    let site = Site::here();
+    model().check_live("aclrtMemExportToShareableHandleV2", handle as usize, site);
+    // SAFETY: forwarded unchanged; a DEFAULT handle (a `uint64_t`) is
+    // read after success.
+    unsafe {
+        let r = match next().aclrtMemExportToShareableHandleV2 {
+            Some(f) => f(handle, flags, share_type, shareable_handle),
+            None => missing("aclrtMemExportToShareableHandleV2"),
+        };
+        if r == 0
+            && !shareable_handle.is_null()
+            && share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT
+        {
+            model().exported(*shareable_handle.cast::<u64>());
+        }
+        r
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemImportFromShareableHandle(
+    shareable_handle: u64,
+    device_id: i32,
+    handle: *mut sys::aclrtDrvMemHandle,
+) -> sys::aclError {
+    let site = Site::here();
+    model().check_import("aclrtMemImportFromShareableHandle", shareable_handle, site);
+    // SAFETY: forwarded unchanged; `*handle` is read after success.
+    unsafe {
+        let r = match next().aclrtMemImportFromShareableHandle {
+            Some(f) => f(shareable_handle, device_id, handle),
+            None => missing("aclrtMemImportFromShareableHandle"),
+        };
+        if r == 0 && !handle.is_null() {
+            // The size is the exporter's; imports do not count as this
+            // process's physical memory in the timeline.
+            model().handle_made(
+                *handle as usize,
+                0,
+                u32::try_from(device_id).ok(),
+                site,
+                false,
+            );
+        }
+        r
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemImportFromShareableHandleV2(
+    shareable_handle: *mut c_void,
+    share_type: sys::aclrtMemSharedHandleType,
+    flags: u64,
+    handle: *mut sys::aclrtDrvMemHandle,
+) -> sys::aclError {
+    let site = Site::here();
+    if !shareable_handle.is_null() && share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT {
+        // SAFETY: a DEFAULT shareable handle is a `uint64_t` the caller
+        // passes; reading it is what the library underneath does too.
+        let id = unsafe { shareable_handle.cast::<u64>().read_unaligned() };
+        model().check_import("aclrtMemImportFromShareableHandleV2", id, site);
+    }
+    // SAFETY: forwarded unchanged; `*handle` is read after success.
+    unsafe {
+        let r = match next().aclrtMemImportFromShareableHandleV2 {
+            Some(f) => f(shareable_handle, share_type, flags, handle),
+            None => missing("aclrtMemImportFromShareableHandleV2"),
+        };
+        if r == 0 && !handle.is_null() {
+            model().handle_made(*handle as usize, 0, DEVICE.with(Cell::get), site, false);
+        }
+        r
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemRetainAllocationHandle(
+    vir_ptr: *mut c_void,
+    handle: *mut sys::aclrtDrvMemHandle,
+) -> sys::aclError {
+    let site = Site::here();
+    // SAFETY: forwarded unchanged; `*handle` is read after success.
+    unsafe {
+        let r = match next().aclrtMemRetainAllocationHandle {
+            Some(f) => f(vir_ptr, handle),
+            None => missing("aclrtMemRetainAllocationHandle"),
+        };
+        if r == 0 && !handle.is_null() {
+            model().handle_made(*handle as usize, 0, DEVICE.with(Cell::get), site, false);
+        }
+        r
+    }
+}
+
+unsafe fn device_malloc(
+    name: &'static str,
+    f: Option<sys::aclrtMalloc_t>,
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: u32,
+) -> sys::aclError {
+    let site = Site::here();
+    // SAFETY: forwarded unchanged; `*dev_ptr` is read after success.
+    unsafe {
+        let r = match f {
+            Some(f) => f(dev_ptr, size, policy),
+            None => missing(name),
+        };
+        let mut totals = None;
+        if r == 0 && !dev_ptr.is_null() {
+            totals =
+                Some(model().device_alloc(*dev_ptr as usize, size, DEVICE.with(Cell::get), site));
+        }
+        trace::call(name, totals, size, r);
+        r
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMalloc(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: u32,
+) -> sys::aclError {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { device_malloc("aclrtMalloc", next().aclrtMalloc, dev_ptr, size, policy) }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMallocAlign32(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: u32,
+) -> sys::aclError {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        device_malloc(
+            "aclrtMallocAlign32",
+            next().aclrtMallocAlign32,
+            dev_ptr,
+            size,
+            policy,
+        )
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclrtFree {
+        Some(f) => unsafe { f(dev_ptr) },
+        None => missing("aclrtFree"),
+    };
+    let totals = if r == 0 {
+        model().device_freed(dev_ptr as usize)
+    } else {
+        None
+    };
+    trace::call("aclrtFree", totals, 0, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> sys::aclError {
+    let site = Site::here();
+    // SAFETY: forwarded unchanged; `*host_ptr` is read after success.
+    unsafe {
+        let r = match next().aclrtMallocHost {
+            Some(f) => f(host_ptr, size),
+            None => missing("aclrtMallocHost"),
+        };
+        if r == 0 && !host_ptr.is_null() {
+            model().host_alloc(*host_ptr as usize, size, site);
+        }
+        r
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> sys::aclError {
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclrtFreeHost {
+        Some(f) => unsafe { f(host_ptr) },
+        None => missing("aclrtFreeHost"),
+    };
+    if r == 0 {
+        model().host_freed(host_ptr as usize);
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemcpy(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: sys::aclrtMemcpyKind,
+) -> sys::aclError {
+    let site = Site::here();
+    model().check_copy(
+        "aclrtMemcpy",
+        dst as usize,
+        src as usize,
+        count,
+        Some(kind),
+        site,
+    );
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclrtMemcpy {
+        Some(f) => unsafe { f(dst, dest_max, src, count, kind) },
+        None => missing("aclrtMemcpy"),
+    };
+    trace::call("aclrtMemcpy", None, count, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemcpyAsync(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: sys::aclrtMemcpyKind,
+    stream: sys::aclrtStream,
+) -> sys::aclError {
+    let site = Site::here();
+    model().check_copy(
+        "aclrtMemcpyAsync",
+        dst as usize,
+        src as usize,
+        count,
+        Some(kind),
+        site,
+    );
+    // SAFETY: forwarded unchanged.
+    let r = match next().aclrtMemcpyAsync {
+        Some(f) => unsafe { f(dst, dest_max, src, count, kind, stream) },
+        None => missing("aclrtMemcpyAsync"),
+    };
+    trace::call("aclrtMemcpyAsync", None, count, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemset(
+    dev_ptr: *mut c_void,
+    max_count: usize,
+    value: i32,
+    count: usize,
+) -> sys::aclError {
+    let site = Site::here();
+    model().check_copy(
+        "aclrtMemset",
+        dev_ptr as usize,
+        0,
+        count.min(max_count),
+        None,
+        site,
+    );
+    // SAFETY: forwarded unchanged.
+    match next().aclrtMemset {
+        Some(f) => unsafe { f(dev_ptr, max_count, value, count) },
+        None => missing("aclrtMemset"),
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtIpcMemImportByKey(
+    dev_ptr: *mut *mut c_void,
+    key: *const c_char,
+    flags: u64,
+) -> sys::aclError {
+    // SAFETY: forwarded unchanged; `*dev_ptr` is read after success, and
+    // its extent asked of the library underneath.
+    unsafe {
+        let r = match next().aclrtIpcMemImportByKey {
+            Some(f) => f(dev_ptr, key, flags),
+            None => missing("aclrtIpcMemImportByKey"),
+        };
+        if r == 0 && !dev_ptr.is_null() {
+            let p = *dev_ptr;
+            let (mut base, mut size) = (std::ptr::null_mut(), 0usize);
+            if let Some(range) = next().aclrtMemGetAddressRange
+                && range(p, &mut base, &mut size) == 0
+            {
+                model().foreign_range(base as usize, size);
+            }
+        }
+        r
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetSocName() -> *const c_char {
+    match next().aclrtGetSocName {
+        // SAFETY: forwarded unchanged.
+        Some(f) => unsafe { f() },
+        None => std::ptr::null(),
+    }
+}
+
+/// Forwarded unchanged, not checked.
+macro_rules! passthrough {
+    ($( $name:ident ( $($arg:ident : $t:ty),* ); )*) => {
+        $(
+            /// Forwarded unchanged.
+            ///
+            /// # Safety
+            /// The C prototype's contract.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn $name($($arg: $t),*) -> sys::aclError {
+                match next().$name {
+                    // SAFETY: forwarded unchanged.
+                    Some(f) => unsafe { f($($arg),*) },
+                    None => missing(stringify!($name)),
+                }
+            }
+        )*
+    };
+}
+
+passthrough! {
+    aclrtResetDevice(device_id: i32);
+    aclrtResetDeviceForce(device_id: i32);
+    aclrtGetDevice(device_id: *mut i32);
+    aclrtGetDeviceCount(count: *mut u32);
+    aclrtGetRunMode(run_mode: *mut sys::aclrtRunMode);
+    aclrtGetVersion(major: *mut i32, minor: *mut i32, patch: *mut i32);
+    aclsysGetCANNVersion(name: sys::aclCANNPackageName, version: *mut sys::aclCANNPackageVersion);
+    aclrtSynchronizeDevice();
+    aclrtSynchronizeDeviceWithTimeout(timeout: i32);
+    aclrtDestroyContext(context: sys::aclrtContext);
+    aclrtGetCurrentContext(context: *mut sys::aclrtContext);
+    aclrtCreateStream(stream: *mut sys::aclrtStream);
+    aclrtDestroyStream(stream: sys::aclrtStream);
+    aclrtDestroyStreamForce(stream: sys::aclrtStream);
+    aclrtSynchronizeStream(stream: sys::aclrtStream);
+    aclrtSynchronizeStreamWithTimeout(stream: sys::aclrtStream, timeout: i32);
+    aclrtDeviceCanAccessPeer(can: *mut i32, device_id: i32, peer: i32);
+    aclrtDeviceEnablePeerAccess(peer: i32, flags: u32);
+    aclrtDeviceDisablePeerAccess(peer: i32);
+    aclrtGetMemInfo(attr: sys::aclrtMemAttr, free: *mut usize, total: *mut usize);
+    aclrtMemGetAllocationGranularity(prop: *mut sys::aclrtPhysicalMemProp, option: sys::aclrtMemGranularityOptions, granularity: *mut usize);
+    aclrtMemSetAccess(vir_ptr: *mut c_void, size: usize, desc: *mut sys::aclrtMemAccessDesc, count: usize);
+    aclrtMemGetAccess(vir_ptr: *mut c_void, location: *mut sys::aclrtMemLocation, flag: *mut u64);
+    aclrtMemGetAddressRange(ptr: *mut c_void, pbase: *mut *mut c_void, psize: *mut usize);
+    aclrtMemGetAllocationPropertiesFromHandle(handle: sys::aclrtDrvMemHandle, prop: *mut sys::aclrtPhysicalMemProp);
+    aclrtPointerGetAttributes(ptr: *const c_void, attributes: *mut sys::aclrtPtrAttributes);
+    aclrtMemSetPidToShareableHandle(shareable: u64, pid: *mut i32, num: usize);
+    aclrtMemSetPidToShareableHandleV2(shareable: *mut c_void, share_type: sys::aclrtMemSharedHandleType, pid: *mut i32, num: usize);
+    aclrtDeviceGetBareTgid(pid: *mut i32);
+    aclrtIpcMemGetExportKey(dev_ptr: *mut c_void, size: usize, key: *mut c_char, len: usize, flags: u64);
+    aclrtIpcMemSetImportPid(key: *const c_char, pid: *mut i32, num: usize);
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtIpcMemClose(key: *const c_char) -> sys::aclError {
+    // SAFETY: forwarded unchanged.
+    match next().aclrtIpcMemClose {
+        Some(f) => unsafe { f(key) },
+        None => missing("aclrtIpcMemClose"),
+    }
+}
+
+/// Every function of the list is defined here with its prototype.
+macro_rules! prototypes {
+    ($($name:ident: $ty:ident = $policy:ident;)*) => {
+        $( const _: aclmem_sys::$ty = $name; )*
+    };
+}
+aclmem_sys::with_acl_functions!(prototypes);
+
+/// Present in a process the sanitizer is loaded into (for tools that ask).
+#[unsafe(no_mangle)]
+pub extern "C" fn aclmem_sanitizer_findings() -> u64 {
+    report::total()
+}

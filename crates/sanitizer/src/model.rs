@@ -1,0 +1,460 @@
+//! What the program holds, as the documented semantics define it, and the
+//! checks against it. The model only ever follows what the library
+//! answered: an object enters it when a call that makes it succeeded and
+//! leaves it when a call that ends it succeeded.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+use crate::report::{Finding, Site, report};
+use crate::trace;
+
+/// A live physical handle.
+#[derive(Debug, Clone)]
+pub struct Handle {
+    pub size: usize,
+    pub device: Option<u32>,
+    pub maps: u32,
+    pub site: Site,
+}
+
+/// A handle freed while mapped: its memory lives until the last unmap.
+#[derive(Debug, Clone, Copy)]
+struct Lingering {
+    size: usize,
+    device: Option<u32>,
+    maps: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Map {
+    size: usize,
+    handle: usize,
+    device: Option<u32>,
+    site: Site,
+}
+
+/// The model.
+#[derive(Default)]
+pub struct Model {
+    handles: HashMap<usize, Handle>,
+    lingering: HashMap<usize, Lingering>,
+    /// Recently freed handle values (bounded), for double frees and uses
+    /// after free. A value the library hands out again leaves it.
+    freed: HashSet<usize>,
+    freed_order: VecDeque<usize>,
+    resvs: BTreeMap<usize, (usize, Site)>,
+    maps: BTreeMap<usize, Map>,
+    device_allocs: BTreeMap<usize, (usize, Option<u32>, Site)>,
+    host_allocs: BTreeMap<usize, (usize, Site)>,
+    /// Device ranges this process may copy to or from that it did not
+    /// allocate (IPC imports).
+    foreign: BTreeMap<usize, usize>,
+    exports: HashSet<u64>,
+    /// Physical and mapped bytes per device (index 64: host), for the
+    /// timeline.
+    phys: BTreeMap<u32, usize>,
+    mapped: BTreeMap<u32, usize>,
+}
+
+const FREED_MEMORY: usize = 1 << 16;
+const HOST: u32 = u32::MAX;
+
+fn dev_key(device: Option<u32>) -> u32 {
+    device.unwrap_or(HOST)
+}
+
+impl Model {
+    fn remember_freed(&mut self, h: usize) {
+        if self.freed.insert(h) {
+            self.freed_order.push_back(h);
+            if self.freed_order.len() > FREED_MEMORY
+                && let Some(old) = self.freed_order.pop_front()
+            {
+                self.freed.remove(&old);
+            }
+        }
+    }
+
+    fn phys_add(&mut self, device: Option<u32>, bytes: isize) -> usize {
+        let v = self.phys.entry(dev_key(device)).or_default();
+        *v = v.saturating_add_signed(bytes);
+        *v
+    }
+
+    fn mapped_add(&mut self, device: Option<u32>, bytes: isize) -> usize {
+        let v = self.mapped.entry(dev_key(device)).or_default();
+        *v = v.saturating_add_signed(bytes);
+        *v
+    }
+
+    /// The device a live handle is on.
+    pub fn device_of(&self, h: usize) -> Option<u32> {
+        self.handles.get(&h).and_then(|hd| hd.device)
+    }
+
+    /// (device key, physical bytes, mapped bytes) for the timeline.
+    pub fn totals(&self, device: Option<u32>) -> (u32, usize, usize) {
+        self.trace_totals(device)
+    }
+
+    fn trace_totals(&self, device: Option<u32>) -> (u32, usize, usize) {
+        let d = dev_key(device);
+        (
+            d,
+            self.phys.get(&d).copied().unwrap_or(0),
+            self.mapped.get(&d).copied().unwrap_or(0),
+        )
+    }
+
+    /// A handle made by malloc, import or retain.
+    pub fn handle_made(
+        &mut self,
+        h: usize,
+        size: usize,
+        device: Option<u32>,
+        site: Site,
+        counts: bool,
+    ) {
+        self.freed.remove(&h);
+        self.lingering.remove(&h);
+        self.handles.insert(
+            h,
+            Handle {
+                size,
+                device,
+                maps: 0,
+                site,
+            },
+        );
+        if counts {
+            self.phys_add(device, size as isize);
+        }
+    }
+
+    /// Before `aclrtFreePhysical(h)`.
+    pub fn check_free(&self, h: usize, site: Site) {
+        if self.freed.contains(&h) || self.lingering.contains_key(&h) {
+            report(Finding {
+                class: "double-free",
+                call: "aclrtFreePhysical",
+                args: format!("{h:#x}"),
+                message: "the handle was freed already".into(),
+                code: Some(aclmem_core::AclError::RT_INVALID_HANDLE.code()),
+                site,
+            });
+        } else if let Some(hd) = self.handles.get(&h)
+            && hd.maps > 0
+        {
+            report(Finding {
+                class: "free-while-mapped",
+                call: "aclrtFreePhysical",
+                args: format!("{h:#x}"),
+                message: format!(
+                    "the handle is still mapped {} time(s): its memory stays in use until the last aclrtUnmapMem",
+                    hd.maps
+                ),
+                code: None,
+                site,
+            });
+        }
+    }
+
+    /// After a successful `aclrtFreePhysical(h)`.
+    pub fn handle_freed(&mut self, h: usize) {
+        if let Some(hd) = self.handles.remove(&h) {
+            if hd.maps == 0 {
+                let p = self.phys_add(hd.device, -(hd.size as isize));
+                let _ = p;
+            } else {
+                self.lingering.insert(
+                    h,
+                    Lingering {
+                        size: hd.size,
+                        device: hd.device,
+                        maps: hd.maps,
+                    },
+                );
+            }
+        }
+        self.remember_freed(h);
+    }
+
+    /// A handle that is not live (for map and export).
+    pub fn check_live(&self, call: &'static str, h: usize, site: Site) {
+        if self.freed.contains(&h) || self.lingering.contains_key(&h) {
+            report(Finding {
+                class: "use-after-free",
+                call,
+                args: format!("{h:#x}"),
+                message: "the handle was freed".into(),
+                code: Some(aclmem_core::AclError::RT_INVALID_HANDLE.code()),
+                site,
+            });
+        }
+    }
+
+    pub fn resv_made(&mut self, addr: usize, size: usize, site: Site) {
+        self.resvs.insert(addr, (size, site));
+    }
+
+    pub fn check_release(&self, addr: usize, site: Site) {
+        if let Some(&(size, _)) = self.resvs.get(&addr) {
+            let inside = self.maps.range(addr..addr.saturating_add(size)).count();
+            if inside > 0 {
+                report(Finding {
+                    class: "release-while-mapped",
+                    call: "aclrtReleaseMemAddress",
+                    args: format!("{addr:#x}"),
+                    message: format!("{inside} mapping(s) are still inside the range"),
+                    code: Some(aclmem_core::AclError::RT_PARAM_INVALID.code()),
+                    site,
+                });
+            }
+        }
+    }
+
+    pub fn resv_released(&mut self, addr: usize) {
+        self.resvs.remove(&addr);
+    }
+
+    /// Before `aclrtMapMem`: a freed handle, an overlap.
+    pub fn check_map(&self, addr: usize, size: usize, h: usize, site: Site) {
+        self.check_live("aclrtMapMem", h, site);
+        let end = addr.saturating_add(size);
+        let before = self.maps.range(..=addr).next_back();
+        let overlapping = before.is_some_and(|(&a, m)| a + m.size > addr)
+            || self.maps.range(addr..end).next().is_some();
+        if overlapping {
+            report(Finding {
+                class: "overlapping-map",
+                call: "aclrtMapMem",
+                args: format!("{addr:#x}, {size:#x}, 0, {h:#x}"),
+                message: "the range overlaps a live mapping".into(),
+                code: Some(aclmem_core::AclError::RT_PARAM_INVALID.code()),
+                site,
+            });
+        }
+    }
+
+    pub fn mapped(
+        &mut self,
+        addr: usize,
+        size: usize,
+        h: usize,
+        site: Site,
+    ) -> (u32, usize, usize) {
+        let device = self.handles.get(&h).and_then(|hd| hd.device);
+        if let Some(hd) = self.handles.get_mut(&h) {
+            hd.maps += 1;
+        }
+        self.maps.insert(
+            addr,
+            Map {
+                size,
+                handle: h,
+                device,
+                site,
+            },
+        );
+        self.mapped_add(device, size as isize);
+        self.trace_totals(device)
+    }
+
+    pub fn check_unmap(&self, addr: usize, site: Site) {
+        if !self.maps.contains_key(&addr) {
+            report(Finding {
+                class: "unmap-unmapped",
+                call: "aclrtUnmapMem",
+                args: format!("{addr:#x}"),
+                message: "no mapping starts at this address".into(),
+                code: Some(aclmem_core::AclError::RT_PARAM_INVALID.code()),
+                site,
+            });
+        }
+    }
+
+    pub fn unmapped(&mut self, addr: usize) -> Option<(u32, usize, usize)> {
+        let m = self.maps.remove(&addr)?;
+        self.mapped_add(m.device, -(m.size as isize));
+        if let Some(hd) = self.handles.get_mut(&m.handle) {
+            hd.maps = hd.maps.saturating_sub(1);
+        } else if let Some(l) = self.lingering.get_mut(&m.handle) {
+            l.maps = l.maps.saturating_sub(1);
+            if l.maps == 0 {
+                let l = *l;
+                self.lingering.remove(&m.handle);
+                self.phys_add(l.device, -(l.size as isize));
+            }
+        }
+        Some(self.trace_totals(m.device))
+    }
+
+    pub fn exported(&mut self, shareable: u64) {
+        self.exports.insert(shareable);
+    }
+
+    pub fn check_import(&self, call: &'static str, shareable: u64, site: Site) {
+        if self.exports.contains(&shareable) {
+            report(Finding {
+                class: "import-own-export",
+                call,
+                args: format!("{shareable:#x}"),
+                message: "a process cannot import what it exported itself".into(),
+                code: Some(aclmem_core::AclError::RT_FEATURE_NOT_SUPPORT.code()),
+                site,
+            });
+        }
+    }
+
+    pub fn device_alloc(
+        &mut self,
+        p: usize,
+        size: usize,
+        device: Option<u32>,
+        site: Site,
+    ) -> (u32, usize, usize) {
+        self.device_allocs.insert(p, (size, device, site));
+        self.phys_add(device, size as isize);
+        self.trace_totals(device)
+    }
+
+    pub fn device_freed(&mut self, p: usize) -> Option<(u32, usize, usize)> {
+        let (size, device, _) = self.device_allocs.remove(&p)?;
+        self.phys_add(device, -(size as isize));
+        Some(self.trace_totals(device))
+    }
+
+    pub fn host_alloc(&mut self, p: usize, size: usize, site: Site) {
+        self.host_allocs.insert(p, (size, site));
+    }
+
+    pub fn host_freed(&mut self, p: usize) {
+        self.host_allocs.remove(&p);
+    }
+
+    pub fn foreign_range(&mut self, p: usize, size: usize) {
+        self.foreign.insert(p, size);
+    }
+
+    /// Whether `addr..addr + count` lies in device memory of this process.
+    fn device_range(&self, addr: usize, count: usize) -> bool {
+        let end = addr.saturating_add(count);
+        let within =
+            |m: Option<(&usize, usize)>| m.is_some_and(|(&a, s)| a <= addr && end <= a + s);
+        within(
+            self.maps
+                .range(..=addr)
+                .next_back()
+                .map(|(a, m)| (a, m.size)),
+        ) || within(
+            self.device_allocs
+                .range(..=addr)
+                .next_back()
+                .map(|(a, (s, _, _))| (a, *s + 64)),
+        ) || within(
+            self.foreign
+                .range(..=addr)
+                .next_back()
+                .map(|(a, s)| (a, *s)),
+        )
+    }
+
+    /// Before a copy or memset: the device side must be mapped.
+    pub fn check_copy(
+        &self,
+        call: &'static str,
+        dst: usize,
+        src: usize,
+        count: usize,
+        kind: Option<u32>,
+        site: Site,
+    ) {
+        if count == 0 {
+            return;
+        }
+        // 1 host to device, 2 device to host, 3 device to device; None:
+        // memset (device or ACL host memory).
+        let (check_dst, check_src) = match kind {
+            Some(1) => (true, false),
+            Some(2) => (false, true),
+            Some(3) => (true, true),
+            None => (!self.host_range(dst, count), false),
+            _ => (false, false),
+        };
+        for (check, addr, side) in [(check_dst, dst, "destination"), (check_src, src, "source")] {
+            if check && !self.device_range(addr, count) {
+                report(Finding {
+                    class: "copy-unmapped",
+                    call,
+                    args: match kind {
+                        Some(k) => format!("{dst:#x}, _, {src:#x}, {count:#x}, {k}"),
+                        None => format!("{dst:#x}, _, _, {count:#x}"),
+                    },
+                    message: format!("the {side} is not mapped device memory of this process"),
+                    code: Some(aclmem_core::AclError::RT_PARAM_INVALID.code()),
+                    site,
+                });
+                return;
+            }
+        }
+    }
+
+    fn host_range(&self, addr: usize, count: usize) -> bool {
+        self.host_allocs
+            .range(..=addr)
+            .next_back()
+            .is_some_and(|(&a, (s, _))| a <= addr && addr.saturating_add(count) <= a + s)
+    }
+
+    /// Reports every object still held, then forgets them (what
+    /// `aclFinalize` and exit release).
+    pub fn report_leaks(&mut self, when: &str) {
+        let call: &'static str = "aclFinalize";
+        let mut findings = Vec::new();
+        for (&a, m) in &self.maps {
+            findings.push((
+                m.site,
+                format!("a mapping of {:#x} bytes at {a:#x}", m.size),
+            ));
+        }
+        for (&a, (size, site)) in &self.resvs {
+            findings.push((*site, format!("a reservation of {size:#x} bytes at {a:#x}")));
+        }
+        for (&h, hd) in &self.handles {
+            findings.push((
+                hd.site,
+                format!("physical handle {h:#x} ({} bytes)", hd.size),
+            ));
+        }
+        for (&p, (size, _, site)) in &self.device_allocs {
+            findings.push((
+                *site,
+                format!("aclrtMalloc memory at {p:#x} ({size} bytes)"),
+            ));
+        }
+        for (&p, (size, site)) in &self.host_allocs {
+            findings.push((
+                *site,
+                format!("aclrtMallocHost memory at {p:#x} ({size} bytes)"),
+            ));
+        }
+        for (site, what) in findings {
+            report(Finding {
+                class: "leak",
+                call,
+                args: String::new(),
+                message: format!("{what} never released before {when}; made"),
+                code: None,
+                site,
+            });
+        }
+        let (phys, mapped) = (
+            std::mem::take(&mut self.phys),
+            std::mem::take(&mut self.mapped),
+        );
+        for d in phys.keys().chain(mapped.keys()) {
+            trace::event("release-all", *d, 0, 0, 0);
+        }
+        *self = Model::default();
+    }
+}

@@ -1,0 +1,193 @@
+//! Findings: one line each on stderr, JSON lines to `ACLMEM_SANITIZER_LOG`,
+//! a summary at exit, and `ACLMEM_SANITIZER_HALT_ON_ERROR`.
+
+use std::collections::BTreeMap;
+use std::ffi::{CStr, c_void};
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::Write as _;
+use std::sync::{Mutex, OnceLock};
+
+/// Where a call was made: the return addresses of the stack when the
+/// interposed function ran, resolved only when a finding needs them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Site {
+    ips: [usize; 12],
+    len: u8,
+}
+
+impl Site {
+    /// The current stack (cheap: addresses only).
+    pub fn here() -> Site {
+        let mut s = Site::default();
+        backtrace::trace(|frame| {
+            s.ips[s.len as usize] = frame.ip() as usize;
+            s.len += 1;
+            (s.len as usize) < s.ips.len()
+        });
+        s
+    }
+
+    /// The first frame outside this library, as `function (file:line)`.
+    pub fn describe(&self) -> String {
+        let own = own_module();
+        for &ip in &self.ips[..self.len as usize] {
+            let module = module_of(ip);
+            if module.is_none() || module == own {
+                continue;
+            }
+            let mut out = None;
+            // The return address is one past the call: resolve the call.
+            backtrace::resolve((ip - 1) as *mut c_void, |sym| {
+                if out.is_some() {
+                    return;
+                }
+                let name = sym.name().map(|n| n.to_string());
+                let place = match (sym.filename(), sym.lineno()) {
+                    (Some(f), Some(l)) => Some(format!(
+                        "{}:{l}",
+                        f.file_name().map_or_else(
+                            || f.display().to_string(),
+                            |n| n.to_string_lossy().into_owned()
+                        )
+                    )),
+                    _ => None,
+                };
+                out = Some(match (name, place) {
+                    (Some(n), Some(p)) => format!("{n} ({p})"),
+                    (Some(n), None) => n,
+                    (None, Some(p)) => p,
+                    (None, None) => String::new(),
+                });
+            });
+            return match out {
+                Some(s) if !s.is_empty() => s,
+                _ => format!("{:#x} in {}", ip, module.as_deref().unwrap_or("?")),
+            };
+        }
+        "unknown call site".into()
+    }
+}
+
+/// The file of the loaded object that holds `addr`.
+fn module_of(addr: usize) -> Option<String> {
+    // SAFETY: dladdr only reads the loader's tables; `info` is a live
+    // local it fills in.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(addr as *const c_void, &mut info) == 0 || info.dli_fname.is_null() {
+            return None;
+        }
+        Some(
+            CStr::from_ptr(info.dli_fname)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}
+
+fn own_module() -> Option<String> {
+    static OWN: OnceLock<Option<String>> = OnceLock::new();
+    OWN.get_or_init(|| module_of(own_module as *const () as usize))
+        .clone()
+}
+
+/// One finding.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The class: `rule`, `portability`, `double-free`, `leak`, ...
+    pub class: &'static str,
+    /// The ACL function.
+    pub call: &'static str,
+    /// Its arguments, as written in the report.
+    pub args: String,
+    /// What is wrong, in words (for rules: the rule).
+    pub message: String,
+    /// The code the runtime answers (or will answer), if it refuses.
+    pub code: Option<i32>,
+    /// Where the call was made.
+    pub site: Site,
+}
+
+struct Sink {
+    log: Option<File>,
+    counts: BTreeMap<&'static str, u64>,
+}
+
+static SINK: Mutex<Option<Sink>> = Mutex::new(None);
+
+fn with_sink<R>(f: impl FnOnce(&mut Sink) -> R) -> R {
+    let mut guard = SINK.lock().unwrap_or_else(|p| p.into_inner());
+    let sink = guard.get_or_insert_with(|| Sink {
+        log: std::env::var_os("ACLMEM_SANITIZER_LOG")
+            .filter(|v| !v.is_empty())
+            .and_then(|p| File::options().create(true).append(true).open(p).ok()),
+        counts: BTreeMap::new(),
+    });
+    f(sink)
+}
+
+fn code_name(code: i32) -> String {
+    match aclmem_core::AclError::from_code(code).and_then(|e| e.name()) {
+        Some(n) => format!("{code} {n}"),
+        None => code.to_string(),
+    }
+}
+
+/// Reports a finding (and halts, if asked to).
+pub fn report(f: Finding) {
+    let site = f.site.describe();
+    let mut line = format!(
+        "aclmem-sanitizer: {}: {}({}): {}",
+        f.class, f.call, f.args, f.message
+    );
+    if let Some(c) = f.code {
+        let _ = write!(line, " [the runtime answers {}]", code_name(c));
+    }
+    let _ = write!(line, " at {site}");
+    let json = serde_json::json!({
+        "class": f.class,
+        "call": f.call,
+        "args": f.args,
+        "message": f.message,
+        "code": f.code,
+        "site": site,
+        "pid": std::process::id(),
+    });
+    with_sink(|s| {
+        *s.counts.entry(f.class).or_default() += 1;
+        if let Some(log) = &mut s.log {
+            let _ = writeln!(log, "{json}");
+        }
+    });
+    eprintln!("{line}");
+    if crate::config().halt_on_error {
+        summary();
+        eprintln!(
+            "aclmem-sanitizer: halting on the first finding (ACLMEM_SANITIZER_HALT_ON_ERROR)"
+        );
+        // SAFETY: ends the process at once, as the other sanitizers do.
+        unsafe { libc::_exit(1) };
+    }
+}
+
+/// Number of findings so far.
+pub fn total() -> u64 {
+    with_sink(|s| s.counts.values().sum())
+}
+
+/// The summary line (at exit).
+pub fn summary() {
+    let (total, parts) = with_sink(|s| {
+        let parts: Vec<String> = s.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        (s.counts.values().sum::<u64>(), parts)
+    });
+    if total == 0 {
+        eprintln!("aclmem-sanitizer: summary: no findings");
+    } else {
+        eprintln!(
+            "aclmem-sanitizer: summary: {total} finding(s): {}",
+            parts.join(", ")
+        );
+    }
+}

@@ -1,0 +1,95 @@
+/*
+ * Seeded defects, one per class the sanitizer reports, chosen by argv[1];
+ * `clean` makes none. Every defect is a call the emulated library answers
+ * with a code (or, for free-while-mapped and leak, accepts): the program
+ * itself never crashes, so what is under test is only what the sanitizer
+ * reports. Run with ACLMEM_SANITIZER_TARGETS=a2@8.3 for `portability`.
+ */
+#include <acl/acl.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MIB ((size_t)1 << 20)
+
+static aclrtPhysicalMemProp prop(aclrtMemAttr attr) {
+    aclrtPhysicalMemProp p;
+    memset(&p, 0, sizeof p);
+    p.memAttr = attr;
+    p.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    return p;
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "clean";
+    aclrtPhysicalMemProp hbm = prop(ACL_HBM_MEM_HUGE);
+    aclrtDrvMemHandle h = NULL, h2 = NULL;
+    void *va = NULL;
+    if (aclInit(NULL) != 0 || aclrtSetDevice(0) != 0) return 2;
+
+    if (strcmp(mode, "rule") == 0) {
+        aclrtPhysicalMemProp ddr = prop(ACL_DDR_MEM_HUGE); /* host-only, on the device */
+        aclrtMallocPhysical(&h, 2 * MIB, &ddr, 0);
+    } else if (strcmp(mode, "portability") == 0) {
+        aclrtPhysicalMemProp generic = prop(ACL_MEM_HUGE); /* 8.5 and later */
+        aclrtMallocPhysical(&h, 2 * MIB, &generic, 0);
+        aclrtFreePhysical(h);
+    } else if (strcmp(mode, "double-free") == 0) {
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0);
+        aclrtFreePhysical(h);
+        aclrtFreePhysical(h);
+    } else if (strcmp(mode, "free-while-mapped") == 0) {
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0);
+        aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+        aclrtMapMem(va, 2 * MIB, 0, h, 0);
+        aclrtFreePhysical(h);
+        aclrtUnmapMem(va);
+        aclrtReleaseMemAddress(va);
+    } else if (strcmp(mode, "use-after-free") == 0) {
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0);
+        aclrtFreePhysical(h);
+        aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+        aclrtMapMem(va, 2 * MIB, 0, h, 0);
+        aclrtReleaseMemAddress(va);
+    } else if (strcmp(mode, "unmap-unmapped") == 0) {
+        aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+        aclrtUnmapMem(va);
+        aclrtReleaseMemAddress(va);
+    } else if (strcmp(mode, "release-while-mapped") == 0) {
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0);
+        aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+        aclrtMapMem(va, 2 * MIB, 0, h, 0);
+        aclrtReleaseMemAddress(va);
+        aclrtUnmapMem(va);
+        aclrtReleaseMemAddress(va);
+        aclrtFreePhysical(h);
+    } else if (strcmp(mode, "overlapping-map") == 0) {
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0);
+        aclrtMallocPhysical(&h2, 2 * MIB, &hbm, 0);
+        aclrtReserveMemAddress(&va, 4 * MIB, 0, NULL, 0);
+        aclrtMapMem(va, 2 * MIB, 0, h, 0);
+        aclrtMapMem(va, 2 * MIB, 0, h2, 0);
+        aclrtUnmapMem(va);
+        aclrtReleaseMemAddress(va);
+        aclrtFreePhysical(h);
+        aclrtFreePhysical(h2);
+    } else if (strcmp(mode, "copy-unmapped") == 0) {
+        char buf[64] = "bytes";
+        aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+        aclrtMemcpy(va, 2 * MIB, buf, sizeof buf, ACL_MEMCPY_HOST_TO_DEVICE);
+        aclrtReleaseMemAddress(va);
+    } else if (strcmp(mode, "import-own-export") == 0) {
+        uint64_t s = 0;
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0);
+        aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE, 1, &s);
+        aclrtMemImportFromShareableHandle(s, 0, &h2);
+        aclrtFreePhysical(h);
+    } else if (strcmp(mode, "leak") == 0) {
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* LEAK-SITE */
+    } else if (strcmp(mode, "clean") != 0) {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        return 2;
+    }
+    aclrtResetDevice(0);
+    aclFinalize();
+    return 0;
+}
