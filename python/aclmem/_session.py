@@ -292,8 +292,12 @@ class Mapping:
         """A writable ``memoryview`` of the mapped bytes (emulator only)."""
         if not self._live:
             raise ValueError("the mapping is gone")
-        if _native.backend_name() != "emulator":
+        if _native.backend_name() not in ("emulator", "sanitizer"):
             raise RuntimeError("device memory is not host-visible on a real device; use write/read")
+        try:
+            _native.read_memory(self.addr, 1)
+        except ValueError:
+            raise RuntimeError("this device memory is not host-visible; use write/read") from None
         if self._array is None:
             self._array = (ctypes.c_ubyte * self.size).from_address(self.addr)
         return memoryview(self._array).cast("B")

@@ -28,6 +28,7 @@ const PACKAGES: &[&str] = &[
     "binutils",
     "python3",
     "python3-venv",
+    "chromium",
     "gcc-aarch64-linux-gnu",
     "g++-aarch64-linux-gnu",
     "libc6-dev-arm64-cross",

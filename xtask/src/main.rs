@@ -20,6 +20,7 @@ mod cross;
 mod examples;
 mod fuzz;
 mod python;
+mod timeline;
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "aclmem build automation")]
@@ -311,11 +312,19 @@ fn ci(sh: &Shell) -> Result<()> {
         }
         Ok(())
     })?;
+    step(
+        "clippy -D warnings on the crates outside the workspace",
+        || {
+            for manifest in [LIB_MANIFEST, SANITIZER_MANIFEST, PYTHON_MANIFEST] {
+                run(cmd!(
+                    sh,
+                    "{cargo} clippy --manifest-path {manifest} --all-targets -- -D warnings"
+                ))?;
+            }
+            Ok(())
+        },
+    )?;
     step("the Python package: pip install ./python, pytest", || {
-        run(cmd!(
-            sh,
-            "{cargo} clippy --manifest-path {PYTHON_MANIFEST} --all-targets -- -D warnings"
-        ))?;
         python::test(sh, &lib)
     })?;
     step("fuzzing smoke run (2,000 executions per target)", || {
@@ -329,6 +338,9 @@ fn ci(sh: &Shell) -> Result<()> {
         "C and C++ examples against the emulated libascendcl.so",
         || examples::run_all(sh, &lib, &examples::Toolchain::native()),
     )?;
+    step("the memory timeline renders in headless chromium", || {
+        timeline::check(sh, &lib)
+    })?;
     let aarch64 = cross::cross(
         sh,
         &cross::Options {

@@ -41,6 +41,9 @@ pub(crate) fn test(sh: &Shell, lib: &Path) -> Result<()> {
         "{pip} install --quiet --force-reinstall --no-deps ./python"
     ))?;
     let _lib = sh.push_env("ACLMEM_ASCENDCL", lib);
+    // The sanitizer tests run `aclmem sanitize`, built beside the library.
+    let cli = lib.with_file_name("aclmem");
+    let _cli = sh.push_env("ACLMEM_CLI", &cli);
     let _dir = sh.push_dir("python");
     run(cmd!(sh, "{pytest} -q -p no:cacheprovider tests"))
 }

@@ -1,0 +1,80 @@
+"""Python programs under `aclmem sanitize`: seeded defects are reported once
+each, with their class; a clean pyACL script reports nothing."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from conftest import prop
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+PRELUDE = (
+    "import aclmem; aclmem.install(); import acl\n"
+    "P = {prop!r}\n"
+    "assert acl.init() == 0 and acl.rt.set_device(0) == 0\n"
+    "assert aclmem.backend() == 'sanitizer', aclmem.backend()\n"
+)
+
+DEFECTS = {
+    "double-free": "h, _ = acl.rt.malloc_physical(2 << 20, P, 0)\n"
+    "acl.rt.free_physical(h)\nacl.rt.free_physical(h)\n",
+    "use-after-free": "h, _ = acl.rt.malloc_physical(2 << 20, P, 0)\nacl.rt.free_physical(h)\n"
+    "va, _ = acl.rt.reserve_mem_address(2 << 20, 0, 0, 0)\n"
+    "acl.rt.map_mem(va, 2 << 20, 0, h, 0)\nacl.rt.release_mem_address(va)\n",
+    "rule": "bad = dict(P, memAttr=2)\nacl.rt.malloc_physical(2 << 20, bad, 0)\n",
+    "import-own-export": "h, _ = acl.rt.malloc_physical(2 << 20, P, 0)\n"
+    "s, _ = acl.rt.mem_export_to_shareable_handle(h, 0, 1)\n"
+    "acl.rt.mem_import_from_shareable_handle(s, 0)\nacl.rt.free_physical(h)\n",
+    "leak": "h, _ = acl.rt.malloc_physical(2 << 20, P, 0)\n",
+}
+
+CLEAN = (
+    "h, _ = acl.rt.malloc_physical(2 << 20, P, 0)\n"
+    "va, _ = acl.rt.reserve_mem_address(4 << 20, 0, 0, 0)\n"
+    "assert acl.rt.map_mem(va, 2 << 20, 0, h, 0) == 0\n"
+    "data = b'clean'\n"
+    "assert acl.rt.memcpy(va, 2 << 20, acl.util.bytes_to_ptr(data), 5, 1) == 0\n"
+    "assert acl.util.ptr_to_bytes(va, 5) == data\n"
+    "assert acl.rt.unmap_mem(va) == 0 and acl.rt.release_mem_address(va) == 0\n"
+    "assert acl.rt.free_physical(h) == 0\n"
+)
+
+EPILOGUE = "acl.rt.reset_device(0)\nacl.finalize()\n"
+
+
+def _cli():
+    cli = os.environ.get("ACLMEM_CLI") or str(ROOT / "target" / "debug" / "aclmem")
+    if not pathlib.Path(cli).exists():
+        pytest.fail(f"the aclmem CLI is not built at {cli}: run `cargo build -p aclmem-cli`")
+    return cli
+
+
+def _sanitize(body, tmp_path, name):
+    script = tmp_path / f"{name}.py"
+    script.write_text(PRELUDE.format(prop=prop()) + body + EPILOGUE)
+    log = tmp_path / f"{name}.jsonl"
+    env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pysan-{os.getpid()}-{name}")
+    out = subprocess.run(
+        [_cli(), "sanitize", "--log", str(log), "--", sys.executable, str(script)],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )
+    findings = [json.loads(l) for l in log.read_text().splitlines()] if log.exists() else []
+    return out, findings
+
+
+@pytest.mark.parametrize("defect", sorted(DEFECTS))
+def test_a_seeded_defect_is_reported_once(defect, tmp_path):
+    out, findings = _sanitize(DEFECTS[defect], tmp_path, defect)
+    assert [f["class"] for f in findings] == [defect], out.stderr
+    assert out.returncode == 1, out.stderr
+
+
+def test_a_clean_pyacl_script_reports_nothing(tmp_path):
+    out, findings = _sanitize(CLEAN, tmp_path, "clean")
+    assert findings == [], out.stderr
+    assert out.returncode == 0, out.stderr
