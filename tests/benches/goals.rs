@@ -5,7 +5,8 @@
 //! `cargo xtask bench` runs this (release build, with the release
 //! `libascendcl.so` in `$ACLMEM_ASCENDCL`) and puts the table into
 //! docs/benchmarks.md. Each time is the median of 9 rounds; each round
-//! runs the operation enough times to take about 20 ms.
+//! runs the operation enough times to take about 20 ms. Paired figures are
+//! measured in alternation 7 times; the ratio is the median of the pairs'.
 //!
 //! | goal | figure | baseline | target |
 //! |---|---|---|---|
@@ -17,6 +18,7 @@
 //! | 6 | 2 threads on 2 devices, the whole cycle | the raw system calls' own 2-thread scaling | ≥ 1.00× |
 //! | 7 | emulator heap bytes per live handle | — | ≤ 128 |
 //! | 8 | growing a segment to 1 GiB in 2 MiB chunks | a new 1 GiB buffer and a copy | reported |
+//! | 9 | the cycle through `libaclmem_sanitizer.so`, every check on | the cycle without it | ≤ 1.20× |
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ffi::c_void;
@@ -65,6 +67,27 @@ static ALLOC: Counting = Counting;
 
 const SIZE: usize = 2 * MIB;
 const ROUNDS: usize = 9;
+
+/// Two operations measured in alternation, `PAIRS` times: the median of
+/// the per-pair ratios `b / a` (robust against the machine's drift), and
+/// the median times.
+fn paired(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64, f64) {
+    const PAIRS: usize = 7;
+    let mut ratios = Vec::new();
+    let mut ta = Vec::new();
+    let mut tb = Vec::new();
+    for _ in 0..PAIRS {
+        let x = ns_per_op(&mut a);
+        let y = ns_per_op(&mut b);
+        ratios.push(y / x);
+        ta.push(x);
+        tb.push(y);
+    }
+    for v in [&mut ratios, &mut ta, &mut tb] {
+        v.sort_by(f64::total_cmp);
+    }
+    (ratios[PAIRS / 2], ta[PAIRS / 2], tb[PAIRS / 2])
+}
 
 /// Median nanoseconds per call of `op`.
 fn ns_per_op(mut op: impl FnMut()) -> f64 {
@@ -338,48 +361,67 @@ fn main() {
     let machine = format!("bench-goals-{}", std::process::id());
     set_env(&machine);
     let mut rows = Vec::new();
+    let sanitizer_row;
 
     // Goal 2: the C library against the raw floor (interleaved rounds).
     let cl = AscendCl::load(Some(&library())).expect("the emulated library loads");
     let f = cl.functions();
     init(&f, 0);
-    let mut floor = Vec::new();
-    let mut clib = Vec::new();
-    for _ in 0..3 {
-        floor.push(ns_per_op(floor_cycle));
-        clib.push(ns_per_op(|| c_cycle(&f)));
-    }
-    floor.sort_by(f64::total_cmp);
-    clib.sort_by(f64::total_cmp);
-    let (floor, clib) = (floor[1], clib[1]);
+    let (ratio, floor, clib) = paired(floor_cycle, || c_cycle(&f));
     eprintln!("floor {floor:.0} ns, C library {clib:.0} ns per cycle");
     let mut r = ratio_row(
         2,
         "2 MiB cycle, C library / raw syscalls",
-        clib / floor,
+        ratio,
         Some(1.0),
         None,
     );
     r.what += &format!(" ({clib:.0} / {floor:.0} ns)");
     rows.push(r);
 
+    // Goal 9: the sanitizer's overhead on the C-library cycle (loaded as
+    // the library; it forwards to the emulated one, with every check on).
+    let sanitizer = library().with_file_name("libaclmem_sanitizer.so");
+    // SAFETY: set before the sanitizer first resolves its next functions.
+    unsafe {
+        std::env::set_var("ACLMEM_ASCENDCL", library());
+        std::env::set_var("ACLMEM_SANITIZER_TARGETS", "a2@8.3,a3");
+    }
+    match AscendCl::load(Some(&sanitizer)) {
+        Ok(san) => {
+            let sf = san.functions();
+            init(&sf, 0);
+            let (ratio, plain, checked) = paired(|| c_cycle(&f), || c_cycle(&sf));
+            let mut r = ratio_row(
+                9,
+                "2 MiB cycle with the sanitizer, every check on / without",
+                ratio,
+                Some(1.2),
+                None,
+            );
+            r.what += &format!(" ({checked:.0} / {plain:.0} ns)");
+            sanitizer_row = Some(r);
+        }
+        Err(e) => {
+            sanitizer_row = Some(Row {
+                goal: 9,
+                what: format!("the sanitizer did not load: {e}"),
+                value: "—".into(),
+                target: "≤ 1.20×".into(),
+                met: Some(false),
+            });
+        }
+    }
+
     // Goal 3: driver over the C library against the in-process emulator.
     let runtime = cl.init().expect("init");
     let driver: Driver = runtime.device(0).expect("device 0");
     let emu = Emulator::preset(Product::AtlasA2);
-    let mut d = Vec::new();
-    let mut e = Vec::new();
-    for _ in 0..3 {
-        d.push(ns_per_op(|| hal_cycle(&driver)));
-        e.push(ns_per_op(|| hal_cycle(&emu)));
-    }
-    d.sort_by(f64::total_cmp);
-    e.sort_by(f64::total_cmp);
-    let (d, e) = (d[1], e[1]);
+    let (ratio, e, d) = paired(|| hal_cycle(&emu), || hal_cycle(&driver));
     let mut r = ratio_row(
         3,
         "per call, driver over the C library / in-process emulator",
-        d / e,
+        ratio,
         Some(1.10),
         None,
     );
@@ -390,24 +432,19 @@ fn main() {
     let session = Session::<_, AtlasA2>::new(&emu).expect("session");
     let prop = PhysicalMemProp::<AtlasA2, Device, HbmHuge>::on_device(0);
     let size = AlignedSize::<HbmHuge>::new::<{ 2 * MIB }>();
-    let mut typed = Vec::new();
-    let mut raw = Vec::new();
-    for _ in 0..3 {
-        typed.push(ns_per_op(|| {
+    let (ratio, _, _) = paired(
+        || hal_cycle(&emu),
+        || {
             let m = session.malloc(prop, size).unwrap();
             let r = session.reserve(SIZE).unwrap();
             let map = r.map(0, &m).unwrap();
             black_box(&map);
-        }));
-        raw.push(ns_per_op(|| hal_cycle(&emu)));
-    }
-    typed.sort_by(f64::total_cmp);
-    raw.sort_by(f64::total_cmp);
-    let (typed, raw) = (typed[1], raw[1]);
+        },
+    );
     rows.push(ratio_row(
         4,
         "typed API / the hal calls it makes",
-        typed / raw,
+        ratio,
         Some(1.05),
         None,
     ));
@@ -550,6 +587,7 @@ fn main() {
     r.what += &format!(" ({:.1} / {:.1} ms)", grow / 1e6, copy / 1e6);
     rows.push(r);
 
+    rows.extend(sanitizer_row);
     print_table(&rows);
     // SAFETY: documented prototype.
     unsafe { f.aclFinalize.unwrap()() };

@@ -184,7 +184,7 @@ impl Model {
                 let size = [2, 4, 6, 3][class as usize] * MIB;
                 let want = if device >= DEVICES {
                     Err(AclError::RT_INVALID_DEVICEID)
-                } else if size % (2 * MIB) != 0 {
+                } else if !size.is_multiple_of(2 * MIB) {
                     Err(INVALID_VALUE)
                 } else if self.used[device as usize] + size > DEVICE_MEMORY {
                     Err(AclError::RT_MEMORY_ALLOCATION)

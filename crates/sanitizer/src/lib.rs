@@ -2,7 +2,9 @@
 //! NPU or on the emulator, without changing what the program sees.
 //!
 //! Preload it (`LD_PRELOAD`, or `aclmem sanitize -- program`): it defines
-//! every ACL function of the project's list (`aclmem_sys::FUNCTIONS`),
+//! every ACL function of the project's list (`aclmem_sys::FUNCTIONS`; the
+//! checked ones through naked entry points that hand over their call
+//! site),
 //! forwards each call unchanged to the next definition (`dlsym(RTLD_NEXT)`;
 //! when the program loads the library itself, `dlopen` of
 //! `$ACLMEM_ASCENDCL` or `libascendcl.so`), and checks it against the model
@@ -85,17 +87,10 @@ pub fn config() -> &'static Config {
 
 // ----- the library underneath -----------------------------------------------
 
-fn own(name: &str) -> *mut c_void {
-    // Our own definition of `name`, to refuse it as "the next one".
-    macro_rules! own_table {
-        ($($n:ident: $ty:ident = $policy:ident;)*) => {
-            match name {
-                $(stringify!($n) => $n as *mut c_void,)*
-                _ => std::ptr::null_mut(),
-            }
-        };
-    }
-    aclmem_sys::with_acl_functions!(own_table)
+/// Whether `p` is one of this library's own definitions (never "the next
+/// one": that would call itself).
+fn own(p: *mut c_void) -> bool {
+    !p.is_null() && report::module_of(p as usize) == report::module_of(own as *const () as usize)
 }
 
 /// The next definition of every function.
@@ -109,7 +104,7 @@ fn next() -> &'static AclFunctions {
             };
             // SAFETY: dlsym with a NUL-terminated name.
             let p = unsafe { libc::dlsym(libc::RTLD_NEXT, c.as_ptr()) };
-            if !p.is_null() && p != own(name) {
+            if !p.is_null() && !own(p) {
                 return p;
             }
             if fallback.is_null() {
@@ -127,11 +122,7 @@ fn next() -> &'static AclFunctions {
             }
             // SAFETY: dlsym on a live handle.
             let p = unsafe { libc::dlsym(fallback, c.as_ptr()) };
-            if p == own(name) {
-                std::ptr::null_mut()
-            } else {
-                p
-            }
+            if own(p) { std::ptr::null_mut() } else { p }
         };
         // SAFETY: every symbol found has the documented prototype of its
         // name (the library underneath implements the ACL API); handles
@@ -237,7 +228,8 @@ fn plain(d: &aclmem_core::Denial) -> String {
 
 fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
     let Some(pl) = platform() else { return };
-    let args = format!("{size:#x}, {}", prop_text(p));
+    // Formatted only when there is something to report.
+    let args = || format!("{size:#x}, {}", prop_text(p));
     if let Err(d) = aclmem_core::check_raw(
         pl.product,
         pl.run_mode,
@@ -248,7 +240,7 @@ fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
         report(Finding {
             class: "rule",
             call: "aclrtMallocPhysical",
-            args: args.clone(),
+            args: args(),
             message: format!(
                 "{} ({}, CANN {}): {}",
                 d.rule(),
@@ -269,7 +261,7 @@ fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
             report(Finding {
                 class: "portability",
                 call: "aclrtMallocPhysical",
-                args: args.clone(),
+                args: args(),
                 message: format!(
                     "{} (CANN {}) would refuse it: {}",
                     product,
@@ -388,14 +380,14 @@ pub unsafe extern "C" fn aclrtSetCurrentContext(context: sys::aclrtContext) -> s
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMallocPhysical(
+unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
+    ra: *const c_void,
     handle: *mut sys::aclrtDrvMemHandle,
     size: usize,
     prop: *const sys::aclrtPhysicalMemProp,
     flags: u64,
 ) -> sys::aclError {
-    let site = Site::here();
+    let site = Site::at(ra);
     // SAFETY: a prop the caller passes is read only if it is non-NULL
     // and the library accepted it below (the library checks it first).
     let copy = unsafe { prop.as_ref().copied() };
@@ -425,9 +417,11 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtFreePhysical(handle: sys::aclrtDrvMemHandle) -> sys::aclError {
-    let site = Site::here();
+unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
+    ra: *const c_void,
+    handle: sys::aclrtDrvMemHandle,
+) -> sys::aclError {
+    let site = Site::at(ra);
     model().check_free(handle as usize, site);
     // SAFETY: forwarded unchanged.
     let r = match next().aclrtFreePhysical {
@@ -447,15 +441,15 @@ pub unsafe extern "C" fn aclrtFreePhysical(handle: sys::aclrtDrvMemHandle) -> sy
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtReserveMemAddress(
+unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
+    ra: *const c_void,
     vir_ptr: *mut *mut c_void,
     size: usize,
     alignment: usize,
     expect_ptr: *mut c_void,
     flags: u64,
 ) -> sys::aclError {
-    let site = Site::here();
+    let site = Site::at(ra);
     // SAFETY: forwarded unchanged; `*vir_ptr` is read only after success.
     unsafe {
         let r = match next().aclrtReserveMemAddress {
@@ -472,9 +466,11 @@ pub unsafe extern "C" fn aclrtReserveMemAddress(
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtReleaseMemAddress(vir_ptr: *mut c_void) -> sys::aclError {
-    let site = Site::here();
+unsafe extern "C" fn aclmem_san_aclrtReleaseMemAddress(
+    ra: *const c_void,
+    vir_ptr: *mut c_void,
+) -> sys::aclError {
+    let site = Site::at(ra);
     model().check_release(vir_ptr as usize, site);
     // SAFETY: forwarded unchanged.
     let r = match next().aclrtReleaseMemAddress {
@@ -490,15 +486,15 @@ pub unsafe extern "C" fn aclrtReleaseMemAddress(vir_ptr: *mut c_void) -> sys::ac
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMapMem(
+unsafe extern "C" fn aclmem_san_aclrtMapMem(
+    ra: *const c_void,
     vir_ptr: *mut c_void,
     size: usize,
     offset: usize,
     handle: sys::aclrtDrvMemHandle,
     flags: u64,
 ) -> sys::aclError {
-    let site = Site::here();
+    let site = Site::at(ra);
     model().check_map(vir_ptr as usize, size, handle as usize, site);
     // SAFETY: forwarded unchanged.
     let r = match next().aclrtMapMem {
@@ -512,9 +508,11 @@ pub unsafe extern "C" fn aclrtMapMem(
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtUnmapMem(vir_ptr: *mut c_void) -> sys::aclError {
-    let site = Site::here();
+unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
+    ra: *const c_void,
+    vir_ptr: *mut c_void,
+) -> sys::aclError {
+    let site = Site::at(ra);
     model().check_unmap(vir_ptr as usize, site);
     // SAFETY: forwarded unchanged.
     let r = match next().aclrtUnmapMem {
@@ -532,14 +530,14 @@ pub unsafe extern "C" fn aclrtUnmapMem(vir_ptr: *mut c_void) -> sys::aclError {
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemExportToShareableHandle(
+unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandle(
+    ra: *const c_void,
     handle: sys::aclrtDrvMemHandle,
     handle_type: sys::aclrtMemHandleType,
     flags: u64,
     shareable_handle: *mut u64,
 ) -> sys::aclError {
-    let site = Site::here();
+    let site = Site::at(ra);
     model().check_live("aclrtMemExportToShareableHandle", handle as usize, site);
     // SAFETY: forwarded unchanged; the out value is read after success.
     unsafe {
@@ -556,14 +554,14 @@ pub unsafe extern "C" fn aclrtMemExportToShareableHandle(
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemExportToShareableHandleV2(
+unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandleV2(
+    ra: *const c_void,
     handle: sys::aclrtDrvMemHandle,
     flags: u64,
     share_type: sys::aclrtMemSharedHandleType,
     shareable_handle: *mut c_void,
 ) -> sys::aclError {
-    let site = Site::here();
+    let site = Site::at(ra);
     model().check_live("aclrtMemExportToShareableHandleV2", handle as usize, site);
     // SAFETY: forwarded unchanged; a DEFAULT handle (a `uint64_t`) is
     // read after success.
@@ -584,13 +582,13 @@ pub unsafe extern "C" fn aclrtMemExportToShareableHandleV2(
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemImportFromShareableHandle(
+unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandle(
+    ra: *const c_void,
     shareable_handle: u64,
     device_id: i32,
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::here();
+    let site = Site::at(ra);
     model().check_import("aclrtMemImportFromShareableHandle", shareable_handle, site);
     // SAFETY: forwarded unchanged; `*handle` is read after success.
     unsafe {
@@ -615,14 +613,14 @@ pub unsafe extern "C" fn aclrtMemImportFromShareableHandle(
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemImportFromShareableHandleV2(
+unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandleV2(
+    ra: *const c_void,
     shareable_handle: *mut c_void,
     share_type: sys::aclrtMemSharedHandleType,
     flags: u64,
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::here();
+    let site = Site::at(ra);
     if !shareable_handle.is_null() && share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT {
         // SAFETY: a DEFAULT shareable handle is a `uint64_t` the caller
         // passes; reading it is what the library underneath does too.
@@ -644,12 +642,12 @@ pub unsafe extern "C" fn aclrtMemImportFromShareableHandleV2(
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemRetainAllocationHandle(
+unsafe extern "C" fn aclmem_san_aclrtMemRetainAllocationHandle(
+    ra: *const c_void,
     vir_ptr: *mut c_void,
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::here();
+    let site = Site::at(ra);
     // SAFETY: forwarded unchanged; `*handle` is read after success.
     unsafe {
         let r = match next().aclrtMemRetainAllocationHandle {
@@ -664,13 +662,13 @@ pub unsafe extern "C" fn aclrtMemRetainAllocationHandle(
 }
 
 unsafe fn device_malloc(
+    site: Site,
     name: &'static str,
     f: Option<sys::aclrtMalloc_t>,
     dev_ptr: *mut *mut c_void,
     size: usize,
     policy: u32,
 ) -> sys::aclError {
-    let site = Site::here();
     // SAFETY: forwarded unchanged; `*dev_ptr` is read after success.
     unsafe {
         let r = match f {
@@ -689,20 +687,8 @@ unsafe fn device_malloc(
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMalloc(
-    dev_ptr: *mut *mut c_void,
-    size: usize,
-    policy: u32,
-) -> sys::aclError {
-    // SAFETY: the caller's contract, passed on.
-    unsafe { device_malloc("aclrtMalloc", next().aclrtMalloc, dev_ptr, size, policy) }
-}
-
-/// # Safety
-/// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMallocAlign32(
+unsafe extern "C" fn aclmem_san_aclrtMalloc(
+    ra: *const c_void,
     dev_ptr: *mut *mut c_void,
     size: usize,
     policy: u32,
@@ -710,6 +696,28 @@ pub unsafe extern "C" fn aclrtMallocAlign32(
     // SAFETY: the caller's contract, passed on.
     unsafe {
         device_malloc(
+            Site::at(ra),
+            "aclrtMalloc",
+            next().aclrtMalloc,
+            dev_ptr,
+            size,
+            policy,
+        )
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+unsafe extern "C" fn aclmem_san_aclrtMallocAlign32(
+    ra: *const c_void,
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: u32,
+) -> sys::aclError {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        device_malloc(
+            Site::at(ra),
             "aclrtMallocAlign32",
             next().aclrtMallocAlign32,
             dev_ptr,
@@ -739,9 +747,12 @@ pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> sys::aclError {
-    let site = Site::here();
+unsafe extern "C" fn aclmem_san_aclrtMallocHost(
+    ra: *const c_void,
+    host_ptr: *mut *mut c_void,
+    size: usize,
+) -> sys::aclError {
+    let site = Site::at(ra);
     // SAFETY: forwarded unchanged; `*host_ptr` is read after success.
     unsafe {
         let r = match next().aclrtMallocHost {
@@ -772,15 +783,15 @@ pub unsafe extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> sys::aclError {
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemcpy(
+unsafe extern "C" fn aclmem_san_aclrtMemcpy(
+    ra: *const c_void,
     dst: *mut c_void,
     dest_max: usize,
     src: *const c_void,
     count: usize,
     kind: sys::aclrtMemcpyKind,
 ) -> sys::aclError {
-    let site = Site::here();
+    let site = Site::at(ra);
     model().check_copy(
         "aclrtMemcpy",
         dst as usize,
@@ -800,8 +811,8 @@ pub unsafe extern "C" fn aclrtMemcpy(
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemcpyAsync(
+unsafe extern "C" fn aclmem_san_aclrtMemcpyAsync(
+    ra: *const c_void,
     dst: *mut c_void,
     dest_max: usize,
     src: *const c_void,
@@ -809,7 +820,7 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
     kind: sys::aclrtMemcpyKind,
     stream: sys::aclrtStream,
 ) -> sys::aclError {
-    let site = Site::here();
+    let site = Site::at(ra);
     model().check_copy(
         "aclrtMemcpyAsync",
         dst as usize,
@@ -829,14 +840,14 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
 
 /// # Safety
 /// The C prototype's contract.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemset(
+unsafe extern "C" fn aclmem_san_aclrtMemset(
+    ra: *const c_void,
     dev_ptr: *mut c_void,
     max_count: usize,
     value: i32,
     count: usize,
 ) -> sys::aclError {
-    let site = Site::here();
+    let site = Site::at(ra);
     model().check_copy(
         "aclrtMemset",
         dev_ptr as usize,
@@ -953,6 +964,105 @@ pub unsafe extern "C" fn aclrtIpcMemClose(key: *const c_char) -> sys::aclError {
     match next().aclrtIpcMemClose {
         Some(f) => unsafe { f(key) },
         None => missing("aclrtIpcMemClose"),
+    }
+}
+
+// ----- entry points that hand over their call site ------------------------------
+
+/// Defines the exported `$name` as a naked trampoline that inserts its
+/// return address (the program's call site) before the `$n` arguments and
+/// jumps to `$imp`, which returns straight to the caller. Without frame
+/// pointers or unwinding, this is the one exact way to know the call site.
+/// On other architectures the call site is unknown (reports say so).
+macro_rules! trampoline {
+    ($name:ident => $imp:ident, $n:tt, ($($arg:ident: $t:ty),*)) => {
+        /// Checked, then forwarded unchanged.
+        ///
+        /// # Safety
+        /// The C prototype's contract.
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        #[unsafe(naked)]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $t),*) -> sys::aclError {
+            shift!($n, $imp)
+        }
+
+        /// Checked, then forwarded unchanged.
+        ///
+        /// # Safety
+        /// The C prototype's contract.
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $t),*) -> sys::aclError {
+            // SAFETY: the caller's contract, passed on.
+            unsafe { $imp(std::ptr::null(), $($arg),*) }
+        }
+    };
+}
+
+/// The argument shift and jump of a trampoline with `n` arguments (all in
+/// integer registers: pointers, sizes, 32- and 64-bit integers).
+#[cfg(target_arch = "x86_64")]
+macro_rules! shift {
+    (1, $f:ident) => { core::arch::naked_asm!("mov rsi, rdi", "mov rdi, [rsp]", "jmp {f}", f = sym $f) };
+    (2, $f:ident) => { core::arch::naked_asm!("mov rdx, rsi", "mov rsi, rdi", "mov rdi, [rsp]", "jmp {f}", f = sym $f) };
+    (3, $f:ident) => { core::arch::naked_asm!("mov rcx, rdx", "mov rdx, rsi", "mov rsi, rdi", "mov rdi, [rsp]", "jmp {f}", f = sym $f) };
+    (4, $f:ident) => { core::arch::naked_asm!("mov r8, rcx", "mov rcx, rdx", "mov rdx, rsi", "mov rsi, rdi", "mov rdi, [rsp]", "jmp {f}", f = sym $f) };
+    (5, $f:ident) => { core::arch::naked_asm!("mov r9, r8", "mov r8, rcx", "mov rcx, rdx", "mov rdx, rsi", "mov rsi, rdi", "mov rdi, [rsp]", "jmp {f}", f = sym $f) };
+}
+
+#[cfg(target_arch = "aarch64")]
+macro_rules! shift {
+    (1, $f:ident) => { core::arch::naked_asm!("mov x1, x0", "mov x0, x30", "b {f}", f = sym $f) };
+    (2, $f:ident) => { core::arch::naked_asm!("mov x2, x1", "mov x1, x0", "mov x0, x30", "b {f}", f = sym $f) };
+    (3, $f:ident) => { core::arch::naked_asm!("mov x3, x2", "mov x2, x1", "mov x1, x0", "mov x0, x30", "b {f}", f = sym $f) };
+    (4, $f:ident) => { core::arch::naked_asm!("mov x4, x3", "mov x3, x2", "mov x2, x1", "mov x1, x0", "mov x0, x30", "b {f}", f = sym $f) };
+    (5, $f:ident) => { core::arch::naked_asm!("mov x5, x4", "mov x4, x3", "mov x3, x2", "mov x2, x1", "mov x1, x0", "mov x0, x30", "b {f}", f = sym $f) };
+}
+
+trampoline!(aclrtMallocPhysical => aclmem_san_aclrtMallocPhysical, 4,
+    (handle: *mut sys::aclrtDrvMemHandle, size: usize, prop: *const sys::aclrtPhysicalMemProp, flags: u64));
+trampoline!(aclrtFreePhysical => aclmem_san_aclrtFreePhysical, 1, (handle: sys::aclrtDrvMemHandle));
+trampoline!(aclrtReserveMemAddress => aclmem_san_aclrtReserveMemAddress, 5,
+    (vir_ptr: *mut *mut c_void, size: usize, alignment: usize, expect_ptr: *mut c_void, flags: u64));
+trampoline!(aclrtReleaseMemAddress => aclmem_san_aclrtReleaseMemAddress, 1, (vir_ptr: *mut c_void));
+trampoline!(aclrtMapMem => aclmem_san_aclrtMapMem, 5,
+    (vir_ptr: *mut c_void, size: usize, offset: usize, handle: sys::aclrtDrvMemHandle, flags: u64));
+trampoline!(aclrtUnmapMem => aclmem_san_aclrtUnmapMem, 1, (vir_ptr: *mut c_void));
+trampoline!(aclrtMemExportToShareableHandle => aclmem_san_aclrtMemExportToShareableHandle, 4,
+    (handle: sys::aclrtDrvMemHandle, handle_type: sys::aclrtMemHandleType, flags: u64, shareable: *mut u64));
+trampoline!(aclrtMemExportToShareableHandleV2 => aclmem_san_aclrtMemExportToShareableHandleV2, 4,
+    (handle: sys::aclrtDrvMemHandle, flags: u64, share_type: sys::aclrtMemSharedHandleType, shareable: *mut c_void));
+trampoline!(aclrtMemImportFromShareableHandle => aclmem_san_aclrtMemImportFromShareableHandle, 3,
+    (shareable: u64, device_id: i32, handle: *mut sys::aclrtDrvMemHandle));
+trampoline!(aclrtMemImportFromShareableHandleV2 => aclmem_san_aclrtMemImportFromShareableHandleV2, 4,
+    (shareable: *mut c_void, share_type: sys::aclrtMemSharedHandleType, flags: u64, handle: *mut sys::aclrtDrvMemHandle));
+trampoline!(aclrtMemRetainAllocationHandle => aclmem_san_aclrtMemRetainAllocationHandle, 2,
+    (vir_ptr: *mut c_void, handle: *mut sys::aclrtDrvMemHandle));
+trampoline!(aclrtMalloc => aclmem_san_aclrtMalloc, 3, (dev_ptr: *mut *mut c_void, size: usize, policy: u32));
+trampoline!(aclrtMallocAlign32 => aclmem_san_aclrtMallocAlign32, 3, (dev_ptr: *mut *mut c_void, size: usize, policy: u32));
+trampoline!(aclrtMallocHost => aclmem_san_aclrtMallocHost, 2, (host_ptr: *mut *mut c_void, size: usize));
+trampoline!(aclrtMemcpy => aclmem_san_aclrtMemcpy, 5,
+    (dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: sys::aclrtMemcpyKind));
+trampoline!(aclrtMemset => aclmem_san_aclrtMemset, 4, (dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize));
+
+/// `aclrtMemcpyAsync` has six arguments: with the call site there would be
+/// seven, one on the stack; its reports name no call site.
+///
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemcpyAsync(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: sys::aclrtMemcpyKind,
+    stream: sys::aclrtStream,
+) -> sys::aclError {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        aclmem_san_aclrtMemcpyAsync(std::ptr::null(), dst, dest_max, src, count, kind, stream)
     }
 }
 

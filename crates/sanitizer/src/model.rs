@@ -3,7 +3,34 @@
 //! answered: an object enters it when a call that makes it succeeded and
 //! leaves it when a call that ends it succeeded.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Handles and addresses are already well spread: one multiply mixes them
+/// (SipHash's cost is not needed against keys the program does not
+/// choose).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | self.0 >> 56) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 ^= n as u64;
+    }
+}
+
+type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<IdHasher>>;
+type HashSet<K> = std::collections::HashSet<K, BuildHasherDefault<IdHasher>>;
 
 use crate::report::{Finding, Site, report};
 use crate::trace;
@@ -56,7 +83,9 @@ pub struct Model {
     mapped: BTreeMap<u32, usize>,
 }
 
-const FREED_MEMORY: usize = 1 << 16;
+/// How many freed handle values are remembered for double frees and uses
+/// after free (the most recent ones).
+const FREED_MEMORY: usize = 4096;
 const HOST: u32 = u32::MAX;
 
 fn dev_key(device: Option<u32>) -> u32 {

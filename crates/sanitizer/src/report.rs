@@ -6,71 +6,63 @@ use std::ffi::{CStr, c_void};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
-/// Where a call was made: the return addresses of the stack when the
-/// interposed function ran, resolved only when a finding needs them.
+/// Where a call was made: the return address of the ACL call in the
+/// program, resolved only when a finding needs it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Site {
-    ips: [usize; 12],
-    len: u8,
+    ra: usize,
 }
 
 impl Site {
-    /// The current stack (cheap: addresses only).
-    pub fn here() -> Site {
-        let mut s = Site::default();
-        backtrace::trace(|frame| {
-            s.ips[s.len as usize] = frame.ip() as usize;
-            s.len += 1;
-            (s.len as usize) < s.ips.len()
-        });
-        s
+    /// The site a C entry point handed over (`__builtin_return_address`).
+    pub fn at(ra: *const c_void) -> Site {
+        Site { ra: ra as usize }
     }
 
-    /// The first frame outside this library, as `function (file:line)`.
+    /// The call, as `function (file:line)` when the program has debug
+    /// information, else `address in module`.
     pub fn describe(&self) -> String {
-        let own = own_module();
-        for &ip in &self.ips[..self.len as usize] {
-            let module = module_of(ip);
-            if module.is_none() || module == own {
-                continue;
-            }
-            let mut out = None;
-            // The return address is one past the call: resolve the call.
-            backtrace::resolve((ip - 1) as *mut c_void, |sym| {
-                if out.is_some() {
-                    return;
-                }
-                let name = sym.name().map(|n| n.to_string());
-                let place = match (sym.filename(), sym.lineno()) {
-                    (Some(f), Some(l)) => Some(format!(
-                        "{}:{l}",
-                        f.file_name().map_or_else(
-                            || f.display().to_string(),
-                            |n| n.to_string_lossy().into_owned()
-                        )
-                    )),
-                    _ => None,
-                };
-                out = Some(match (name, place) {
-                    (Some(n), Some(p)) => format!("{n} ({p})"),
-                    (Some(n), None) => n,
-                    (None, Some(p)) => p,
-                    (None, None) => String::new(),
-                });
-            });
-            return match out {
-                Some(s) if !s.is_empty() => s,
-                _ => format!("{:#x} in {}", ip, module.as_deref().unwrap_or("?")),
-            };
+        if self.ra == 0 {
+            return "unknown call site".into();
         }
-        "unknown call site".into()
+        let mut out = None;
+        // The return address is one past the call: resolve the call.
+        backtrace::resolve((self.ra - 1) as *mut c_void, |sym| {
+            if out.is_some() {
+                return;
+            }
+            let name = sym.name().map(|n| n.to_string());
+            let place = match (sym.filename(), sym.lineno()) {
+                (Some(f), Some(l)) => Some(format!(
+                    "{}:{l}",
+                    f.file_name().map_or_else(
+                        || f.display().to_string(),
+                        |n| n.to_string_lossy().into_owned()
+                    )
+                )),
+                _ => None,
+            };
+            out = match (name, place) {
+                (Some(n), Some(p)) => Some(format!("{n} ({p})")),
+                (Some(n), None) => Some(n),
+                (None, Some(p)) => Some(p),
+                (None, None) => None,
+            };
+        });
+        out.unwrap_or_else(|| {
+            format!(
+                "{:#x} in {}",
+                self.ra,
+                module_of(self.ra).as_deref().unwrap_or("?")
+            )
+        })
     }
 }
 
 /// The file of the loaded object that holds `addr`.
-fn module_of(addr: usize) -> Option<String> {
+pub fn module_of(addr: usize) -> Option<String> {
     // SAFETY: dladdr only reads the loader's tables; `info` is a live
     // local it fills in.
     unsafe {
@@ -84,12 +76,6 @@ fn module_of(addr: usize) -> Option<String> {
                 .into_owned(),
         )
     }
-}
-
-fn own_module() -> Option<String> {
-    static OWN: OnceLock<Option<String>> = OnceLock::new();
-    OWN.get_or_init(|| module_of(own_module as *const () as usize))
-        .clone()
 }
 
 /// One finding.
