@@ -361,7 +361,6 @@ fn main() {
     let machine = format!("bench-goals-{}", std::process::id());
     set_env(&machine);
     let mut rows = Vec::new();
-    let sanitizer_row;
 
     // Goal 2: the C library against the raw floor (interleaved rounds).
     let cl = AscendCl::load(Some(&library())).expect("the emulated library loads");
@@ -387,7 +386,7 @@ fn main() {
         std::env::set_var("ACLMEM_ASCENDCL", library());
         std::env::set_var("ACLMEM_SANITIZER_TARGETS", "a2@8.3,a3");
     }
-    match AscendCl::load(Some(&sanitizer)) {
+    let sanitizer_row = match AscendCl::load(Some(&sanitizer)) {
         Ok(san) => {
             let sf = san.functions();
             init(&sf, 0);
@@ -400,18 +399,16 @@ fn main() {
                 None,
             );
             r.what += &format!(" ({checked:.0} / {plain:.0} ns)");
-            sanitizer_row = Some(r);
+            Some(r)
         }
-        Err(e) => {
-            sanitizer_row = Some(Row {
-                goal: 9,
-                what: format!("the sanitizer did not load: {e}"),
-                value: "—".into(),
-                target: "≤ 1.20×".into(),
-                met: Some(false),
-            });
-        }
-    }
+        Err(e) => Some(Row {
+            goal: 9,
+            what: format!("the sanitizer did not load: {e}"),
+            value: "—".into(),
+            target: "≤ 1.20×".into(),
+            met: Some(false),
+        }),
+    };
 
     // Goal 3: driver over the C library against the in-process emulator.
     let runtime = cl.init().expect("init");

@@ -434,11 +434,11 @@ fn chaos_across_processes_leaks_nothing() {
                 // it at once or keeps it for a while.
                 let k = next(peers[i].1.len());
                 let h = peers[i].1[k].clone();
-                if let Ok(s) = peers[i].0.call(&format!("export {h} 1")) {
-                    if let Ok(v) = observer.call(&format!("import {} 0", s[0])) {
-                        imports += 1;
-                        observer_handles.push(v[0].clone());
-                    }
+                if let Ok(s) = peers[i].0.call(&format!("export {h} 1"))
+                    && let Ok(v) = observer.call(&format!("import {} 0", s[0]))
+                {
+                    imports += 1;
+                    observer_handles.push(v[0].clone());
                 }
             }
             4 if step % 7 == 0 => {

@@ -34,10 +34,8 @@ fn code(s: Situation) -> i32 {
 unsafe fn malloc(device: u32) -> sys::aclrtDrvMemHandle {
     let mut h = ptr::null_mut();
     // SAFETY: C prototype, live locals.
-    assert_eq!(
-        unsafe { aclrtMallocPhysical(&mut h, 2 * MIB, &hbm(device), 0) },
-        0
-    );
+    let r = unsafe { aclrtMallocPhysical(&mut h, 2 * MIB, &hbm(device), 0) };
+    assert_eq!(r, 0);
     h
 }
 

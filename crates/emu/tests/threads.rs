@@ -225,7 +225,9 @@ fn eight_threads_racing_on_shared_handles() {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     let emu = Arc::new(Emulator::preset(Product::AtlasA2));
-    let table: Arc<Mutex<Vec<(RawHandle, Arc<AtomicU32>)>>> = Arc::new(Mutex::new(Vec::new()));
+    /// Every handle made, with how many frees of it succeeded.
+    type Table = Mutex<Vec<(RawHandle, Arc<AtomicU32>)>>;
+    let table: Arc<Table> = Arc::new(Mutex::new(Vec::new()));
     let prop = RawPhysicalMemProp::new_checked(
         Product::AtlasA2,
         RunMode::Ep,
