@@ -105,6 +105,13 @@ fn configure(m: &Machine) {
         ("ACLMEM_EMU_DEVICES", m.devices.to_string()),
         ("ACLMEM_EMU_HBM", m.hbm.to_string()),
         ("ACLMEM_EMU_RUN_MODE", mode.to_string()),
+        // A machine of this test's own; the deliberate configuration error
+        // below is not printed.
+        (
+            "ACLMEM_EMU_MACHINE",
+            format!("conformance-{}", std::process::id()),
+        ),
+        ("ACLMEM_EMU_QUIET", "1".to_string()),
     ];
     for (k, v) in vars {
         // SAFETY: this test binary runs a single test (this one) that owns

@@ -294,6 +294,11 @@ fn probe(lib: Option<&std::path::Path>) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    // Like other Unix tools, end quietly when the reader of stdout goes
+    // away (`aclmem matrix | head`) instead of failing a write.
+    // SAFETY: restores the default action of one signal, before any
+    // thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     match Cli::parse().command {
         Command::Probe { lib } => match probe(lib.as_deref()) {
             Ok(()) => ExitCode::SUCCESS,

@@ -65,9 +65,14 @@ pub fn run(o: Options) -> ExitCode {
         .env("LD_PRELOAD", preload)
         .env("ACLMEM_SANITIZER_LOG", &log);
     // Programs that load the library themselves (Python, dlopen) reach it
-    // through the sanitizer, which opens $ACLMEM_ASCENDCL: default to the
-    // emulated library beside the sanitizer.
-    if std::env::var_os("ACLMEM_ASCENDCL").is_none() {
+    // through the sanitizer, which opens $ACLMEM_ASCENDCL: without a CANN
+    // environment (set_env.sh sets ASCEND_HOME_PATH), default to the
+    // emulated library beside the sanitizer; with one, the sanitizer finds
+    // the installed library by name.
+    let cann = ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|p| !p.is_empty()));
+    if std::env::var_os("ACLMEM_ASCENDCL").is_none() && !cann {
         let emulated = lib.with_file_name("libascendcl.so");
         if emulated.exists() {
             cmd.env("ACLMEM_ASCENDCL", emulated);

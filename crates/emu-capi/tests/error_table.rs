@@ -247,43 +247,15 @@ fn provoke(s: Situation) -> Option<AclError> {
     })
 }
 
-/// An unmap while a copy pins the mapping: a copy of 1 GiB runs on one
-/// thread while the other tries to unmap, until they meet.
+/// An unmap while a copy holds the mapping (`Emulator::hold` holds it as
+/// a copy does, deterministically).
 fn mapping_in_use(e: &Emulator) -> Option<AclError> {
-    let h = e.malloc_physical(GIB, &hbm(0), 0).unwrap();
-    let r = e.reserve(GIB, 0, None, 0).unwrap();
-    let mut buf = vec![0u8; GIB];
-    for _ in 0..50 {
-        e.map(r, GIB, 0, h, 0).unwrap();
-        let started = std::sync::atomic::AtomicBool::new(false);
-        let seen = std::thread::scope(|s| {
-            let copy = s.spawn(|| {
-                started.store(true, std::sync::atomic::Ordering::Release);
-                e.copy_from_device(&mut buf, r.get())
-            });
-            while !started.load(std::sync::atomic::Ordering::Acquire) {
-                std::hint::spin_loop();
-            }
-            let mut seen = None;
-            while !copy.is_finished() {
-                match e.unmap(r) {
-                    Err(c) if c == Situation::MappingInUse.code() => {
-                        seen = Some(c);
-                        break;
-                    }
-                    Ok(()) => break,
-                    Err(_) => {}
-                }
-            }
-            let _ = copy.join();
-            seen
-        });
-        let _ = e.unmap(r);
-        if seen.is_some() {
-            return seen;
-        }
-    }
-    None
+    let (_, r) = mapped(e, 2 * MIB);
+    let hold = e.hold(r.get(), 4096).ok()?;
+    let code = e.unmap(r).err();
+    drop(hold);
+    assert_eq!(e.unmap(r), Ok(()), "unmapping works once the copy is done");
+    code
 }
 
 fn ipc_key_length() -> Option<AclError> {

@@ -308,6 +308,25 @@ impl fmt::Display for LeakReport {
     }
 }
 
+/// Mapped device memory held as an in-flight copy holds it (see
+/// [`Emulator::hold`]); released on drop.
+pub struct Hold<'e> {
+    emu: &'e Emulator,
+    segments: Vec<process::Segment>,
+}
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        self.emu.process.unpin(&self.segments);
+    }
+}
+
+impl fmt::Debug for Hold<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Hold({} segment(s))", self.segments.len())
+    }
+}
+
 /// The 128-byte FABRIC handle: the machine's shareable handle, marked.
 pub const FABRIC_MAGIC: [u8; 8] = *b"aclmemFB";
 
@@ -430,6 +449,17 @@ impl Emulator {
     /// call of this process answers `ACL_ERROR_UNINITIALIZE`.
     pub fn leave(&self) {
         self.process.leave();
+    }
+
+    /// Holds `addr..addr + len` of mapped device memory as an in-flight
+    /// copy does: until the returned [`Hold`] drops, unmapping it answers
+    /// `MappingInUse`. For tests of code that races copies with unmaps.
+    pub fn hold(&self, addr: usize, len: usize) -> Result<Hold<'_>> {
+        let segments = self.process.pin_device_range(addr, len)?;
+        Ok(Hold {
+            emu: self,
+            segments,
+        })
     }
 
     /// Makes the `nth` call of `op` from now (1 = the next one) fail with

@@ -273,7 +273,7 @@ struct ImportedPool {
 
 /// A piece of a device range: (address, pool file, offset in the file,
 /// length).
-type Segment = (usize, Arc<PoolFile>, u64, usize);
+pub(crate) type Segment = (usize, Arc<PoolFile>, u64, usize);
 
 /// An injected fault: the `remaining`-th call of `op` fails with `code`.
 #[derive(Debug, Clone, Copy)]
@@ -1390,7 +1390,7 @@ impl Process {
     /// [`Process::unpin`]. The range must lie in one reservation (mappings
     /// back to back in it, as an expandable segment has them); running into
     /// the next reservation is an overrun, not a copy.
-    fn pin_device_range(&self, addr: usize, len: usize) -> Result<Vec<Segment>> {
+    pub(crate) fn pin_device_range(&self, addr: usize, len: usize) -> Result<Vec<Segment>> {
         let end = addr
             .checked_add(len)
             .ok_or(Situation::BadCopyAddress.code())?;
@@ -1427,7 +1427,7 @@ impl Process {
         Ok(segments)
     }
 
-    fn unpin(&self, segments: &[Segment]) {
+    pub(crate) fn unpin(&self, segments: &[Segment]) {
         let mut va = lock(&self.va);
         for (seg, ..) in segments {
             if let Some((_, e)) = va.maps.range_mut(..=*seg).next_back() {
