@@ -5,8 +5,23 @@
 //! * everything in [`aclmem_core`] at the top level (products, locations,
 //!   attributes, the rules, sizes, props, errors);
 //! * the backend traits and the typed API as [`hal`];
-//! * the backends, behind features: [`driver`] (`driver`), [`emu`]
-//!   (`emu`), [`rc_stub`] (`rc-stub`).
+//! * the backends, behind features: `aclmem::driver` (feature `driver`),
+//!   `aclmem::emu` (`emu`), `aclmem::rc_stub` (`rc-stub`).
+//!
+//! ```
+//! use aclmem::{AlignedSize, AtlasA2, CannVersion, Device, HbmHuge, Location, MemAttr};
+//! use aclmem::{PhysicalMemProp, Product, RunMode, MIB, check};
+//!
+//! // At compile time: this line compiles only because A2 allows it.
+//! let prop = PhysicalMemProp::<AtlasA2, Device, HbmHuge>::on_device(0);
+//! let size = AlignedSize::<HbmHuge>::new::<{ 2 * MIB }>();
+//! assert_eq!((prop.raw().mem_attr, size.get()), (4, 2 * MIB));
+//!
+//! // At run time, for a product learnt from `aclrtGetSocName`:
+//! let product = Product::from_soc_name("Ascend910B3").unwrap();
+//! let refused = check(product, RunMode::Ep, CannVersion::V8_3, Location::Device, MemAttr::MemHuge);
+//! assert_eq!(refused.unwrap_err().code().code(), 100000); // ACL_MEM_HUGE is new in 8.5
+//! ```
 //!
 //! See the workspace README for the overview and `docs/rules.md` for the
 //! support matrix.
