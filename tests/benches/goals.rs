@@ -68,25 +68,20 @@ static ALLOC: Counting = Counting;
 const SIZE: usize = 2 * MIB;
 const ROUNDS: usize = 9;
 
-/// Two operations measured in alternation, `PAIRS` times: the median of
-/// the per-pair ratios `b / a` (robust against the machine's drift), and
-/// the median times.
+/// Two operations measured in alternation, `PAIRS` times: the pair whose
+/// ratio `b / a` is the median (robust against the machine's drift), as
+/// (ratio, time of a, time of b).
 fn paired(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64, f64) {
     const PAIRS: usize = 7;
-    let mut ratios = Vec::new();
-    let mut ta = Vec::new();
-    let mut tb = Vec::new();
-    for _ in 0..PAIRS {
-        let x = ns_per_op(&mut a);
-        let y = ns_per_op(&mut b);
-        ratios.push(y / x);
-        ta.push(x);
-        tb.push(y);
-    }
-    for v in [&mut ratios, &mut ta, &mut tb] {
-        v.sort_by(f64::total_cmp);
-    }
-    (ratios[PAIRS / 2], ta[PAIRS / 2], tb[PAIRS / 2])
+    let mut pairs: Vec<(f64, f64, f64)> = (0..PAIRS)
+        .map(|_| {
+            let x = ns_per_op(&mut a);
+            let y = ns_per_op(&mut b);
+            (y / x, x, y)
+        })
+        .collect();
+    pairs.sort_by(|p, q| p.0.total_cmp(&q.0));
+    pairs[PAIRS / 2]
 }
 
 /// Median nanoseconds per call of `op`.
