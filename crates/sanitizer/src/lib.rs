@@ -131,6 +131,24 @@ fn next() -> &'static AclFunctions {
     })
 }
 
+/// Calls the next definition of `$name` with the arguments, or answers
+/// 207000 (once named on stderr) when the library underneath lacks it.
+macro_rules! forward {
+    ($name:ident($($arg:expr),* $(,)?)) => {
+        match next().$name {
+            Some(f) => {
+                // SAFETY: `f` is the library's own definition of this
+                // function (same prototype), given the caller's arguments
+                // unchanged: the caller's contract is passed on.
+                #[allow(unused_unsafe)]
+                let r = unsafe { f($($arg),*) };
+                r
+            }
+            None => missing(stringify!($name)),
+        }
+    };
+}
+
 fn missing(name: &str) -> i32 {
     static WARNED: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut w = WARNED.lock().unwrap_or_else(|p| p.into_inner());
@@ -297,11 +315,7 @@ extern "C" fn at_exit() {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
     at_exit_registered();
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclInit {
-        Some(f) => unsafe { f(config_path) },
-        None => missing("aclInit"),
-    };
+    let r = forward!(aclInit(config_path));
     trace::call("aclInit", None, 0, r);
     r
 }
@@ -311,11 +325,7 @@ pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclFinalize() -> sys::aclError {
     model().report_leaks("aclFinalize");
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclFinalize {
-        Some(f) => unsafe { f() },
-        None => missing("aclFinalize"),
-    };
+    let r = forward!(aclFinalize());
     trace::call("aclFinalize", None, 0, r);
     trace::flush();
     r
@@ -325,11 +335,7 @@ pub unsafe extern "C" fn aclFinalize() -> sys::aclError {
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSetDevice(device_id: i32) -> sys::aclError {
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclrtSetDevice {
-        Some(f) => unsafe { f(device_id) },
-        None => missing("aclrtSetDevice"),
-    };
+    let r = forward!(aclrtSetDevice(device_id));
     if r == 0 {
         DEVICE.with(|d| d.set(u32::try_from(device_id).ok()));
     }
@@ -346,10 +352,7 @@ pub unsafe extern "C" fn aclrtCreateContext(
     // SAFETY: forwarded unchanged; `context` is read only after the
     // library succeeded, which wrote it.
     unsafe {
-        let r = match next().aclrtCreateContext {
-            Some(f) => f(context, device_id),
-            None => missing("aclrtCreateContext"),
-        };
+        let r = forward!(aclrtCreateContext(context, device_id));
         if r == 0 && !context.is_null() {
             let dev = u32::try_from(device_id).ok();
             DEVICE.with(|d| d.set(dev));
@@ -365,11 +368,7 @@ pub unsafe extern "C" fn aclrtCreateContext(
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSetCurrentContext(context: sys::aclrtContext) -> sys::aclError {
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclrtSetCurrentContext {
-        Some(f) => unsafe { f(context) },
-        None => missing("aclrtSetCurrentContext"),
-    };
+    let r = forward!(aclrtSetCurrentContext(context));
     if r == 0
         && let Some(&dev) = contexts().get(&(context as usize))
     {
@@ -394,11 +393,7 @@ unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
     if let Some(p) = &copy {
         check_rules(p, size, site);
     }
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclrtMallocPhysical {
-        Some(f) => unsafe { f(handle, size, prop, flags) },
-        None => missing("aclrtMallocPhysical"),
-    };
+    let r = forward!(aclrtMallocPhysical(handle, size, prop, flags));
     let mut totals = None;
     if r == 0
         && !handle.is_null()
@@ -423,11 +418,7 @@ unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
 ) -> sys::aclError {
     let site = Site::at(ra);
     model().check_free(handle as usize, site);
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclrtFreePhysical {
-        Some(f) => unsafe { f(handle) },
-        None => missing("aclrtFreePhysical"),
-    };
+    let r = forward!(aclrtFreePhysical(handle));
     let mut totals = None;
     if r == 0 {
         let mut m = model();
@@ -452,10 +443,9 @@ unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
     let site = Site::at(ra);
     // SAFETY: forwarded unchanged; `*vir_ptr` is read only after success.
     unsafe {
-        let r = match next().aclrtReserveMemAddress {
-            Some(f) => f(vir_ptr, size, alignment, expect_ptr, flags),
-            None => missing("aclrtReserveMemAddress"),
-        };
+        let r = forward!(aclrtReserveMemAddress(
+            vir_ptr, size, alignment, expect_ptr, flags
+        ));
         if r == 0 && !vir_ptr.is_null() {
             model().resv_made(*vir_ptr as usize, size, site);
         }
@@ -472,11 +462,7 @@ unsafe extern "C" fn aclmem_san_aclrtReleaseMemAddress(
 ) -> sys::aclError {
     let site = Site::at(ra);
     model().check_release(vir_ptr as usize, site);
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclrtReleaseMemAddress {
-        Some(f) => unsafe { f(vir_ptr) },
-        None => missing("aclrtReleaseMemAddress"),
-    };
+    let r = forward!(aclrtReleaseMemAddress(vir_ptr));
     if r == 0 {
         model().resv_released(vir_ptr as usize);
     }
@@ -496,11 +482,7 @@ unsafe extern "C" fn aclmem_san_aclrtMapMem(
 ) -> sys::aclError {
     let site = Site::at(ra);
     model().check_map(vir_ptr as usize, size, handle as usize, site);
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclrtMapMem {
-        Some(f) => unsafe { f(vir_ptr, size, offset, handle, flags) },
-        None => missing("aclrtMapMem"),
-    };
+    let r = forward!(aclrtMapMem(vir_ptr, size, offset, handle, flags));
     let totals = (r == 0).then(|| model().mapped(vir_ptr as usize, size, handle as usize, site));
     trace::call("aclrtMapMem", totals, size, r);
     r
@@ -514,11 +496,7 @@ unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
 ) -> sys::aclError {
     let site = Site::at(ra);
     model().check_unmap(vir_ptr as usize, site);
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclrtUnmapMem {
-        Some(f) => unsafe { f(vir_ptr) },
-        None => missing("aclrtUnmapMem"),
-    };
+    let r = forward!(aclrtUnmapMem(vir_ptr));
     let totals = if r == 0 {
         model().unmapped(vir_ptr as usize)
     } else {
@@ -541,10 +519,12 @@ unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandle(
     model().check_live("aclrtMemExportToShareableHandle", handle as usize, site);
     // SAFETY: forwarded unchanged; the out value is read after success.
     unsafe {
-        let r = match next().aclrtMemExportToShareableHandle {
-            Some(f) => f(handle, handle_type, flags, shareable_handle),
-            None => missing("aclrtMemExportToShareableHandle"),
-        };
+        let r = forward!(aclrtMemExportToShareableHandle(
+            handle,
+            handle_type,
+            flags,
+            shareable_handle
+        ));
         if r == 0 && !shareable_handle.is_null() {
             model().exported(*shareable_handle);
         }
@@ -566,10 +546,12 @@ unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandleV2(
     // SAFETY: forwarded unchanged; a DEFAULT handle (a `uint64_t`) is
     // read after success.
     unsafe {
-        let r = match next().aclrtMemExportToShareableHandleV2 {
-            Some(f) => f(handle, flags, share_type, shareable_handle),
-            None => missing("aclrtMemExportToShareableHandleV2"),
-        };
+        let r = forward!(aclrtMemExportToShareableHandleV2(
+            handle,
+            flags,
+            share_type,
+            shareable_handle
+        ));
         if r == 0
             && !shareable_handle.is_null()
             && share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT
@@ -592,10 +574,11 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandle(
     model().check_import("aclrtMemImportFromShareableHandle", shareable_handle, site);
     // SAFETY: forwarded unchanged; `*handle` is read after success.
     unsafe {
-        let r = match next().aclrtMemImportFromShareableHandle {
-            Some(f) => f(shareable_handle, device_id, handle),
-            None => missing("aclrtMemImportFromShareableHandle"),
-        };
+        let r = forward!(aclrtMemImportFromShareableHandle(
+            shareable_handle,
+            device_id,
+            handle
+        ));
         if r == 0 && !handle.is_null() {
             // The size is the exporter's; imports do not count as this
             // process's physical memory in the timeline.
@@ -629,10 +612,12 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandleV2(
     }
     // SAFETY: forwarded unchanged; `*handle` is read after success.
     unsafe {
-        let r = match next().aclrtMemImportFromShareableHandleV2 {
-            Some(f) => f(shareable_handle, share_type, flags, handle),
-            None => missing("aclrtMemImportFromShareableHandleV2"),
-        };
+        let r = forward!(aclrtMemImportFromShareableHandleV2(
+            shareable_handle,
+            share_type,
+            flags,
+            handle
+        ));
         if r == 0 && !handle.is_null() {
             model().handle_made(*handle as usize, 0, DEVICE.with(Cell::get), site, false);
         }
@@ -650,10 +635,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemRetainAllocationHandle(
     let site = Site::at(ra);
     // SAFETY: forwarded unchanged; `*handle` is read after success.
     unsafe {
-        let r = match next().aclrtMemRetainAllocationHandle {
-            Some(f) => f(vir_ptr, handle),
-            None => missing("aclrtMemRetainAllocationHandle"),
-        };
+        let r = forward!(aclrtMemRetainAllocationHandle(vir_ptr, handle));
         if r == 0 && !handle.is_null() {
             model().handle_made(*handle as usize, 0, DEVICE.with(Cell::get), site, false);
         }
@@ -731,11 +713,7 @@ unsafe extern "C" fn aclmem_san_aclrtMallocAlign32(
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclrtFree {
-        Some(f) => unsafe { f(dev_ptr) },
-        None => missing("aclrtFree"),
-    };
+    let r = forward!(aclrtFree(dev_ptr));
     let totals = if r == 0 {
         model().device_freed(dev_ptr as usize)
     } else {
@@ -755,10 +733,7 @@ unsafe extern "C" fn aclmem_san_aclrtMallocHost(
     let site = Site::at(ra);
     // SAFETY: forwarded unchanged; `*host_ptr` is read after success.
     unsafe {
-        let r = match next().aclrtMallocHost {
-            Some(f) => f(host_ptr, size),
-            None => missing("aclrtMallocHost"),
-        };
+        let r = forward!(aclrtMallocHost(host_ptr, size));
         if r == 0 && !host_ptr.is_null() {
             model().host_alloc(*host_ptr as usize, size, site);
         }
@@ -770,11 +745,7 @@ unsafe extern "C" fn aclmem_san_aclrtMallocHost(
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> sys::aclError {
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclrtFreeHost {
-        Some(f) => unsafe { f(host_ptr) },
-        None => missing("aclrtFreeHost"),
-    };
+    let r = forward!(aclrtFreeHost(host_ptr));
     if r == 0 {
         model().host_freed(host_ptr as usize);
     }
@@ -800,11 +771,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemcpy(
         Some(kind),
         site,
     );
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclrtMemcpy {
-        Some(f) => unsafe { f(dst, dest_max, src, count, kind) },
-        None => missing("aclrtMemcpy"),
-    };
+    let r = forward!(aclrtMemcpy(dst, dest_max, src, count, kind));
     trace::call("aclrtMemcpy", None, count, r);
     r
 }
@@ -829,11 +796,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemcpyAsync(
         Some(kind),
         site,
     );
-    // SAFETY: forwarded unchanged.
-    let r = match next().aclrtMemcpyAsync {
-        Some(f) => unsafe { f(dst, dest_max, src, count, kind, stream) },
-        None => missing("aclrtMemcpyAsync"),
-    };
+    let r = forward!(aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream));
     trace::call("aclrtMemcpyAsync", None, count, r);
     r
 }
@@ -856,11 +819,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemset(
         None,
         site,
     );
-    // SAFETY: forwarded unchanged.
-    match next().aclrtMemset {
-        Some(f) => unsafe { f(dev_ptr, max_count, value, count) },
-        None => missing("aclrtMemset"),
-    }
+    forward!(aclrtMemset(dev_ptr, max_count, value, count))
 }
 
 /// # Safety
@@ -874,10 +833,7 @@ pub unsafe extern "C" fn aclrtIpcMemImportByKey(
     // SAFETY: forwarded unchanged; `*dev_ptr` is read after success, and
     // its extent asked of the library underneath.
     unsafe {
-        let r = match next().aclrtIpcMemImportByKey {
-            Some(f) => f(dev_ptr, key, flags),
-            None => missing("aclrtIpcMemImportByKey"),
-        };
+        let r = forward!(aclrtIpcMemImportByKey(dev_ptr, key, flags));
         if r == 0 && !dev_ptr.is_null() {
             let p = *dev_ptr;
             let (mut base, mut size) = (std::ptr::null_mut(), 0usize);
@@ -912,11 +868,7 @@ macro_rules! passthrough {
             /// The C prototype's contract.
             #[unsafe(no_mangle)]
             pub unsafe extern "C" fn $name($($arg: $t),*) -> sys::aclError {
-                match next().$name {
-                    // SAFETY: forwarded unchanged.
-                    Some(f) => unsafe { f($($arg),*) },
-                    None => missing(stringify!($name)),
-                }
+                forward!($name($($arg),*))
             }
         )*
     };
@@ -960,11 +912,7 @@ passthrough! {
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtIpcMemClose(key: *const c_char) -> sys::aclError {
-    // SAFETY: forwarded unchanged.
-    match next().aclrtIpcMemClose {
-        Some(f) => unsafe { f(key) },
-        None => missing("aclrtIpcMemClose"),
-    }
+    forward!(aclrtIpcMemClose(key))
 }
 
 // ----- entry points that hand over their call site ------------------------------
