@@ -1309,28 +1309,35 @@ impl Process {
             true,
         )?;
         let id = HandleId::decode(raw).expect("just made");
-        let release_handle = |this: &Process| {
+        self.map_internal(id, bytes)
+    }
+
+    /// Maps the allocation behind the internal handle `id` (`bytes` long)
+    /// in a plain reservation of its own and drops the handle: from then on
+    /// the mapping alone holds the memory (what `aclrtMalloc` and an IPC
+    /// import hand out). On failure nothing is left.
+    fn map_internal(&self, id: HandleId, bytes: usize) -> Result<usize> {
+        let drop_handle = || {
             let released = {
-                let mut shard = lock(&this.shards[id.shard as usize]);
+                let mut shard = lock(&self.shards[id.shard as usize]);
                 let h = shard.handles.remove(id.index).expect("just made");
                 Self::unref(&mut shard, h.alloc)
             };
-            this.finish_release(id.shard, released);
+            self.finish_release(id.shard, released);
         };
         let addr = match self.reserve_range(bytes, 0, None, true) {
             Ok(a) => a,
             Err(e) => {
-                release_handle(self);
+                drop_handle();
                 return Err(e);
             }
         };
         if let Err(e) = self.map_handle(addr, None, id, true) {
             let _ = self.release_range(addr, true);
-            release_handle(self);
+            drop_handle();
             return Err(e);
         }
-        // The mapping holds the memory; the handle is internal.
-        release_handle(self);
+        drop_handle();
         Ok(addr)
     }
 
@@ -1766,28 +1773,7 @@ impl Process {
             let h = shard.handles.get(id.index).expect("just made");
             shard.allocs.get(h.alloc).expect("just made").size as usize
         };
-        let drop_handle = |this: &Process| {
-            let released = {
-                let mut shard = lock(&this.shards[id.shard as usize]);
-                let h = shard.handles.remove(id.index).expect("just made");
-                Self::unref(&mut shard, h.alloc)
-            };
-            this.finish_release(id.shard, released);
-        };
-        let addr = match self.reserve_range(size, 0, None, true) {
-            Ok(a) => a,
-            Err(e) => {
-                drop_handle(self);
-                return Err(e);
-            }
-        };
-        if let Err(e) = self.map_handle(addr, None, id, true) {
-            let _ = self.release_range(addr, true);
-            drop_handle(self);
-            return Err(e);
-        }
-        drop_handle(self);
-        Ok(addr)
+        self.map_internal(id, size)
     }
 
     /// `aclrtIpcMemClose`: an importer unmaps its mapping of `key`; the
