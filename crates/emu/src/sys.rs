@@ -173,28 +173,14 @@ pub unsafe fn unmap_region(addr: usize, len: usize) -> Result<(), Errno> {
     unsafe { munmap(addr as *mut c_void, len) }
 }
 
-/// Copies `count` bytes from the host address `src` (anything a C caller
-/// passed) into a pool file at `offset`: the kernel reads `src`, so an
-/// address the caller may not read is `EFAULT`, never a crash.
-pub fn write_from_host(
-    fd: BorrowedFd<'_>,
-    offset: u64,
-    src: usize,
-    count: usize,
-) -> Result<(), Errno> {
+/// Runs `io(done)` (one `pread`/`pwrite` of the bytes from `done` on)
+/// until `count` bytes are through: interrupted calls are retried, a call
+/// that moves nothing is `EIO` (a sparse pool file never ends early inside
+/// its size), any other error is returned.
+fn transfer_all(count: usize, mut io: impl FnMut(usize) -> isize) -> Result<(), Errno> {
     let mut done = 0;
     while done < count {
-        // SAFETY: `pwrite` reads the source range in the kernel, which
-        // checks it; nothing in this process dereferences `src`.
-        let n = unsafe {
-            libc::pwrite(
-                fd.as_raw_fd(),
-                (src + done) as *const c_void,
-                count - done,
-                (offset + done as u64) as libc::off_t,
-            )
-        };
-        match n {
+        match io(done) {
             n if n > 0 => done += n as usize,
             0 => return Err(Errno::IO),
             _ => {
@@ -208,6 +194,29 @@ pub fn write_from_host(
     Ok(())
 }
 
+/// Copies `count` bytes from the host address `src` (anything a C caller
+/// passed) into a pool file at `offset`: the kernel reads `src`, so an
+/// address the caller may not read is `EFAULT`, never a crash.
+pub fn write_from_host(
+    fd: BorrowedFd<'_>,
+    offset: u64,
+    src: usize,
+    count: usize,
+) -> Result<(), Errno> {
+    transfer_all(count, |done| {
+        // SAFETY: `pwrite` reads the source range in the kernel, which
+        // checks it; nothing in this process dereferences `src`.
+        unsafe {
+            libc::pwrite(
+                fd.as_raw_fd(),
+                (src + done) as *const c_void,
+                count - done,
+                (offset + done as u64) as libc::off_t,
+            )
+        }
+    })
+}
+
 /// Copies `count` bytes from a pool file at `offset` to the host address
 /// `dst`: the kernel writes `dst`, so an address the caller may not write is
 /// `EFAULT`, never a crash.
@@ -217,31 +226,18 @@ pub fn read_to_host(
     dst: usize,
     count: usize,
 ) -> Result<(), Errno> {
-    let mut done = 0;
-    while done < count {
+    transfer_all(count, |done| {
         // SAFETY: `pread` writes the destination in the kernel, which checks
         // it; nothing in this process dereferences `dst`.
-        let n = unsafe {
+        unsafe {
             libc::pread(
                 fd.as_raw_fd(),
                 (dst + done) as *mut c_void,
                 count - done,
                 (offset + done as u64) as libc::off_t,
             )
-        };
-        match n {
-            n if n > 0 => done += n as usize,
-            // Reading a sparse file never ends early inside its size.
-            0 => return Err(Errno::IO),
-            _ => {
-                let e = Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(Errno::IO);
-                if e != Errno::INTR {
-                    return Err(e);
-                }
-            }
         }
-    }
-    Ok(())
+    })
 }
 
 /// Copies `count` bytes between two host addresses a C caller passed,
