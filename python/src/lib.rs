@@ -463,11 +463,7 @@ fn mem_export_to_shareable_handle(
 #[pyfunction]
 fn mem_set_pid_to_shareable_handle(shareable_handle: u64, pids: Vec<i32>) -> PyResult<i32> {
     let mut pids = pids;
-    let p = if pids.is_empty() {
-        ptr::null_mut()
-    } else {
-        pids.as_mut_ptr()
-    };
+    let p = sys::pid_list_ptr(&mut pids);
     Ok(call!(
         f()?.aclrtMemSetPidToShareableHandle,
         shareable_handle,
@@ -533,11 +529,7 @@ fn ipc_mem_set_import_pid(key: &str, pids: Vec<i32>) -> PyResult<i32> {
         return Ok(AclError::INVALID_PARAM.code());
     };
     let mut pids = pids;
-    let p = if pids.is_empty() {
-        ptr::null_mut()
-    } else {
-        pids.as_mut_ptr()
-    };
+    let p = sys::pid_list_ptr(&mut pids);
     Ok(call!(
         f()?.aclrtIpcMemSetImportPid,
         k.as_ptr(),

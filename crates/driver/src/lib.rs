@@ -561,11 +561,7 @@ impl ShareableMemory for Driver {
         let f = self.enter()?.aclrtMemSetPidToShareableHandle()?;
         // The prototype takes a non-const pointer: hand it a copy.
         let mut pids = pids.to_vec();
-        let ptr = if pids.is_empty() {
-            ptr::null_mut()
-        } else {
-            pids.as_mut_ptr()
-        };
+        let ptr = sys::pid_list_ptr(&mut pids);
         // SAFETY: documented prototype; `ptr` is NULL (count 0, which the
         // runtime rejects) or points at `pids.len()` live integers.
         AclError::check(unsafe { f(shareable.0, ptr, pids.len()) })
@@ -605,11 +601,7 @@ impl ShareableMemory for Driver {
         let f = self.enter()?.aclrtMemSetPidToShareableHandleV2()?;
         let mut buffer = shareable.to_c_buffer();
         let mut pids = pids.to_vec();
-        let ptr = if pids.is_empty() {
-            ptr::null_mut()
-        } else {
-            pids.as_mut_ptr()
-        };
+        let ptr = sys::pid_list_ptr(&mut pids);
         // SAFETY: documented prototype; `buffer` holds the handle in the
         // layout of its type, `ptr` is NULL (count 0) or `pids.len()` live
         // integers.

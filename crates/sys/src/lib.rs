@@ -308,6 +308,18 @@ pub type aclrtMemSetPidToShareableHandleV2_t = unsafe extern "C" fn(
     pid: *mut i32,
     pid_num: usize,
 ) -> aclError;
+/// The `int32_t *pid` argument of the whitelist calls for a list of pids:
+/// NULL for an empty list (which the runtime refuses with 100000, count 0),
+/// else the list's first element. The calls take a non-const pointer, hence
+/// `&mut`.
+pub fn pid_list_ptr(pids: &mut [i32]) -> *mut i32 {
+    if pids.is_empty() {
+        core::ptr::null_mut()
+    } else {
+        pids.as_mut_ptr()
+    }
+}
+
 pub type aclrtDeviceGetBareTgid_t = unsafe extern "C" fn(pid: *mut i32) -> aclError;
 
 // --- 1.4 init / device / query ---------------------------------------------
