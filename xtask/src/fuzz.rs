@@ -79,9 +79,19 @@ pub fn fuzz(
             None => format!("-max_total_time={seconds}"),
         };
         let prefix = format!("-artifact_prefix={}/", artifacts.display());
+        // libFuzzer adds what it finds to its first corpus directory: a run
+        // that does not minimise (the CI smoke run) writes into a scratch
+        // directory and only reads the committed corpus.
+        let mut dirs = vec![corpus.clone()];
+        if !minimise {
+            let scratch = target_dir().join("fuzz-scratch").join(t);
+            let _ = std::fs::remove_dir_all(&scratch);
+            sh.create_dir(&scratch).map_err(|e| e.to_string())?;
+            dirs.insert(0, scratch);
+        }
         let c = cmd!(
             sh,
-            "{exe} {corpus} {limit} {prefix} -rss_limit_mb=4096 -print_final_stats=1"
+            "{exe} {dirs...} {limit} {prefix} -rss_limit_mb=4096 -print_final_stats=1"
         )
         .quiet()
         .ignore_status();
