@@ -24,13 +24,11 @@ use rustix::net::{
     connect, listen, recvmsg, sendmsg, socket_with, sockopt,
 };
 
+use super::layout::{ExportInfo, ExportKind, IMPORT_TIMEOUT};
+use super::wire::{REPLY_BYTES, REQUEST_BYTES, Reply, Request};
 use crate::errors::Situation;
 use crate::process::Process;
-use crate::shm::{ExportInfo, ExportKind, IMPORT_TIMEOUT};
-
-const MAGIC: u32 = 0x4143_4c4d; // "ACLM"
-const REQUEST_BYTES: usize = 32;
-const REPLY_BYTES: usize = 64;
+use zerocopy::IntoBytes;
 
 /// How long the exporter's side waits for an importer.
 const SERVE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -64,7 +62,7 @@ pub fn ensure_listener(process: &Process) -> Result<(), AclError> {
         return Ok(());
     }
     let weak = process_weak(process).ok_or(AclError::INTERNAL_ERROR)?;
-    let nonce = crate::sys::random_u64() | 1;
+    let nonce = crate::os::sys::random_u64() | 1;
     let addr = socket_name(process, process.slot, nonce)?;
     let socket = socket_with(
         AddressFamily::UNIX,
@@ -72,10 +70,10 @@ pub fn ensure_listener(process: &Process) -> Result<(), AclError> {
         SocketFlags::CLOEXEC,
         None,
     )
-    .map_err(crate::process_fd_error)?;
+    .map_err(crate::env::socket_error)?;
     bind(&socket, &addr).map_err(|_| AclError::RT_IPC_ERROR)?;
     listen(&socket, 64).map_err(|_| AclError::RT_IPC_ERROR)?;
-    crate::fork::register_fd(&socket);
+    crate::os::fork::register_fd(&socket);
     let socket = Arc::new(socket);
     let stop = Arc::new(AtomicBool::new(false));
     let listener = Listener {
@@ -117,54 +115,35 @@ fn serve(socket: Arc<OwnedFd>, stop: Arc<AtomicBool>, process: Weak<Process>) {
 
 /// Reads one request and answers it.
 fn answer(process: &Process, conn: &OwnedFd) {
-    let mut request = [0u8; REQUEST_BYTES];
-    let n = match rustix::io::read(conn, &mut request) {
+    let mut bytes = [0u8; REQUEST_BYTES];
+    let n = match rustix::io::read(conn, &mut bytes) {
         Ok(n) => n,
         Err(_) => return,
     };
     let reply = |code: AclError, info: Option<(ExportInfo, &OwnedFd)>| {
-        let mut bytes = [0u8; REPLY_BYTES];
-        put32(&mut bytes, 0, MAGIC);
-        let code = match info {
-            Some(_) => 0,
-            None => code.code(),
-        };
-        put32(&mut bytes, 4, code as u32);
         let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
         let mut control = SendAncillaryBuffer::new(&mut space);
         let fds;
-        if let Some((i, fd)) = info {
-            put64(&mut bytes, 8, i.id);
-            put64(&mut bytes, 16, i.offset);
-            put64(&mut bytes, 24, i.size);
-            put32(&mut bytes, 32, i.attr);
-            put32(&mut bytes, 36, i.location.0);
-            put32(&mut bytes, 40, i.location.1);
-            put32(&mut bytes, 44, i.pool);
-            put32(&mut bytes, 48, i.device);
-            put32(&mut bytes, 52, i.exporter.0);
-            put64(&mut bytes, 56, i.exporter.1);
-            fds = [fd.as_fd()];
-            control.push(SendAncillaryMessage::ScmRights(&fds));
-        }
+        let message = match info {
+            Some((i, fd)) => {
+                fds = [fd.as_fd()];
+                control.push(SendAncillaryMessage::ScmRights(&fds));
+                Reply::success(&i)
+            }
+            None => Reply::refusal(code.code()),
+        };
         let _ = sendmsg(
             conn,
-            &[IoSlice::new(&bytes)],
+            &[IoSlice::new(message.as_bytes())],
             &mut control,
             SendFlags::NOSIGNAL,
         );
     };
-    if n != REQUEST_BYTES || get32(&request, 0) != MAGIC {
+    let Some(request) = Request::parse(&bytes[..n]) else {
         return;
-    }
-    let id = get64(&request, 8);
-    let kind = if get32(&request, 4) == ExportKind::Ipc as u32 {
-        ExportKind::Ipc
-    } else {
-        ExportKind::Vmm
     };
-    let importer_slot = get32(&request, 16);
-    let importer_gen = get64(&request, 24);
+    let (id, kind) = (request.id, request.kind());
+    let importer_slot = request.slot;
     // Who asks, according to the kernel.
     let Ok(cred) = sockopt::socket_peercred(conn) else {
         return reply(Situation::NotWhitelisted.code(), None);
@@ -172,20 +151,23 @@ fn answer(process: &Process, conn: &OwnedFd) {
     let pid = cred.pid.as_raw_nonzero().get();
     let region = &process.machine.region;
     // The importer names its slot; it must be the kernel's pid's.
-    if region.slot_owner(importer_slot) != Some((pid, importer_gen)) {
+    if region.slot_owner(importer_slot) != Some((pid, request.generation)) {
         return reply(Situation::NotWhitelisted.code(), None);
     }
-    let info = match Process::admit(region, process.slot, importer_slot, pid, id, kind) {
-        Ok(info) if (info.exporter.0, info.exporter.1) == (process.slot, process.generation) => {
-            info
-        }
-        Ok(_) => {
-            let g = region.lock(process.slot);
-            region.drop_holder(&g, id, importer_slot);
-            return reply(Situation::UnknownShareable.code(), None);
-        }
-        Err(e) => return reply(e, None),
-    };
+    let info =
+        match crate::calls::sharing::admit(region, process.slot, importer_slot, pid, id, kind) {
+            Ok(info)
+                if (info.exporter.0, info.exporter.1) == (process.slot, process.generation) =>
+            {
+                info
+            }
+            Ok(_) => {
+                let g = region.lock(process.slot);
+                region.drop_holder(&g, id, importer_slot);
+                return reply(Situation::UnknownShareable.code(), None);
+            }
+            Err(e) => return reply(e, None),
+        };
     match process.pool_file(info.pool) {
         Some(file) => reply(AclError::INTERNAL_ERROR, Some((info, file.owned()))),
         None => {
@@ -226,20 +208,15 @@ pub fn request(
         SocketFlags::CLOEXEC,
         None,
     )
-    .map_err(crate::process_fd_error)?;
+    .map_err(crate::env::socket_error)?;
     if connect(&socket, &addr).is_err() {
         // Nobody listens: the exporter is gone (its memory with it).
         return Err(gone(process));
     }
     let _ = sockopt::set_socket_timeout(&socket, sockopt::Timeout::Recv, Some(IMPORT_TIMEOUT));
     let _ = sockopt::set_socket_timeout(&socket, sockopt::Timeout::Send, Some(IMPORT_TIMEOUT));
-    let mut request = [0u8; REQUEST_BYTES];
-    put32(&mut request, 0, MAGIC);
-    put32(&mut request, 4, kind as u32);
-    put64(&mut request, 8, id);
-    put32(&mut request, 16, process.slot);
-    put64(&mut request, 24, process.generation);
-    rustix::io::write(&socket, &request).map_err(|_| AclError::RT_IPC_ERROR)?;
+    let request = Request::new(kind, id, process.slot, process.generation);
+    rustix::io::write(&socket, request.as_bytes()).map_err(|_| AclError::RT_IPC_ERROR)?;
     let mut bytes = [0u8; REPLY_BYTES];
     let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
@@ -264,48 +241,22 @@ pub fn request(
         // A timeout: the exporter lives but does not answer.
         Err(_) => return Err(AclError::RT_IPC_ERROR),
     };
-    if got != REPLY_BYTES || get32(&bytes, 0) != MAGIC {
+    let Some(reply) = Reply::parse(&bytes[..got]) else {
         return Err(if got == 0 {
             gone(process)
         } else {
             AclError::RT_IPC_ERROR
         });
-    }
-    let code = get32(&bytes, 4) as i32;
-    if let Some(e) = AclError::from_code(code) {
+    };
+    if let Some(e) = AclError::from_code(reply.code) {
         return Err(e);
     }
-    let info = ExportInfo {
-        id: get64(&bytes, 8),
-        kind,
-        check_pid: true,
-        exporter: (get32(&bytes, 52), get64(&bytes, 56), 0),
-        pool: get32(&bytes, 44),
-        offset: get64(&bytes, 16),
-        size: get64(&bytes, 24),
-        location: (get32(&bytes, 36), get32(&bytes, 40)),
-        attr: get32(&bytes, 32),
-        device: get32(&bytes, 48),
-    };
     match fd {
-        Some(fd) => Ok((info, fd)),
+        Some(fd) => Ok((reply.info(kind), fd)),
         None => {
             let g = region.lock(process.slot);
             region.drop_holder(&g, id, process.slot);
             Err(AclError::RT_IPC_ERROR)
         }
     }
-}
-
-fn put32(b: &mut [u8], at: usize, v: u32) {
-    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
-}
-fn put64(b: &mut [u8], at: usize, v: u64) {
-    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
-}
-fn get32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-fn get64(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }

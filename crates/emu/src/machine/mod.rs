@@ -11,78 +11,72 @@
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
 
 use aclmem_core::AclError;
 use rustix::fs::{FlockOperation, Mode, OFlags, flock, fstat, ftruncate, open};
 
+use aclmem_core::{CannVersion, Product, check_platform};
+
 use crate::config::EmuConfig;
 use crate::errors::Situation;
-use crate::process::{Machine, Process};
-use crate::shm::{MAX_PROCS, REGION_BYTES, Region};
-use crate::sys;
+use crate::os::sys;
+use crate::process::Process;
 
-/// The machine name a process joins when `ACLMEM_EMU_MACHINE` is not set.
-pub const DEFAULT_MACHINE: &str = "default";
+mod error;
+mod layout;
+pub(crate) mod listener;
+mod pools;
+mod region;
+mod registry;
+mod slots;
+mod wire;
 
-/// Why a process could not join a machine.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum JoinError {
-    /// The name is not 1–64 characters of `[A-Za-z0-9._-]`.
-    BadName(String),
-    /// The machine runs with another configuration.
-    ConfigMismatch {
-        /// The machine's name.
-        machine: String,
-        /// What the machine runs.
-        running: Box<EmuConfig>,
-        /// What this process asked for.
-        requested: Box<EmuConfig>,
-    },
-    /// The configuration itself is unusable.
-    BadConfig(String),
-    /// Every process slot of the machine is taken.
-    Full,
-    /// The machine file could not be created or mapped.
-    Io(String),
+pub use error::JoinError;
+pub(crate) use layout::{ExportInfo, ExportKind, REGION_BYTES};
+pub use layout::{MAX_EXPORTS, MAX_PROCS, WHITELIST};
+pub use pools::{PoolId, Pools};
+pub(crate) use region::Region;
+
+/// The machine as one of its processes sees it: the shared region and what
+/// every process agrees on.
+pub(crate) struct Machine {
+    pub(crate) region: Region,
+    pub(crate) config: EmuConfig,
+    pub(crate) product: Product,
+    /// `None` for a private in-process machine.
+    pub(crate) name: Option<String>,
+    /// The processes of this OS process on the machine, by slot (imports on
+    /// a private machine are served by looking the exporter up here instead
+    /// of over a socket; listeners find their process here).
+    pub(crate) local: Mutex<Vec<Weak<Process>>>,
+    /// The next simulated pid of a private machine.
+    pub(crate) next_pid: AtomicI32,
+    /// The path of a named machine's file, to remove it when the last
+    /// process of the machine leaves.
+    pub(crate) lock_file: Mutex<Option<PathBuf>>,
 }
 
-impl JoinError {
-    /// The code `aclInit` answers.
-    pub fn code(&self) -> AclError {
-        match self {
-            JoinError::ConfigMismatch { .. } => Situation::ConfigMismatch.code(),
-            JoinError::BadName(_) | JoinError::BadConfig(_) => AclError::INVALID_PARAM,
-            JoinError::Full => Situation::TooManyProcesses.code(),
-            JoinError::Io(_) => AclError::RT_RESOURCE_ALLOC_FAIL,
+impl Drop for Machine {
+    fn drop(&mut self) {
+        if self.name.is_some() && !crate::os::fork::forked_since(self.region.fork_generation()) {
+            leave_named(self);
         }
     }
 }
 
-impl std::fmt::Display for JoinError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            JoinError::BadName(n) => write!(
-                f,
-                "machine name `{n}` must be 1 to 64 characters of A-Z a-z 0-9 . _ -"
-            ),
-            JoinError::ConfigMismatch {
-                machine,
-                running,
-                requested,
-            } => write!(
-                f,
-                "machine `{machine}` runs {running}; this process asks for {requested} \
-                 (use the same ACLMEM_EMU_* settings, or another ACLMEM_EMU_MACHINE)"
-            ),
-            JoinError::BadConfig(e) => f.write_str(e),
-            JoinError::Full => write!(f, "the machine has {MAX_PROCS} processes already"),
-            JoinError::Io(e) => write!(f, "cannot create the machine's shared state: {e}"),
-        }
+impl Machine {
+    /// 207000 where the physical-memory API does not exist.
+    pub(crate) fn vmm_api(&self) -> Result<(), AclError> {
+        check_platform(self.product, self.config.run_mode, self.config.cann).map_err(|d| d.code())
+    }
+
+    pub(crate) fn cann(&self) -> CannVersion {
+        self.config.cann
     }
 }
-
-impl std::error::Error for JoinError {}
 
 /// Machines this process joined, by name: joining again returns the same
 /// process (a process is one process of its machine).
@@ -95,16 +89,9 @@ fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
-fn machine_dir() -> PathBuf {
-    std::env::var_os("ACLMEM_EMU_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/dev/shm"))
-}
-
 /// The file of machine `name`.
 pub fn machine_path(name: &str) -> PathBuf {
-    machine_dir().join(format!(
+    crate::env::machine_dir().join(format!(
         "aclmem-emu.{}.{name}",
         rustix::process::getuid().as_raw()
     ))
@@ -122,14 +109,14 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
     let product = config
         .validate()
         .map_err(|e| JoinError::BadConfig(e.to_string()))?;
-    crate::fork::install();
-    let mut joined = JOINED.lock().unwrap_or_else(|p| p.into_inner());
+    crate::os::fork::install();
+    let mut joined = JOINED.lock();
     joined.retain(|(_, w)| w.strong_count() > 0);
     if let Some(p) = joined
         .iter()
         .find(|(n, _)| n == name)
         .and_then(|(_, w)| w.upgrade())
-        .filter(|p| !crate::fork::forked_since(p.fork_generation()) && !p.has_left())
+        .filter(|p| !crate::os::fork::forked_since(p.fork_generation()) && !p.has_left())
     {
         if p.machine.config != *config {
             return Err(JoinError::ConfigMismatch {
@@ -206,7 +193,7 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
 /// (see `join`). Runs once per OS process, at its first join.
 fn sweep_stale_machines() {
     let prefix = format!("aclmem-emu.{}.", rustix::process::getuid().as_raw());
-    let Ok(entries) = std::fs::read_dir(machine_dir()) else {
+    let Ok(entries) = std::fs::read_dir(crate::env::machine_dir()) else {
         return;
     };
     for entry in entries.flatten() {
@@ -238,7 +225,7 @@ fn sweep_stale_machines() {
 /// process.
 pub(crate) fn private(config: &EmuConfig) -> Result<Arc<Process>, AclError> {
     let product = config.validate().map_err(|_| AclError::INVALID_PARAM)?;
-    crate::fork::install();
+    crate::os::fork::install();
     let file = sys::new_pool_file("aclmem-emu-machine", REGION_BYTES as u64)
         .map_err(|_| Situation::FdLimit.code())?;
     let region = Region::map(file, None).map_err(|_| AclError::RT_RESOURCE_ALLOC_FAIL)?;
@@ -273,7 +260,7 @@ fn spawn_with_pid(machine: &Arc<Machine>, pid: i32) -> Result<Arc<Process>, AclE
 
 fn register(machine: Arc<Machine>, slot: u32, generation: u64, pid: i32) -> Arc<Process> {
     let p = Arc::new(Process::new(Arc::clone(&machine), slot, generation, pid));
-    let mut local = machine.local.lock().unwrap_or_else(|e| e.into_inner());
+    let mut local = machine.local.lock();
     if local.len() <= slot as usize {
         local.resize_with(slot as usize + 1, Weak::new);
     }
@@ -283,7 +270,7 @@ fn register(machine: Arc<Machine>, slot: u32, generation: u64, pid: i32) -> Arc<
 
 /// The `Weak` of a registered process.
 pub(crate) fn weak_of(p: &Process) -> Option<Weak<Process>> {
-    let local = p.machine.local.lock().unwrap_or_else(|e| e.into_inner());
+    let local = p.machine.local.lock();
     local
         .get(p.slot as usize)
         .filter(|w| w.upgrade().is_some_and(|q| q.generation == p.generation))
@@ -293,12 +280,7 @@ pub(crate) fn weak_of(p: &Process) -> Option<Weak<Process>> {
 /// The last process of a named machine in this OS process left: remove the
 /// machine file if no process of the machine is alive any more.
 pub(crate) fn leave_named(machine: &Machine) {
-    let Some(path) = machine
-        .lock_file
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take()
-    else {
+    let Some(path) = machine.lock_file.lock().take() else {
         return;
     };
     let Ok(fd) = open(&path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty()) else {

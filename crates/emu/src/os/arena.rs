@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use crate::sys;
+use crate::os::sys;
 
 /// The window for caller-chosen addresses (CANN 9.0).
 pub const WINDOW: std::ops::Range<usize> = (16 << 40)..(24 << 40);
@@ -38,7 +38,7 @@ const CHUNK: usize = 64 << 30;
 
 fn window_chunks() -> std::sync::MutexGuard<'static, (u64, Vec<Arc<Mutex<Arena>>>)> {
     let mut w = WINDOW_CHUNKS.lock().unwrap_or_else(|p| p.into_inner());
-    let generation = crate::fork::generation();
+    let generation = crate::os::fork::generation();
     if w.0 != generation {
         // A forked child: the parent's chunks were unmapped by the fork
         // handler.
@@ -54,7 +54,7 @@ fn locked(a: &Mutex<Arena>) -> std::sync::MutexGuard<'_, Arena> {
 /// Reserves `len` bytes at exactly `addr` as a new window chunk.
 fn new_chunk(addr: usize, len: usize) -> Result<Arc<Mutex<Arena>>, rustix::io::Errno> {
     let start = sys::reserve_arena(len, Some(addr))?;
-    crate::fork::register_mapping(start, len);
+    crate::os::fork::register_mapping(start, len);
     Ok(Arc::new(Mutex::new(Arena::new(start, len))))
 }
 
@@ -89,7 +89,7 @@ impl Arenas {
         loop {
             match sys::reserve_arena(size, None) {
                 Ok(start) => {
-                    crate::fork::register_mapping(start, size);
+                    crate::os::fork::register_mapping(start, size);
                     let mut arena = Arena::new(start, size);
                     let addr = arena.take(len, align).ok_or(Taken::NoSpace);
                     self.own.push(arena);
@@ -127,7 +127,7 @@ impl Arenas {
         // returned to the kernel as soon as the reservation is released.
         match sys::reserve_arena(len, Some(addr)) {
             Ok(start) => {
-                crate::fork::register_mapping(start, len);
+                crate::os::fork::register_mapping(start, len);
                 let mut arena = Arena::new(start, len);
                 arena.exact = true;
                 let taken = arena.take_exact(addr, len);
@@ -160,7 +160,7 @@ impl Arenas {
             a.give(addr, len);
             if a.exact && a.free.get(&a.start) == Some(&a.len) {
                 let a = self.own.remove(i);
-                crate::fork::unregister_mapping(a.start);
+                crate::os::fork::unregister_mapping(a.start);
                 // SAFETY: the arena is this process's and wholly free: no
                 // reservation, so no mapping, is in it.
                 let _ = unsafe { sys::release_arena(a.start, a.len) };
@@ -173,7 +173,7 @@ impl Arenas {
     /// unmapped already).
     pub fn release_all(&mut self) {
         for a in self.own.drain(..) {
-            crate::fork::unregister_mapping(a.start);
+            crate::os::fork::unregister_mapping(a.start);
             // SAFETY: the arena is this process's and, with the process
             // leaving, no mapping in it is used any more.
             let _ = unsafe { sys::release_arena(a.start, a.len) };

@@ -19,7 +19,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::fs::fstat;
 
-use crate::sys;
+use crate::os::sys;
 
 /// A pool file: the descriptor, and what identifies the file (to tell two
 /// descriptors of one file apart from two files).
@@ -42,10 +42,10 @@ impl PoolFile {
     /// its descriptor between imports.
     pub fn adopt(fd: OwnedFd) -> PoolFile {
         let identity = fstat(&fd).map_or((0, 0), |st| (st.st_dev, st.st_ino));
-        crate::fork::register_fd(&fd);
+        crate::os::fork::register_fd(&fd);
         PoolFile {
             fd: Some(fd),
-            fork_gen: crate::fork::generation(),
+            fork_gen: crate::os::fork::generation(),
             identity,
         }
     }
@@ -71,11 +71,11 @@ impl PoolFile {
 impl Drop for PoolFile {
     fn drop(&mut self) {
         if let Some(fd) = self.fd.take() {
-            if crate::fork::forked_since(self.fork_gen) {
+            if crate::os::fork::forked_since(self.fork_gen) {
                 // The fork child handler closed this descriptor already.
                 std::mem::forget(fd);
             } else {
-                crate::fork::unregister_fd(&fd);
+                crate::os::fork::unregister_fd(&fd);
                 drop(fd);
             }
         }

@@ -1,0 +1,131 @@
+//! IPC keys: `aclrtIpcMemGetExportKey`, `aclrtIpcMemSetImportPid`,
+//! `aclrtIpcMemImportByKey`, `aclrtIpcMemClose`. A key exports a whole
+//! `aclrtMalloc` block; an import maps it at an address the runtime
+//! chooses.
+
+use aclmem_core::{AclError, Product, RunMode};
+
+use crate::errors::Situation;
+use crate::machine::ExportKind;
+use crate::os::pool::PAGE;
+use crate::process::Result;
+use crate::{Emulator, Op};
+
+/// The IPC key string of an export: what `aclrtIpcMemGetExportKey` writes
+/// (fits the documented 65-byte buffer).
+pub fn ipc_key(id: u64) -> String {
+    format!("aclmem-ipc-{id:016x}")
+}
+
+/// Parses an IPC key back.
+pub fn ipc_key_id(key: &str) -> Option<u64> {
+    u64::from_str_radix(key.strip_prefix("aclmem-ipc-")?, 16).ok()
+}
+
+fn key_id(key: &str) -> Result<u64> {
+    ipc_key_id(key).ok_or(Situation::UnknownShareable.code())
+}
+
+impl Emulator {
+    /// `aclrtIpcMemGetExportKey`: the key of the `aclrtMalloc` block that
+    /// starts at `addr` (the whole block: `size` must fit in it and be page
+    /// aligned).
+    pub fn ipc_export_key(&self, addr: usize, size: usize, flags: u64) -> Result<String> {
+        let p = &self.process;
+        if p.machine.product == Product::Atlas200IA2 || p.machine.config.run_mode == RunMode::Rc {
+            return Err(AclError::RT_FEATURE_NOT_SUPPORT);
+        }
+        if flags > 1 || size == 0 {
+            return Err(AclError::RT_PARAM_INVALID);
+        }
+        // Export through a temporary internal handle of the block, made
+        // under the locks that found the block.
+        let id = {
+            let va = p.va.lock();
+            let e = va.maps.get(&addr).ok_or(Situation::IpcRange.code())?;
+            if !va.resvs.get(&addr).is_some_and(|r| r.plain)
+                || size > e.size
+                || !size.is_multiple_of(PAGE as usize)
+            {
+                return Err(Situation::IpcRange.code());
+            }
+            let mut shard = p.shards.lock(e.shard);
+            let a = shard
+                .allocs
+                .get_mut(e.alloc as usize)
+                .ok_or(Situation::IpcRange.code())?;
+            if a.is_imported() {
+                return Err(Situation::ExportImported.code());
+            }
+            a.refs += 1;
+            p.shards.new_handle(&mut shard, e.shard, e.alloc, false)
+        };
+        let exported = p
+            .enter(Op::Export)
+            .and_then(|()| p.export_handle(id, flags, ExportKind::Ipc));
+        // The block's mapping keeps the memory; drop the temporary handle.
+        let released = p
+            .shards
+            .lock(id.shard)
+            .remove_handle(id)
+            .unwrap_or_default();
+        p.finish_release(id.shard, released);
+        exported.map(ipc_key)
+    }
+
+    /// `aclrtIpcMemSetImportPid`.
+    pub fn ipc_set_pids(&self, key: &str, pids: &[i32]) -> Result<()> {
+        self.process.set_pids(key_id(key)?, pids)
+    }
+
+    /// `aclrtIpcMemImportByKey` onto `device` (the calling thread's): the
+    /// address where the block is mapped.
+    pub fn ipc_import(&self, key: &str, device: u32, flags: u64) -> Result<usize> {
+        let p = &self.process;
+        let key = key_id(key)?;
+        if flags > 1 {
+            return Err(AclError::RT_PARAM_INVALID);
+        }
+        let id = p.import_handle(key, device, ExportKind::Ipc)?;
+        let size = {
+            let shard = p.shards.lock(id.shard);
+            shard.resolve(id)?.1.size as usize
+        };
+        p.map_internal(id, size)
+    }
+
+    /// `aclrtIpcMemClose`: an importer unmaps its mapping of `key`; the
+    /// exporter withdraws the key (no new imports; importers keep what they
+    /// mapped, and its `aclrtFree` frees the block).
+    pub fn ipc_close(&self, key: &str) -> Result<()> {
+        let p = &self.process;
+        let key = key_id(key)?;
+        let imported_at = {
+            let va = p.va.lock();
+            va.maps.iter().find_map(|(&addr, e)| {
+                p.shards
+                    .lock(e.shard)
+                    .allocs
+                    .get(e.alloc as usize)
+                    .filter(|a| a.export == Some(key) && a.is_imported())
+                    .map(|_| addr)
+            })
+        };
+        if let Some(addr) = imported_at {
+            p.unmap_at(addr, true)?;
+            return p.release_range(addr, true);
+        }
+        let region = &p.machine.region;
+        let g = region.lock(p.slot);
+        match region.export_info(&g, key) {
+            Some(i)
+                if i.kind == ExportKind::Ipc
+                    && (i.exporter.0, i.exporter.1) == (p.slot, p.generation) =>
+            {
+                region.withdraw(&g, key);
+                Ok(())
+            }
+            _ => Err(Situation::UnknownShareable.code()),
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! Sharing physical memory between processes:
+//! `aclrtMemExportToShareableHandle(V2)`, `aclrtMemSetPidToShareableHandle(V2)`,
+//! `aclrtMemImportFromShareableHandle(V2)`.
+//!
+//! An export runs claim (the shard: mark the handle, hold the allocation),
+//! register (the machine's registry, no process lock), commit (the shard
+//! again), so the machine's lock is never taken under a process lock and a
+//! handle freed meanwhile never has its memory reused under the export.
+
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Weak};
+
+use aclmem_core::{AclError, Location, MemAttr};
+use aclmem_hal::{RawHandle, ShareHandleType, ShareableHandle, ShareableHandleV2, ShareableMemory};
+
+use crate::calls::physical::raw_handle;
+use crate::errors::Situation;
+use crate::machine::{ExportInfo, ExportKind, Region};
+use crate::os::pool::PoolFile;
+use crate::process::charge::Pools;
+use crate::process::handles::{Alloc, HandleId, Origin, Source};
+use crate::process::{Process, Result};
+use crate::{Emulator, Op, args};
+
+/// What an importer remembers of a received pool file, so that importing
+/// many handles of one exporter needs one descriptor.
+pub(crate) struct ImportedPool {
+    exporter: (u32, u64),
+    pool: u32,
+    file: Weak<PoolFile>,
+}
+
+/// The 128-byte FABRIC handle: the machine's shareable handle, marked.
+pub const FABRIC_MAGIC: [u8; 8] = *b"aclmemFB";
+
+/// Writes a shareable handle as a FABRIC handle.
+pub fn fabric_handle(id: u64) -> [u8; 128] {
+    let mut out = [0u8; 128];
+    out[..8].copy_from_slice(&FABRIC_MAGIC);
+    out[8..16].copy_from_slice(&id.to_le_bytes());
+    out
+}
+
+/// Reads a FABRIC handle back (`None` if it is not one of the emulator's).
+pub fn fabric_id(handle: &[u8; 128]) -> Option<u64> {
+    let id: [u8; 8] = handle[8..16].try_into().ok()?;
+    (handle[..8] == FABRIC_MAGIC).then(|| u64::from_le_bytes(id))
+}
+
+/// Whether `importer` (slot, pid) may import `id`, and if so, makes it a
+/// holder: the check the exporter side runs for every import. `lock_owner`
+/// is the slot of the process running the check (for the machine lock's
+/// liveness).
+pub(crate) fn admit(
+    region: &Region,
+    lock_owner: u32,
+    importer_slot: u32,
+    importer_pid: i32,
+    id: u64,
+    kind: ExportKind,
+) -> Result<ExportInfo> {
+    let g = region.lock(lock_owner);
+    let info = region
+        .export_info(&g, id)
+        .filter(|i| i.kind == kind && !region.withdrawn(&g, id))
+        .ok_or(Situation::UnknownShareable.code())?;
+    if info.exporter.0 == importer_slot {
+        return Err(Situation::ImportOwnExport.code());
+    }
+    if !region.slot_alive(info.exporter.0) {
+        // The exporter died before anyone imported: the memory went with
+        // it (reaping frees the entry too).
+        region.reap(&g);
+        return Err(Situation::UnknownShareable.code());
+    }
+    if info.check_pid && !region.whitelisted(&g, id, importer_pid) {
+        return Err(Situation::NotWhitelisted.code());
+    }
+    if region.holds(&g, id, importer_slot) {
+        return Err(Situation::ImportTwice.code());
+    }
+    region.add_holder(&g, id, importer_slot);
+    Ok(info)
+}
+
+impl Process {
+    /// Exports the memory behind handle `id`: its shareable id.
+    pub(crate) fn export_handle(&self, id: HandleId, flags: u64, kind: ExportKind) -> Result<u64> {
+        // The runtime layer refuses flags above DISABLE_PID_VALIDATION.
+        if flags > 1 {
+            return Err(AclError::RT_PARAM_INVALID);
+        }
+        // Claim: check, mark the handle exported, hold the allocation.
+        let (h, info, pools) = {
+            let mut shard = self.shards.of(id)?;
+            let (h, a) = shard.resolve(id)?;
+            if h.exported {
+                return Err(Situation::ExportTwice.code());
+            }
+            if h.imported {
+                return Err(Situation::ExportImported.code());
+            }
+            if a.location != Location::Device {
+                return Err(Situation::ExportHostMemory.code());
+            }
+            if a.exported_handle || a.export.is_some() {
+                return Err(Situation::ExportTwice.code());
+            }
+            let info = ExportInfo {
+                id: 0,
+                kind,
+                check_pid: flags == 0,
+                exporter: (self.slot, self.generation, self.pid),
+                pool: u32::from(id.shard),
+                offset: a.offset,
+                size: a.size,
+                location: (a.location_id, a.location.raw()),
+                attr: a.attr.raw(),
+                device: a.location_id,
+            };
+            let pools = a.charged;
+            if let Some(a) = shard.allocs.get_mut(h.alloc as usize) {
+                a.refs += 1;
+                a.exported_handle = true;
+            }
+            if let Some(e) = shard.handles.get_mut(id.index as usize) {
+                e.exported = true;
+            }
+            (h, info, pools)
+        };
+        // Register, with no process lock held.
+        let registered = {
+            let region = &self.machine.region;
+            let g = region.lock(self.slot);
+            region.export(&g, kind, self.slot, flags == 0, pools, info)
+        };
+        // Commit, or roll back; either way the claim's reference goes.
+        let released = {
+            let mut shard = self.shards.lock(id.shard);
+            if let Some(a) = shard.allocs.get_mut(h.alloc as usize) {
+                match registered {
+                    Ok(export) => a.export = Some(export),
+                    Err(_) => a.exported_handle = false,
+                }
+            }
+            if registered.is_err()
+                && let Some(e) = shard.handles.get_mut(id.index as usize)
+                && e.generation == id.generation
+            {
+                e.exported = false;
+            }
+            shard.unref(h.alloc)
+        };
+        self.finish_release(id.shard, released);
+        let export = registered?;
+        if self.machine.name.is_some() {
+            crate::machine::listener::ensure_listener(self)?;
+        }
+        Ok(export)
+    }
+
+    /// `aclrtMemSetPidToShareableHandle` (and the IPC key's): adds pids to
+    /// the whitelist of an export of this process.
+    pub(crate) fn set_pids(&self, shareable: u64, pids: &[i32]) -> Result<()> {
+        args::set_pids(pids.len())?;
+        self.enter_vmm(Op::SetPids)?;
+        if pids.iter().any(|&p| p <= 0) {
+            return Err(Situation::BadPid.code());
+        }
+        let region = &self.machine.region;
+        let g = region.lock(self.slot);
+        let info = region
+            .export_info(&g, shareable)
+            .ok_or(Situation::UnknownShareable.code())?;
+        if (info.exporter.0, info.exporter.1) != (self.slot, self.generation) {
+            return Err(Situation::NotExporter.code());
+        }
+        match region.add_to_whitelist(&g, shareable, pids) {
+            Some(true) => Ok(()),
+            Some(false) => Err(Situation::WhitelistFull.code()),
+            None => Err(Situation::UnknownShareable.code()),
+        }
+    }
+
+    /// Imports `shareable` onto `device`: a new handle of this process.
+    pub(crate) fn import_handle(
+        &self,
+        shareable: u64,
+        device: u32,
+        kind: ExportKind,
+    ) -> Result<HandleId> {
+        self.enter(Op::Import)?;
+        if kind == ExportKind::Vmm {
+            self.machine.vmm_api()?;
+        }
+        self.device(device)?;
+        // Refuse what needs no exporter first.
+        {
+            let region = &self.machine.region;
+            let g = region.lock(self.slot);
+            match region.export_info(&g, shareable) {
+                None => return Err(Situation::UnknownShareable.code()),
+                Some(i) if i.kind != kind => return Err(Situation::UnknownShareable.code()),
+                Some(i) if i.exporter.0 == self.slot => {
+                    return Err(Situation::ImportOwnExport.code());
+                }
+                Some(_) if region.holds(&g, shareable, self.slot) => {
+                    return Err(Situation::ImportTwice.code());
+                }
+                Some(_) => {}
+            }
+        }
+        let (info, file) = self.fetch(shareable, kind)?;
+        let Some(attr) = MemAttr::from_raw(info.attr) else {
+            // Not an attribute: the reply is not the registry's.
+            let g = self.machine.region.lock(self.slot);
+            self.machine.region.drop_holder(&g, shareable, self.slot);
+            return Err(AclError::RT_IPC_ERROR);
+        };
+        let index = device as u8;
+        let mut shard = self.shards.lock(index);
+        let mut alloc = Alloc::new(
+            Source::Imported(file),
+            info.offset,
+            info.size,
+            (Location::Device, device, attr),
+            Pools::NONE,
+            if kind == ExportKind::Ipc {
+                Origin::Plain
+            } else {
+                Origin::Physical
+            },
+        );
+        alloc.export = Some(shareable);
+        let alloc = shard.allocs.insert(alloc) as u32;
+        Ok(self.shards.new_handle(&mut shard, index, alloc, true))
+    }
+
+    /// Gets the exporter's pool file for an admitted import: from the
+    /// exporter's `Process` on a private machine, over its listener socket
+    /// on a shared one.
+    fn fetch(&self, id: u64, kind: ExportKind) -> Result<(ExportInfo, Arc<PoolFile>)> {
+        if self.machine.name.is_some() {
+            let (info, fd) = crate::machine::listener::request(self, id, kind)?;
+            return Ok((info, self.adopt_pool(info, fd)));
+        }
+        let region = &self.machine.region;
+        let info = admit(region, self.slot, self.slot, self.pid, id, kind)?;
+        let exporter = self
+            .machine
+            .local
+            .lock()
+            .get(info.exporter.0 as usize)
+            .and_then(Weak::upgrade)
+            .filter(|p| p.generation == info.exporter.1);
+        match exporter.and_then(|p| p.pool_file(info.pool)) {
+            Some(f) => Ok((info, f)),
+            None => {
+                let g = region.lock(self.slot);
+                region.drop_holder(&g, id, self.slot);
+                Err(Situation::UnknownShareable.code())
+            }
+        }
+    }
+
+    /// Keeps one descriptor per exporter pool: a second import of the same
+    /// pool reuses the first one's file and closes the new descriptor.
+    fn adopt_pool(&self, info: ExportInfo, fd: OwnedFd) -> Arc<PoolFile> {
+        let mut imported = self.imported.lock();
+        imported.retain(|p| p.file.strong_count() > 0);
+        let identity = rustix::fs::fstat(&fd).map(|st| (st.st_dev, st.st_ino)).ok();
+        if let Some(existing) = imported.iter().find_map(|p| {
+            let f = p.file.upgrade()?;
+            (p.exporter == (info.exporter.0, info.exporter.1)
+                && p.pool == info.pool
+                && Some(f.identity) == identity)
+                .then_some(f)
+        }) {
+            return existing;
+        }
+        let f = Arc::new(PoolFile::adopt(fd));
+        imported.push(ImportedPool {
+            exporter: (info.exporter.0, info.exporter.1),
+            pool: info.pool,
+            file: Arc::downgrade(&f),
+        });
+        f
+    }
+
+    /// The pool file a listener sends for an export of this process.
+    pub(crate) fn pool_file(&self, pool: u32) -> Option<Arc<PoolFile>> {
+        let index = u8::try_from(pool).ok()?;
+        (usize::from(index) <= self.machine.config.devices as usize)
+            .then(|| self.shards.lock(index).file.clone())
+            .flatten()
+    }
+}
+
+impl Emulator {
+    fn fabric_allowed(&self, kind: ShareHandleType) -> Result<()> {
+        if kind == ShareHandleType::Fabric && self.product() != aclmem_core::Product::AtlasA3 {
+            return Err(Situation::FabricNotA3.code());
+        }
+        Ok(())
+    }
+
+    /// The machine's id of a V2 shareable handle, if the type is allowed
+    /// here.
+    fn v2_id(&self, shareable: &ShareableHandleV2) -> Result<u64> {
+        self.fabric_allowed(shareable.kind())?;
+        match shareable {
+            ShareableHandleV2::Default(id) => Ok(*id),
+            ShareableHandleV2::Fabric(bytes) => {
+                fabric_id(bytes).ok_or(Situation::UnknownShareable.code())
+            }
+        }
+    }
+
+    fn export_vmm(&self, handle: RawHandle, flags: u64) -> Result<u64> {
+        let p = &self.process;
+        p.enter_vmm(Op::Export)?;
+        p.export_handle(HandleId::decode(handle.0.get())?, flags, ExportKind::Vmm)
+    }
+}
+
+impl ShareableMemory for Emulator {
+    fn export(&self, handle: RawHandle, flags: u64) -> Result<ShareableHandle> {
+        self.export_vmm(handle, flags).map(ShareableHandle)
+    }
+
+    fn set_pids(&self, shareable: ShareableHandle, pids: &[i32]) -> Result<()> {
+        self.process.set_pids(shareable.0, pids)
+    }
+
+    fn import(&self, shareable: ShareableHandle, device_id: u32) -> Result<RawHandle> {
+        raw_handle(
+            self.process
+                .import_handle(shareable.0, device_id, ExportKind::Vmm)?,
+        )
+    }
+
+    fn export_v2(
+        &self,
+        handle: RawHandle,
+        flags: u64,
+        kind: ShareHandleType,
+    ) -> Result<ShareableHandleV2> {
+        self.fabric_allowed(kind)?;
+        let id = self.export_vmm(handle, flags)?;
+        Ok(match kind {
+            ShareHandleType::Default => ShareableHandleV2::Default(id),
+            ShareHandleType::Fabric => ShareableHandleV2::Fabric(fabric_handle(id)),
+        })
+    }
+
+    fn set_pids_v2(&self, shareable: &ShareableHandleV2, pids: &[i32]) -> Result<()> {
+        let id = self.v2_id(shareable)?;
+        self.process.set_pids(id, pids)
+    }
+
+    fn import_v2(&self, shareable: &ShareableHandleV2, device_id: u32) -> Result<RawHandle> {
+        let id = self.v2_id(shareable)?;
+        raw_handle(self.process.import_handle(id, device_id, ExportKind::Vmm)?)
+    }
+}

@@ -1,0 +1,136 @@
+//! [`Emulator`]: one process on an emulated machine. Its calls are
+//! implemented in `crate::calls`, one module per area of the API.
+
+use std::fmt;
+use std::sync::Arc;
+
+use aclmem_core::{AclError, CannVersion, Product, RunMode};
+use aclmem_hal::{DeviceInfo, ErrorType};
+
+use crate::config::EmuConfig;
+use crate::machine::{JoinError, PoolId};
+use crate::process::{Process, Result};
+
+/// One process on an emulated machine. Implements every `aclmem-hal`
+/// trait; `Send + Sync`.
+#[derive(Clone)]
+pub struct Emulator {
+    pub(crate) process: Arc<Process>,
+}
+
+impl fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = &self.process.machine;
+        f.debug_struct("Emulator")
+            .field("machine", &m.name.as_deref().unwrap_or("(private)"))
+            .field("soc_name", &m.config.soc_name)
+            .field("product", &m.product)
+            .field("run_mode", &m.config.run_mode)
+            .field("cann", &m.config.cann)
+            .field("pid", &self.process.pid)
+            .finish()
+    }
+}
+
+impl Emulator {
+    /// A private machine built from `config`, inside this process, and its
+    /// first process. An unusable configuration is
+    /// `ACL_ERROR_INVALID_PARAM`.
+    pub fn new(config: EmuConfig) -> std::result::Result<Emulator, AclError> {
+        Ok(Emulator {
+            process: crate::machine::private(&config)?,
+        })
+    }
+
+    /// The private preset machine of `product`, in EP form.
+    pub fn preset(product: Product) -> Emulator {
+        Emulator::new(EmuConfig::preset(product)).expect("presets are valid")
+    }
+
+    /// Joins the named machine `name` (creating it with `config` if no
+    /// process of it is alive), as this OS process. Joining a machine this
+    /// process joined already returns the same process.
+    pub fn join(name: &str, config: &EmuConfig) -> std::result::Result<Emulator, JoinError> {
+        Ok(Emulator {
+            process: crate::machine::join(name, config)?,
+        })
+    }
+
+    /// Joins the machine the environment names (`ACLMEM_EMU_MACHINE`, or
+    /// [`DEFAULT_MACHINE`](crate::DEFAULT_MACHINE)) with the configuration
+    /// the environment describes ([`EmuConfig::from_env`]): what the
+    /// emulated C library does at `aclInit`.
+    pub fn join_from_env() -> std::result::Result<Emulator, JoinError> {
+        let config = EmuConfig::from_env().map_err(|e| JoinError::BadConfig(e.to_string()))?;
+        Emulator::join(&crate::env::machine_name(), &config)
+    }
+
+    /// Another (simulated) process on the same private machine: shared
+    /// capacity and shareable handles, separate handles and mappings. As on
+    /// the real runtime, a process cannot import what it exported itself.
+    /// On a named machine, processes are real: `ACL_ERROR_API_NOT_SUPPORT`.
+    pub fn spawn_process(&self) -> std::result::Result<Emulator, AclError> {
+        Ok(Emulator {
+            process: crate::machine::spawn(&self.process.machine)?,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EmuConfig {
+        &self.process.machine.config
+    }
+
+    /// The emulated product.
+    pub fn product(&self) -> Product {
+        self.process.machine.product
+    }
+
+    /// The machine's name (`None` for a private machine).
+    pub fn machine_name(&self) -> Option<&str> {
+        self.process.machine.name.as_deref()
+    }
+
+    /// This process's pid (to whitelist with `set_pids`;
+    /// `aclrtDeviceGetBareTgid`).
+    pub fn pid(&self) -> i32 {
+        self.process.pid
+    }
+
+    /// Leaves the machine now, as process exit does: everything this
+    /// process holds is torn down and its capacity returned. Every later
+    /// call of this process answers `ACL_ERROR_UNINITIALIZE`.
+    pub fn leave(&self) {
+        self.process.leave();
+    }
+
+    /// Caps a pool's capacity, machine-wide (what is allocated stays).
+    pub fn set_capacity(&self, pool: PoolId, bytes: usize) -> std::result::Result<(), AclError> {
+        if let PoolId::Device(d) | PoolId::Huge1G(d) = pool {
+            self.process.device(d)?;
+        }
+        self.process.machine.region.set_capacity(pool, bytes as u64);
+        Ok(())
+    }
+
+    /// The arenas (start, length) this process reserved: what a forked
+    /// child loses.
+    pub fn arenas(&self) -> Vec<(usize, usize)> {
+        self.process.va.lock().arenas.ranges()
+    }
+}
+
+impl ErrorType for Emulator {
+    type Error = AclError;
+}
+
+impl DeviceInfo for Emulator {
+    fn platform(&self) -> Result<(Product, RunMode)> {
+        Ok((self.product(), self.config().run_mode))
+    }
+    fn cann(&self) -> Result<CannVersion> {
+        Ok(self.config().cann)
+    }
+    fn device_count(&self) -> Result<u32> {
+        Ok(self.config().devices)
+    }
+}

@@ -1,0 +1,70 @@
+//! The process-level `ACLMEM_EMU_*` settings (which machine, where its
+//! files are, whether to speak on stderr) and the emulator's messages. The
+//! machine's configuration (`ACLMEM_EMU_SOC`, `_DEVICES`, `_HBM`, `_HOST`,
+//! `_RUN_MODE`, `_CANN`) is read by [`EmuConfig::from_env`](crate::EmuConfig::from_env).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use aclmem_core::AclError;
+
+use crate::errors::Situation;
+
+/// The machine name a process joins when `ACLMEM_EMU_MACHINE` is not set.
+pub const DEFAULT_MACHINE: &str = "default";
+
+/// `ACLMEM_EMU_MACHINE`: the machine the process joins.
+pub fn machine_name() -> String {
+    std::env::var("ACLMEM_EMU_MACHINE")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| DEFAULT_MACHINE.to_owned())
+}
+
+/// `ACLMEM_EMU_DIR`: where machine files are (`/dev/shm` by default).
+pub fn machine_dir() -> PathBuf {
+    std::env::var_os("ACLMEM_EMU_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/dev/shm"))
+}
+
+/// `ACLMEM_EMU_QUIET`: set, non-empty and not `0`, no message goes to
+/// stderr (the engine's and the C library's alike).
+pub fn quiet() -> bool {
+    std::env::var_os("ACLMEM_EMU_QUIET").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Once per process (per `flag`): a message on stderr naming a kernel
+/// limit.
+pub(crate) fn warn_once(flag: &AtomicBool, message: &str) {
+    if !flag.swap(true, Ordering::AcqRel) && !quiet() {
+        eprintln!("aclmem-emu: {message}");
+    }
+}
+
+static WARNED_FDS: AtomicBool = AtomicBool::new(false);
+
+/// The code for a failed `memfd_create`: 207005 with the limit named once
+/// when the process is out of descriptors.
+pub(crate) fn fd_error(e: rustix::io::Errno) -> AclError {
+    if e == rustix::io::Errno::MFILE || e == rustix::io::Errno::NFILE {
+        warn_once(
+            &WARNED_FDS,
+            "out of file descriptors (RLIMIT_NOFILE); the emulator needs one per device and pool in use",
+        );
+        Situation::FdLimit.code()
+    } else {
+        AclError::RT_MEMORY_ALLOCATION
+    }
+}
+
+/// The code for a failed socket: 207005 when out of descriptors, else an
+/// IPC error.
+pub(crate) fn socket_error(e: rustix::io::Errno) -> AclError {
+    if e == rustix::io::Errno::MFILE || e == rustix::io::Errno::NFILE {
+        Situation::FdLimit.code()
+    } else {
+        AclError::RT_IPC_ERROR
+    }
+}

@@ -1,0 +1,235 @@
+//! The part of an emulated machine that its processes share: configuration,
+//! capacity per pool, the process table and the registry of shareable
+//! handles.
+//!
+//! It lives in one file mapped by every process of the machine
+//! (`/dev/shm/aclmem-emu.<uid>.<name>`), or, for a private in-process
+//! machine, in an anonymous memfd. Every field is an atomic, so processes
+//! never race on plain memory. Mutations happen under one lock word
+//! ([`Region::lock`]): a compare-and-swap from 0 to the owner's slot, a
+//! futex to sleep on, and, if the owner is found dead, a takeover followed by
+//! recomputing the derived counters from the per-process ones, so a process
+//! killed inside the critical section leaves nothing inconsistent.
+//!
+//! Liveness: a real process holds an open-file-description lock on byte
+//! `slot` of the file for as long as it lives; the kernel drops it at exit,
+//! SIGKILL included, and it never outlives the process (a forked child closes
+//! its copy). Simulated processes of a private machine are alive until they
+//! are dropped.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::Ordering;
+
+use super::layout::*;
+use super::pools::{MAX_POOLS, PoolId, Pools};
+use crate::config::EmuConfig;
+use crate::os::sys;
+
+/// The mapped shared state of one machine.
+pub struct Region {
+    pub(super) base: usize,
+    /// The fork generation the region was mapped in (see `crate::fork`).
+    pub(super) fork_gen: u64,
+    /// The file (or memfd) behind the mapping, opened by this process; it
+    /// is also the descriptor through which liveness is probed.
+    pub(super) file: OwnedFd,
+    /// Held only by a real process: the open file description whose byte
+    /// locks say this process's slots are alive.
+    pub(super) holder: Option<OwnedFd>,
+}
+
+// SAFETY: the mapping is shared memory accessed only through atomics; the
+// descriptors are plain file descriptors.
+unsafe impl Send for Region {}
+// SAFETY: as above; every access through `&Region` is an atomic operation.
+unsafe impl Sync for Region {}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        if crate::os::fork::forked_since(self.fork_gen) {
+            // A forked child's copy: the child handler already gave the
+            // mapping and the descriptors up (see `crate::fork`).
+            std::mem::forget(self.holder.take());
+            return;
+        }
+        // SAFETY: the mapping was made by `map_shared_region` with this
+        // size; nothing borrows the region once its owner drops it.
+        let _ = unsafe { sys::unmap_region(self.base, REGION_BYTES) };
+    }
+}
+
+/// The lock on the region; unlocks when dropped.
+pub struct Guard<'a> {
+    pub(super) region: &'a Region,
+}
+
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        let h = &self.region.layout().header;
+        h.lock.store(0, Ordering::Release);
+        if h.waiters.load(Ordering::Acquire) > 0 {
+            let _ = rustix::thread::futex::wake(&h.lock, rustix::thread::futex::Flags::empty(), 1);
+        }
+    }
+}
+
+impl Region {
+    pub(super) fn layout(&self) -> &Layout {
+        // SAFETY: `base` is a live mapping of `REGION_BYTES >= size_of
+        // Layout` bytes, page aligned, owned by `self`; `Layout` consists of
+        // atomics only, for which every bit pattern (zero included) is valid
+        // and shared mutation through `&` is sound.
+        unsafe { &*(self.base as *const Layout) }
+    }
+
+    /// Maps `file` (at least `REGION_BYTES` long).
+    pub fn map(file: OwnedFd, holder: Option<OwnedFd>) -> Result<Region, rustix::io::Errno> {
+        let base = sys::map_shared_region(file.as_fd(), REGION_BYTES)?;
+        crate::os::fork::register_mapping(base, REGION_BYTES);
+        crate::os::fork::register_fd(&file);
+        if let Some(h) = &holder {
+            crate::os::fork::register_fd(h);
+        }
+        Ok(Region {
+            base,
+            fork_gen: crate::os::fork::generation(),
+            file,
+            holder,
+        })
+    }
+
+    /// Whether the region holds an initialised machine.
+    pub fn initialised(&self) -> bool {
+        self.layout().header.magic.load(Ordering::Acquire) == MAGIC
+    }
+
+    /// Writes a fresh machine: `config`, capacities, an empty process table
+    /// and registry. The caller makes sure no live process uses it.
+    pub fn initialise(&self, config: &EmuConfig) {
+        let l = self.layout();
+        let h = &l.header;
+        h.magic.store(0, Ordering::Release);
+        h.lock.store(0, Ordering::Relaxed);
+        h.waiters.store(0, Ordering::Relaxed);
+        for (w, v) in h.config.iter().zip(encode_config(config)) {
+            w.store(v, Ordering::Relaxed);
+        }
+        // A random start: shareable handles of one machine never repeat,
+        // not even across its re-creations.
+        h.next_seq
+            .store((sys::random_u64() >> 24) | 1, Ordering::Relaxed);
+        h.exports_hwm.store(0, Ordering::Relaxed);
+        for i in 0..MAX_POOLS {
+            h.capacity[i].store(
+                super::pools::initial_capacity(config, PoolId::from_index(i)),
+                Ordering::Relaxed,
+            );
+            h.used[i].store(0, Ordering::Relaxed);
+        }
+        for s in &l.slots {
+            s.state.store(FREE, Ordering::Relaxed);
+            s.generation.store(0, Ordering::Relaxed);
+            s.listener.store(0, Ordering::Relaxed);
+            s.orphan_count.store(0, Ordering::Relaxed);
+            for c in &s.charged {
+                c.store(0, Ordering::Relaxed);
+            }
+        }
+        for e in &l.exports {
+            e.id.store(0, Ordering::Relaxed);
+        }
+        h.magic.store(MAGIC, Ordering::Release);
+    }
+
+    /// The configuration the machine was created with.
+    pub fn config(&self) -> Option<EmuConfig> {
+        let words: Vec<u64> = self
+            .layout()
+            .header
+            .config
+            .iter()
+            .map(|w| w.load(Ordering::Acquire))
+            .collect();
+        decode_config(&words)
+    }
+
+    /// Takes the lock for the process in slot `me`. A lock left behind by a
+    /// killed process is taken over (and the derived counters recomputed)
+    /// instead of waited for forever.
+    pub fn lock(&self, me: u32) -> Guard<'_> {
+        let h = &self.layout().header;
+        let want = me + 1;
+        let mut spins = 0u32;
+        loop {
+            match h
+                .lock
+                .compare_exchange(0, want, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return Guard { region: self },
+                Err(_) if spins < 200 => {
+                    spins += 1;
+                    std::hint::spin_loop();
+                }
+                Err(owner) => {
+                    h.waiters.fetch_add(1, Ordering::AcqRel);
+                    let timeout = rustix::thread::futex::Timespec {
+                        tv_sec: 0,
+                        tv_nsec: 20_000_000,
+                    };
+                    let _ = rustix::thread::futex::wait(
+                        &h.lock,
+                        rustix::thread::futex::Flags::empty(),
+                        owner,
+                        Some(&timeout),
+                    );
+                    h.waiters.fetch_sub(1, Ordering::AcqRel);
+                    if owner != 0
+                        && h.lock.load(Ordering::Acquire) == owner
+                        && !self.slot_alive(owner - 1)
+                    {
+                        // The owner died holding the lock: take it over.
+                        if h.lock
+                            .compare_exchange(owner, want, Ordering::Acquire, Ordering::Relaxed)
+                            .is_ok()
+                        {
+                            let g = Guard { region: self };
+                            self.recompute_used(&g);
+                            return g;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `used` of every pool from the per-process charges and the charges of
+    /// the live exports: what a dead lock owner may have left half-done.
+    fn recompute_used(&self, _g: &Guard<'_>) {
+        let l = self.layout();
+        let mut used = vec![0u64; MAX_POOLS];
+        for s in &l.slots {
+            if s.state.load(Ordering::Relaxed) == LIVE {
+                for (u, c) in used.iter_mut().zip(&s.charged) {
+                    *u += c.load(Ordering::Relaxed);
+                }
+            }
+        }
+        let hwm = l.header.exports_hwm.load(Ordering::Relaxed) as usize;
+        for e in &l.exports[..hwm.min(MAX_EXPORTS)] {
+            if e.id.load(Ordering::Relaxed) != 0 {
+                for p in Pools::from_word(e.charge_pools.load(Ordering::Relaxed)).iter() {
+                    used[p.index()] += e.size.load(Ordering::Relaxed);
+                }
+            }
+        }
+        for (u, v) in l.header.used.iter().zip(used) {
+            u.store(v, Ordering::Relaxed);
+        }
+    }
+
+    /// The descriptor of the machine file (for liveness probes and
+    /// listeners' names).
+    pub fn file(&self) -> &OwnedFd {
+        &self.file
+    }
+}

@@ -1,0 +1,89 @@
+//! What a process is charged on the machine, and how memory goes back:
+//! capacity is taken before an allocation exists and given back after its
+//! last reference went, always without a process lock held.
+
+use super::handles::{Alloc, Source};
+use super::{Process, Result};
+pub(crate) use crate::machine::Pools;
+use aclmem_core::AclError;
+
+impl Process {
+    /// Charges `size` bytes to `pools`, all or nothing; a killed process's
+    /// memory comes back first when there is no room.
+    pub(crate) fn charge(&self, pools: Pools, size: u64) -> Result<()> {
+        let region = &self.machine.region;
+        let g = region.lock(self.slot);
+        if region.charge(&g, self.slot, pools, size).is_ok() {
+            return Ok(());
+        }
+        if region.reap(&g) == 0 {
+            return Err(AclError::RT_MEMORY_ALLOCATION);
+        }
+        region.charge(&g, self.slot, pools, size)
+    }
+
+    /// Gives back what [`Process::charge`] took.
+    pub(crate) fn uncharge(&self, pools: Pools, size: u64) {
+        let region = &self.machine.region;
+        let g = region.lock(self.slot);
+        region.uncharge(&g, self.slot, pools, size);
+    }
+
+    /// The last reference of an allocation went: give its pages back, then
+    /// its extent, then its capacity (or its hold on an export). Runs
+    /// without any process lock held.
+    pub(crate) fn finish_release(&self, shard_index: u8, released: Option<Alloc>) {
+        let Some(a) = released else {
+            return;
+        };
+        let region = &self.machine.region;
+        let last_holder = match a.export {
+            Some(id) => {
+                let g = region.lock(self.slot);
+                region.drop_holder(&g, id, self.slot)
+            }
+            None => true,
+        };
+        match &a.source {
+            Source::Imported(file) => {
+                if last_holder {
+                    file.punch(a.offset, a.extent_len());
+                }
+            }
+            // Otherwise an importer still maps the extent: its offsets are
+            // never handed out again, and the last holder punches.
+            Source::Local if last_holder => {
+                let file = self.shards.lock(shard_index).file.clone();
+                if let Some(file) = &file {
+                    file.punch(a.offset, a.extent_len());
+                }
+                self.shards
+                    .lock(shard_index)
+                    .extents
+                    .give(a.offset, a.extent_len());
+            }
+            Source::Local => {}
+        }
+        if a.export.is_none() {
+            self.uncharge(a.charged, a.size);
+        }
+    }
+
+    /// Gives back the pages of extents a dead importer left (see
+    /// `Region::take_orphans`). Cheap when there are none.
+    pub(crate) fn collect_orphans(&self) {
+        if !self.machine.region.has_orphans(self.slot) {
+            return;
+        }
+        let orphans = {
+            let g = self.machine.region.lock(self.slot);
+            self.machine.region.take_orphans(&g, self.slot)
+        };
+        for (pool, offset, size) in orphans {
+            let file = self.shards.lock(pool as u8).file.clone();
+            if let Some(file) = file {
+                file.punch(offset, size);
+            }
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! One process of an emulated machine: its physical memory and handles
+//! ([`handles`]), its address space ([`address_space`]) and what it is
+//! charged on the machine ([`charge`]). Never shared with another process,
+//! never a round trip. The calls themselves are in `crate::calls`.
+//!
+//! **Lock order**, kept by construction: the address space, then a shard;
+//! the machine's shared lock is never taken while either is held. A call
+//! that needs both a process lock and the machine's lock, or a system call,
+//! runs in steps: *claim* (under the process locks: check and mark, take a
+//! reference), *register* (the machine's lock alone) or the system call
+//! (no lock), *commit* or roll back (under the process locks again).
+
+pub(crate) mod address_space;
+pub(crate) mod charge;
+pub(crate) mod handles;
+
+use std::collections::BTreeMap;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use aclmem_core::{AclError, Location};
+use parking_lot::Mutex;
+
+use crate::calls::instrument::Instrument;
+use crate::calls::runtime::Runtime;
+use crate::calls::sharing::ImportedPool;
+use crate::errors::Situation;
+use crate::machine::Machine;
+use crate::os::sys;
+use crate::{MemKind, Op};
+use address_space::{MapBudget, Va};
+use handles::Shards;
+
+pub(crate) type Result<T> = std::result::Result<T, AclError>;
+
+/// One process of a machine.
+pub(crate) struct Process {
+    pub(crate) machine: Arc<Machine>,
+    pub(crate) slot: u32,
+    pub(crate) generation: u64,
+    pub(crate) pid: i32,
+    fork_gen: u64,
+    pub(crate) shards: Shards,
+    pub(crate) va: Mutex<Va>,
+    /// `aclrtMallocHost` blocks: address → length.
+    pub(crate) hosts: Mutex<BTreeMap<usize, usize>>,
+    pub(crate) runtime: Mutex<Runtime>,
+    pub(crate) imported: Mutex<Vec<ImportedPool>>,
+    pub(crate) instrument: Instrument,
+    pub(crate) maps: MapBudget,
+    scratch: OnceLock<Option<OwnedFd>>,
+    pub(crate) listener: OnceLock<crate::machine::listener::Listener>,
+    left: AtomicBool,
+}
+
+impl Process {
+    pub(crate) fn new(machine: Arc<Machine>, slot: u32, generation: u64, pid: i32) -> Process {
+        let shards = machine.config.devices as usize + 1;
+        Process {
+            machine,
+            slot,
+            generation,
+            pid,
+            fork_gen: crate::os::fork::generation(),
+            shards: Shards::new(shards),
+            va: Mutex::new(Va::default()),
+            hosts: Mutex::new(BTreeMap::new()),
+            runtime: Mutex::new(Runtime::default()),
+            imported: Mutex::new(Vec::new()),
+            instrument: Instrument::default(),
+            maps: MapBudget::new(),
+            scratch: OnceLock::new(),
+            listener: OnceLock::new(),
+            left: AtomicBool::new(false),
+        }
+    }
+
+    /// The fork generation the process was made in.
+    pub(crate) fn fork_generation(&self) -> u64 {
+        self.fork_gen
+    }
+
+    /// Whether the process left its machine (`aclFinalize`, drop).
+    pub(crate) fn has_left(&self) -> bool {
+        self.left.load(Ordering::Acquire)
+    }
+
+    /// The host's shard (after the devices').
+    pub(crate) fn host_shard(&self) -> u8 {
+        self.machine.config.devices as u8
+    }
+
+    /// The shard memory at `location` `id` belongs to.
+    pub(crate) fn shard_of(&self, location: Location, id: u32) -> u8 {
+        match location {
+            Location::Device => id as u8,
+            Location::Host | Location::HostNuma => self.host_shard(),
+        }
+    }
+
+    /// What kind of memory the machine's devices have.
+    pub(crate) fn device_kind(&self) -> MemKind {
+        if self.machine.product.has_hbm() {
+            MemKind::Hbm
+        } else {
+            MemKind::Ddr
+        }
+    }
+
+    /// Every call's prologue: refused in a forked child or after the
+    /// process left; counted; an injected fault fires.
+    pub(crate) fn enter(&self, op: Op) -> Result<()> {
+        if crate::os::fork::forked_since(self.fork_gen) || self.left.load(Ordering::Acquire) {
+            return Err(Situation::ForkedChild.code());
+        }
+        self.instrument.enter(op)
+    }
+
+    /// `enter`, then 207000 where the physical-memory API does not exist.
+    pub(crate) fn enter_vmm(&self, op: Op) -> Result<()> {
+        self.enter(op)?;
+        self.machine.vmm_api()
+    }
+
+    /// 107001 for a device id the machine does not have.
+    pub(crate) fn device(&self, device: u32) -> Result<u32> {
+        if device < self.machine.config.devices {
+            Ok(device)
+        } else {
+            Err(AclError::RT_INVALID_DEVICEID)
+        }
+    }
+
+    /// A small memfd for copies between host addresses that the kernel
+    /// checks.
+    pub(crate) fn scratch(&self) -> Result<&OwnedFd> {
+        self.scratch
+            .get_or_init(|| sys::new_pool_file("aclmem-emu-scratch", 1 << 20).ok())
+            .as_ref()
+            .ok_or(Situation::FdLimit.code())
+    }
+
+    /// Process exit: everything the process holds goes, as the driver tears
+    /// a process down; its slot is released. Nothing on the machine is left
+    /// charged to it.
+    pub(crate) fn leave(&self) {
+        if crate::os::fork::forked_since(self.fork_gen) || self.left.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Some(l) = self.listener.get() {
+            l.stop();
+        }
+        // Exports this process holds lose it as a holder in `release_slot`;
+        // the pages of its own pool go with the pool file.
+        let allocs: Vec<handles::Alloc> = self
+            .shards
+            .iter()
+            .flat_map(|(_, s)| {
+                let mut shard = s.lock();
+                shard.handles.clear();
+                std::mem::take(&mut shard.allocs)
+                    .into_iter()
+                    .map(|(_, a)| a)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        self.va.lock().tear_down();
+        self.maps.reset();
+        for (&addr, &len) in self.hosts.lock().iter() {
+            // SAFETY: host allocations of a process that is leaving.
+            let _ = unsafe { sys::unmap_region(addr, len) };
+        }
+        self.hosts.lock().clear();
+        let region = &self.machine.region;
+        {
+            let g = region.lock(self.slot);
+            for a in &allocs {
+                if let Some(id) = a.export
+                    && region.drop_holder(&g, id, self.slot)
+                    && let handles::Source::Imported(file) = &a.source
+                {
+                    file.punch(a.offset, a.extent_len());
+                }
+            }
+            region.release_slot(&g, self.slot);
+        }
+        drop(allocs);
+        for (_, s) in self.shards.iter() {
+            s.lock().file = None;
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.leave();
+    }
+}
