@@ -425,6 +425,39 @@ fn fault_injection_fails_the_nth_call_only() {
 }
 
 #[test]
+fn one_gib_pages_map_only_at_one_gib_aligned_addresses() {
+    let mut config = EmuConfig::preset(Product::AtlasA2);
+    config.huge1g_pool = 2 * GIB;
+    let emu = Emulator::new(config).unwrap();
+    let h = emu
+        .malloc_physical(GIB, &dev(MemAttr::HbmMemHuge1G), 0)
+        .unwrap();
+    let va = emu.reserve(3 * GIB, 0, None, 0).unwrap();
+    let at = |offset: usize| VirtAddr(NonZeroUsize::new(va.get() + offset).unwrap());
+    // A device MMU maps a 1 GiB page at a 1 GiB boundary only.
+    for misaligned in [2 * MIB, 512 * MIB, GIB + 2 * MIB] {
+        assert_eq!(
+            emu.map(at(misaligned), GIB, 0, h, 0),
+            Err(Situation::PartialMap.code()),
+            "+{misaligned:#x}"
+        );
+    }
+    assert_eq!(emu.stats().mappings, 0, "a refused map leaves nothing");
+    for aligned in [0, GIB] {
+        emu.map(at(aligned), GIB, 0, h, 0).unwrap();
+        emu.write(at(aligned).get() + GIB - 4, b"end!").unwrap();
+        emu.unmap(at(aligned)).unwrap();
+    }
+    // 2 MiB pages still map at any 2 MiB boundary.
+    let small = small(&emu, 1).unwrap();
+    emu.map(at(2 * MIB), 2 * MIB, 0, small, 0).unwrap();
+    emu.unmap(at(2 * MIB)).unwrap();
+    emu.release(va).unwrap();
+    emu.free_physical(h).unwrap();
+    emu.free_physical(small).unwrap();
+}
+
+#[test]
 fn export_and_import_between_processes_share_memory() {
     let a = Emulator::preset(Product::AtlasA2);
     let b = a.spawn_process().unwrap();

@@ -303,3 +303,105 @@ fn eight_threads_racing_on_shared_handles() {
     assert!(stats.device.iter().all(|d| d.used == 0));
     assert!(emu.leak_report().is_empty(), "{}", emu.leak_report());
 }
+
+/// A wrong-object race, checked for 10 s: one thread exports the handle
+/// value the other last published while that thread frees it and mallocs
+/// again (so handle slots are reused at once). An export of a value that
+/// was freed must be an error code; every export that succeeds must be of
+/// the allocation the value named, which a second process checks by
+/// importing it and reading the marker written into that allocation only.
+#[test]
+fn exports_racing_frees_never_export_another_allocation() {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+
+    use aclmem_hal::{EXPORT_FLAG_DISABLE_PID_VALIDATION, ShareableMemory};
+
+    const SIZE: usize = 2 * MIB;
+    let owner = Emulator::preset(Product::AtlasA2);
+    let checker = owner.spawn_process().unwrap();
+    let prop = RawPhysicalMemProp::new_checked(
+        Product::AtlasA2,
+        RunMode::Ep,
+        aclmem_core::CannVersion::V9_0,
+        Location::Device,
+        0,
+        MemAttr::HbmMemHuge,
+    )
+    .unwrap()
+    .0;
+    // The last published (handle value, marker).
+    let published = Mutex::new((0u64, 0u64));
+    let stop = AtomicBool::new(false);
+    let (exported, verified, refused) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    thread::scope(|s| {
+        // The owner: malloc, write a fresh marker, publish, free; repeat.
+        s.spawn(|| {
+            let va = owner.reserve(SIZE, 0, None, 0).unwrap();
+            let mut marker = 0u64;
+            while Instant::now() < deadline {
+                marker += 1;
+                let h = owner.malloc_physical(SIZE, &prop, 0).unwrap();
+                owner.map(va, SIZE, 0, h, 0).unwrap();
+                owner.write(va.get(), &marker.to_le_bytes()).unwrap();
+                owner.unmap(va).unwrap();
+                *published.lock().unwrap() = (h.0.get(), marker);
+                thread::yield_now();
+                owner.free_physical(h).unwrap();
+            }
+            stop.store(true, Ordering::Release);
+            owner.release(va).unwrap();
+        });
+        // The exporter: exports whatever value was published last.
+        s.spawn(|| {
+            let va = checker.reserve(SIZE, 0, None, 0).unwrap();
+            while !stop.load(Ordering::Acquire) {
+                let (raw, marker) = *published.lock().unwrap();
+                let Some(raw) = std::num::NonZeroU64::new(raw) else {
+                    continue;
+                };
+                let shareable =
+                    match owner.export(RawHandle(raw), EXPORT_FLAG_DISABLE_PID_VALIDATION) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            assert!(
+                                e == aclmem_emu::errors::Situation::StaleHandle.code() || e == AclError::RT_PARAM_INVALID,
+                                "an export of a freed handle answers a handle error, not {e:?}"
+                            );
+                            refused.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
+                    };
+                exported.fetch_add(1, Ordering::Relaxed);
+                // The owner may have freed it since: then the import is
+                // refused (the memory went), never the wrong bytes.
+                let Ok(imported) = checker.import(shareable, 0) else {
+                    continue;
+                };
+                checker.map(va, SIZE, 0, imported, 0).unwrap();
+                let mut seen = [0u8; 8];
+                checker.read(va.get(), &mut seen).unwrap();
+                assert_eq!(
+                    u64::from_le_bytes(seen),
+                    marker,
+                    "export of {raw:#x} reached another allocation"
+                );
+                verified.fetch_add(1, Ordering::Relaxed);
+                checker.unmap(va).unwrap();
+                checker.free_physical(imported).unwrap();
+            }
+            checker.release(va).unwrap();
+        });
+    });
+    let (exported, verified, refused) = (
+        exported.into_inner(),
+        verified.into_inner(),
+        refused.into_inner(),
+    );
+    eprintln!("{exported} exports ({verified} imported and checked), {refused} refused");
+    assert!(verified > 0 && refused > 0, "the race was not exercised");
+    assert!(owner.leak_report().is_empty(), "{}", owner.leak_report());
+    assert!(checker.leak_report().is_empty(), "{}", checker.leak_report());
+}
