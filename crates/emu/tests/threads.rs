@@ -367,7 +367,8 @@ fn exports_racing_frees_never_export_another_allocation() {
                         Ok(s) => s,
                         Err(e) => {
                             assert!(
-                                e == aclmem_emu::errors::Situation::StaleHandle.code() || e == AclError::RT_PARAM_INVALID,
+                                e == aclmem_emu::errors::Situation::StaleHandle.code()
+                                    || e == AclError::RT_PARAM_INVALID,
                                 "an export of a freed handle answers a handle error, not {e:?}"
                             );
                             refused.fetch_add(1, Ordering::Relaxed);
@@ -403,5 +404,9 @@ fn exports_racing_frees_never_export_another_allocation() {
     eprintln!("{exported} exports ({verified} imported and checked), {refused} refused");
     assert!(verified > 0 && refused > 0, "the race was not exercised");
     assert!(owner.leak_report().is_empty(), "{}", owner.leak_report());
-    assert!(checker.leak_report().is_empty(), "{}", checker.leak_report());
+    assert!(
+        checker.leak_report().is_empty(),
+        "{}",
+        checker.leak_report()
+    );
 }

@@ -26,12 +26,7 @@ impl Process {
                 })
                 .map(|()| addr)
         });
-        let released = self
-            .shards
-            .lock(id.shard)
-            .remove_handle(id)
-            .unwrap_or_default();
-        self.finish_release(id.shard, released);
+        self.drop_handle(id);
         mapped
     }
 }

@@ -64,12 +64,7 @@ impl Emulator {
             .enter(Op::Export)
             .and_then(|()| p.export_handle(id, flags, ExportKind::Ipc));
         // The block's mapping keeps the memory; drop the temporary handle.
-        let released = p
-            .shards
-            .lock(id.shard)
-            .remove_handle(id)
-            .unwrap_or_default();
-        p.finish_release(id.shard, released);
+        p.drop_handle(id);
         exported.map(ipc_key)
     }
 

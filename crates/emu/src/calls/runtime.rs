@@ -20,6 +20,23 @@ pub(crate) struct Runtime {
     next: u64,
 }
 
+impl Runtime {
+    /// A new opaque handle above `base` (never dereferenced by anyone).
+    fn issue(&mut self, base: u64) -> u64 {
+        self.next += 1;
+        base + self.next * 0x40
+    }
+}
+
+/// Removes `key` from a table of contexts or streams (107000-class
+/// `BadContextOrStream` if it is not there).
+fn remove(table: &mut BTreeMap<u64, u32>, key: u64) -> Result<()> {
+    table
+        .remove(&key)
+        .map(drop)
+        .ok_or(Situation::BadContextOrStream.code())
+}
+
 /// Streams one device holds at once, per product (the runtime's limits).
 fn stream_limit(product: Product) -> usize {
     match product {
@@ -36,8 +53,7 @@ impl Emulator {
         p.enter(Op::Context)?;
         p.device(device)?;
         let mut rt = p.runtime.lock();
-        rt.next += 1;
-        let handle = 0xC0_0000 + rt.next * 0x40;
+        let handle = rt.issue(0xC0_0000);
         rt.contexts.insert(handle, device);
         Ok(handle)
     }
@@ -45,13 +61,7 @@ impl Emulator {
     /// `aclrtDestroyContext`.
     pub fn destroy_context(&self, context: u64) -> Result<()> {
         self.process.enter(Op::Context)?;
-        self.process
-            .runtime
-            .lock()
-            .contexts
-            .remove(&context)
-            .map(drop)
-            .ok_or(Situation::BadContextOrStream.code())
+        remove(&mut self.process.runtime.lock().contexts, context)
     }
 
     /// The device of a context made by [`Emulator::create_context`].
@@ -68,8 +78,7 @@ impl Emulator {
         {
             return Err(Situation::StreamLimit.code());
         }
-        rt.next += 1;
-        let handle = 0x5_0000 + rt.next * 0x40;
+        let handle = rt.issue(0x5_0000);
         rt.streams.insert(handle, device);
         Ok(handle)
     }
@@ -77,13 +86,7 @@ impl Emulator {
     /// `aclrtDestroyStream(Force)`.
     pub fn destroy_stream(&self, stream: u64) -> Result<()> {
         self.process.enter(Op::Stream)?;
-        self.process
-            .runtime
-            .lock()
-            .streams
-            .remove(&stream)
-            .map(drop)
-            .ok_or(Situation::BadContextOrStream.code())
+        remove(&mut self.process.runtime.lock().streams, stream)
     }
 
     /// The device of a live stream.

@@ -56,6 +56,18 @@ fn socket_name(process: &Process, slot: u32, nonce: u64) -> Result<SocketAddrUni
     SocketAddrUnix::new_abstract_name(name.as_bytes()).map_err(|_| AclError::INTERNAL_ERROR)
 }
 
+/// A new Unix sequenced-packet socket (one message is one request or
+/// reply).
+fn seqpacket() -> Result<OwnedFd, AclError> {
+    socket_with(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )
+    .map_err(crate::env::socket_error)
+}
+
 /// Starts this process's listener, once.
 pub fn ensure_listener(process: &Process) -> Result<(), AclError> {
     if process.listener.get().is_some() {
@@ -64,13 +76,7 @@ pub fn ensure_listener(process: &Process) -> Result<(), AclError> {
     let weak = process_weak(process).ok_or(AclError::INTERNAL_ERROR)?;
     let nonce = crate::os::sys::random_u64() | 1;
     let addr = socket_name(process, process.slot, nonce)?;
-    let socket = socket_with(
-        AddressFamily::UNIX,
-        SocketType::SEQPACKET,
-        SocketFlags::CLOEXEC,
-        None,
-    )
-    .map_err(crate::env::socket_error)?;
+    let socket = seqpacket()?;
     bind(&socket, &addr).map_err(|_| AclError::RT_IPC_ERROR)?;
     listen(&socket, 64).map_err(|_| AclError::RT_IPC_ERROR)?;
     crate::os::fork::register_fd(&socket);
@@ -202,13 +208,7 @@ pub fn request(
         return Err(gone(process));
     };
     let addr = socket_name(process, exporter.0, nonce)?;
-    let socket = socket_with(
-        AddressFamily::UNIX,
-        SocketType::SEQPACKET,
-        SocketFlags::CLOEXEC,
-        None,
-    )
-    .map_err(crate::env::socket_error)?;
+    let socket = seqpacket()?;
     if connect(&socket, &addr).is_err() {
         // Nobody listens: the exporter is gone (its memory with it).
         return Err(gone(process));

@@ -69,6 +69,17 @@ impl Process {
         }
     }
 
+    /// Drops an internal handle (a live one; a stale one is nothing to
+    /// drop), releasing its allocation if that was the last reference.
+    pub(crate) fn drop_handle(&self, id: super::handles::HandleId) {
+        let released = self
+            .shards
+            .lock(id.shard)
+            .remove_handle(id)
+            .unwrap_or_default();
+        self.finish_release(id.shard, released);
+    }
+
     /// Gives back the pages of extents a dead importer left (see
     /// `Region::take_orphans`). Cheap when there are none.
     pub(crate) fn collect_orphans(&self) {
