@@ -5,18 +5,11 @@ use std::ptr;
 
 use aclmem_core::AclError;
 use aclmem_emu::args;
-use aclmem_emu::errors::Situation;
 use aclmem_sys::{aclCANNPackageVersion, aclrtContext, aclrtStream};
 
-use crate::state::{self, DEFAULT_CONTEXT, Global, with_global};
+use crate::state::{self, with_global};
 use crate::{AclErrorCode, cptr, guard};
-
-fn device_id(g: &Global, device: i32) -> Result<u32, AclError> {
-    u32::try_from(device)
-        .ok()
-        .filter(|d| *d < g.emu.config().devices)
-        .ok_or(AclError::RT_INVALID_DEVICEID)
-}
+use aclmem_emu::Target;
 
 /// `aclError aclInit(const char *configPath)`. `configPath` may be NULL; a
 /// path is accepted and not read (the emulator reads its environment: see
@@ -36,30 +29,11 @@ pub extern "C" fn aclFinalize() -> AclErrorCode {
 /// `aclError aclrtSetDevice(int32_t deviceId)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtSetDevice(device_id_: i32) -> AclErrorCode {
-    guard(|| {
-        with_global(|g| {
-            let d = device_id(g, device_id_)?;
-            let mut refs = g.device_refs.lock().unwrap_or_else(|p| p.into_inner());
-            refs[d as usize] = refs[d as usize].saturating_add(1);
-            state::set_current(g, d, 0);
-            Ok(())
-        })
-    })
+    guard(|| with_global(|g| g.emu.set_device(device_id_)))
 }
 
 fn reset(device: i32, force: bool) -> Result<(), AclError> {
-    with_global(|g| {
-        let d = device_id(g, device)?;
-        let mut refs = g.device_refs.lock().unwrap_or_else(|p| p.into_inner());
-        let r = &mut refs[d as usize];
-        *r = if force { 0 } else { r.saturating_sub(1) };
-        if *r == 0 {
-            // The default context and its streams go with the last reset.
-            g.emu.reset_device(d);
-        }
-        state::clear_current(g, Some(d));
-        Ok(())
-    })
+    with_global(|g| g.emu.reset_device(device, force))
 }
 
 /// `aclError aclrtResetDevice(int32_t deviceId)`.
@@ -82,7 +56,7 @@ pub unsafe extern "C" fn aclrtGetDevice(device_id: *mut i32) -> AclErrorCode {
         if device_id.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        let d = with_global(state::current_device)?;
+        let d = with_global(|g| g.emu.current_device())?;
         // SAFETY: the C caller's out parameter.
         unsafe { cptr::write(device_id, d as i32) }
     })
@@ -207,7 +181,7 @@ pub unsafe extern "C" fn aclrtDeviceGetBareTgid(pid: *mut i32) -> AclErrorCode {
 /// the emulator (copies are synchronous), so there is nothing to wait for.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtSynchronizeDevice() -> AclErrorCode {
-    guard(|| with_global(|g| state::current_device(g).map(drop)))
+    guard(|| with_global(|g| g.emu.synchronize_device()))
 }
 
 /// `aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)`: -1
@@ -216,7 +190,7 @@ pub extern "C" fn aclrtSynchronizeDevice() -> AclErrorCode {
 pub extern "C" fn aclrtSynchronizeDeviceWithTimeout(timeout: i32) -> AclErrorCode {
     guard(|| {
         args::sync_timeout(timeout)?;
-        with_global(|g| state::current_device(g).map(drop))
+        with_global(|g| g.emu.synchronize_device())
     })
 }
 
@@ -232,14 +206,12 @@ pub unsafe extern "C" fn aclrtCreateContext(
             return Err(AclError::INVALID_PARAM);
         }
         with_global(|g| {
-            let d = device_id(g, device_id_)?;
-            let c = g.emu.create_context(d)?;
+            let c = g.emu.create_context(device_id_)?;
             // SAFETY: the C caller's out parameter.
             if let Err(e) = unsafe { cptr::write(context, c as usize as aclrtContext) } {
                 let _ = g.emu.destroy_context(c);
                 return Err(e);
             }
-            state::set_current(g, d, c);
             Ok(())
         })
     })
@@ -254,11 +226,7 @@ pub extern "C" fn aclrtDestroyContext(context: aclrtContext) -> AclErrorCode {
         if context.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        with_global(|g| {
-            g.emu.destroy_context(context as usize as u64)?;
-            state::forget_context(g, context as usize as u64);
-            Ok(())
-        })
+        with_global(|g| g.emu.destroy_context(context as usize as u64))
     })
 }
 
@@ -270,20 +238,7 @@ pub extern "C" fn aclrtSetCurrentContext(context: aclrtContext) -> AclErrorCode 
         if context.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        with_global(|g| {
-            let c = context as usize as u64;
-            let devices = u64::from(g.emu.config().devices);
-            if (DEFAULT_CONTEXT..DEFAULT_CONTEXT + devices).contains(&c) {
-                state::set_current(g, (c - DEFAULT_CONTEXT) as u32, 0);
-                return Ok(());
-            }
-            let d = g
-                .emu
-                .context_device(c)
-                .ok_or(Situation::BadContextOrStream.code())?;
-            state::set_current(g, d, c);
-            Ok(())
-        })
+        with_global(|g| g.emu.set_current_context(context as usize as u64))
     })
 }
 
@@ -295,7 +250,7 @@ pub unsafe extern "C" fn aclrtGetCurrentContext(context: *mut aclrtContext) -> A
         if context.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        let c = with_global(state::current_context)?;
+        let c = with_global(|g| g.emu.current_context())?;
         // SAFETY: the C caller's out parameter.
         unsafe { cptr::write(context, c as usize as aclrtContext) }
     })
@@ -310,8 +265,7 @@ pub unsafe extern "C" fn aclrtCreateStream(stream: *mut aclrtStream) -> AclError
             return Err(AclError::INVALID_PARAM);
         }
         with_global(|g| {
-            let d = state::current_device(g)?;
-            let s = g.emu.create_stream(d)?;
+            let s = g.emu.create_stream(Target::Current)?;
             // SAFETY: the C caller's out parameter.
             if let Err(e) = unsafe { cptr::write(stream, s as usize as aclrtStream) } {
                 let _ = g.emu.destroy_stream(s);
@@ -342,25 +296,11 @@ pub extern "C" fn aclrtDestroyStreamForce(stream: aclrtStream) -> AclErrorCode {
     guard(|| destroy_stream(stream))
 }
 
-/// Whether `stream` is NULL (the default stream) or a live stream.
-pub(crate) fn check_stream(g: &Global, stream: aclrtStream) -> Result<(), AclError> {
-    if stream.is_null() || g.emu.stream_device(stream as usize as u64).is_some() {
-        Ok(())
-    } else {
-        Err(Situation::BadContextOrStream.code())
-    }
-}
-
 /// `aclError aclrtSynchronizeStream(aclrtStream stream)`: NULL is the
 /// default stream; nothing is ever pending.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtSynchronizeStream(stream: aclrtStream) -> AclErrorCode {
-    guard(|| {
-        with_global(|g| {
-            state::current_device(g)?;
-            check_stream(g, stream)
-        })
-    })
+    guard(|| with_global(|g| g.emu.synchronize_stream(stream as usize as u64)))
 }
 
 /// `aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t
@@ -372,10 +312,7 @@ pub extern "C" fn aclrtSynchronizeStreamWithTimeout(
 ) -> AclErrorCode {
     guard(|| {
         args::sync_timeout(timeout)?;
-        with_global(|g| {
-            state::current_device(g)?;
-            check_stream(g, stream)
-        })
+        with_global(|g| g.emu.synchronize_stream(stream as usize as u64))
     })
 }
 
@@ -389,16 +326,12 @@ pub unsafe extern "C" fn aclrtDeviceCanAccessPeer(
     peer: i32,
 ) -> AclErrorCode {
     guard(|| {
-        if can.is_null() || device == peer {
+        if can.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        with_global(|g| {
-            device_id(g, device)?;
-            device_id(g, peer)?;
-            Ok(())
-        })?;
+        let yes = with_global(|g| g.emu.can_access_peer(device, peer))?;
         // SAFETY: the C caller's out parameter.
-        unsafe { cptr::write(can, 1) }
+        unsafe { cptr::write(can, i32::from(yes)) }
     })
 }
 
@@ -412,26 +345,12 @@ pub extern "C" fn aclrtDeviceEnablePeerAccess(peer: i32, flags: u32) -> AclError
         if flags != 0 {
             return Err(AclError::FEATURE_UNSUPPORTED);
         }
-        with_global(|g| {
-            let d = state::current_device(g)?;
-            if peer == d as i32 {
-                return Err(AclError::INVALID_PARAM);
-            }
-            device_id(g, peer).map(drop)
-        })
+        with_global(|g| g.emu.peer_access(peer))
     })
 }
 
 /// `aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtDeviceDisablePeerAccess(peer: i32) -> AclErrorCode {
-    guard(|| {
-        with_global(|g| {
-            let d = state::current_device(g)?;
-            if peer == d as i32 {
-                return Err(AclError::INVALID_PARAM);
-            }
-            device_id(g, peer).map(drop)
-        })
-    })
+    guard(|| with_global(|g| g.emu.peer_access(peer)))
 }

@@ -1,43 +1,30 @@
 //! Physical memory, virtual ranges, plain memory, copies and the
 //! introspection calls.
 //!
-//! Every function checks its arguments in the runtime's order (its own
-//! pointers, then [`aclmem_emu::args`]), then looks for the calling thread's
-//! device (107002 without one), then calls the emulator.
+//! Every function checks its own pointers and reads the caller's C data,
+//! runs the ACL layer's checks once ([`aclmem_emu::args`], which hand the
+//! checked values on), and calls the emulator, which makes the runtime's
+//! checks (the calling thread's device, 107002 without one, among them).
 
 use std::ffi::c_void;
-use std::num::{NonZeroU64, NonZeroUsize};
+use std::num::NonZeroUsize;
 
 use aclmem_core::{AclError, GranularityOption, RawMemLocation, RawPhysicalMemProp};
 use aclmem_emu::args;
-use aclmem_emu::errors::Situation;
 use aclmem_hal::{PhysicalAllocator, RawHandle, VirtAddr, VirtualMemory};
 use aclmem_sys::{aclrtDrvMemHandle, aclrtMemAccessDesc, aclrtPtrAttributes, aclrtStream};
 
-use crate::state::{self, with_global};
+use crate::state::with_global;
 use crate::{AclErrorCode, cptr, guard};
+use aclmem_emu::Target;
+use aclmem_sys::{AccessDesc, AccessFlags, MallocPolicy, MemcpyKind};
 
 fn raw_handle(h: aclrtDrvMemHandle) -> Result<RawHandle, AclError> {
-    NonZeroU64::new(h as usize as u64)
-        .map(RawHandle)
-        .ok_or(AclError::INVALID_PARAM)
-}
-
-/// The runtime layer's device-id check (107001), which precedes the
-/// context lookup.
-fn device_in_range(g: &state::Global, prop: &RawPhysicalMemProp) -> Result<(), AclError> {
-    if prop.location.type_ == aclmem_core::Location::Device.raw()
-        && prop.location.id >= g.emu.config().devices
-    {
-        return Err(AclError::RT_INVALID_DEVICEID);
-    }
-    Ok(())
+    args::handle(h as usize as u64)
 }
 
 fn virt(p: *mut c_void) -> Result<VirtAddr, AclError> {
-    NonZeroUsize::new(p as usize)
-        .map(VirtAddr)
-        .ok_or(AclError::INVALID_PARAM)
+    args::address(p as usize).map(|a| VirtAddr(*a.get()))
 }
 
 /// `aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t
@@ -53,10 +40,7 @@ pub unsafe extern "C" fn aclrtGetMemInfo(
             return Err(AclError::INVALID_PARAM);
         }
         let attr = args::mem_info_attr(attr)?;
-        let (f, t) = with_global(|g| {
-            let d = state::current_device(g)?;
-            g.emu.mem_info(attr, d)
-        })?;
+        let (f, t) = with_global(|g| g.emu.mem_info(attr, Target::Current))?;
         // SAFETY: the C caller's out parameters.
         unsafe {
             cptr::write(free, f)?;
@@ -80,11 +64,9 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
         }
         // SAFETY: plain C data; read through the kernel-checked path.
         let prop = unsafe { cptr::read(prop)? };
-        args::malloc_physical(size, &prop, flags)?;
+        let request = args::malloc_physical(size, &prop, flags)?;
         with_global(|g| {
-            device_in_range(g, &prop)?;
-            state::current_device(g)?;
-            let h = g.emu.malloc_physical(size, &prop, flags)?;
+            let h = g.emu.malloc_physical_checked(request)?;
             // SAFETY: the C caller's out parameter.
             if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
             {
@@ -101,10 +83,7 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
 pub extern "C" fn aclrtFreePhysical(handle: aclrtDrvMemHandle) -> AclErrorCode {
     guard(|| {
         let h = raw_handle(handle)?;
-        with_global(|g| {
-            state::current_device(g)?;
-            g.emu.free_physical(h)
-        })
+        with_global(|g| g.emu.free_physical(h))
     })
 }
 
@@ -122,15 +101,11 @@ pub unsafe extern "C" fn aclrtMemGetAllocationGranularity(
         }
         // SAFETY: plain C data; read through the kernel-checked path.
         let prop = unsafe { cptr::read(prop)? };
-        args::granularity(&prop)?;
+        let prop = args::granularity(&prop)?;
         // The option is the driver's to check; the emulator answers the
         // documented granularity for both, and refuses anything else.
-        let option = GranularityOption::from_raw(option).ok_or(AclError::RT_PARAM_INVALID)?;
-        let value = with_global(|g| {
-            device_in_range(g, &prop)?;
-            state::current_device(g)?;
-            g.emu.granularity(&prop, option)
-        })?;
+        GranularityOption::from_raw(option).ok_or(AclError::RT_PARAM_INVALID)?;
+        let value = with_global(|g| g.emu.granularity_checked(prop))?;
         // SAFETY: the C caller's out parameter.
         unsafe { cptr::write(granularity, value) }
     })
@@ -150,11 +125,10 @@ pub unsafe extern "C" fn aclrtReserveMemAddress(
         if vir_ptr.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        args::reserve(size, flags)?;
+        let request = args::reserve(size, flags)?;
         with_global(|g| {
-            state::current_device(g)?;
             let expected = NonZeroUsize::new(expect_ptr as usize).map(VirtAddr);
-            let a = g.emu.reserve(size, alignment, expected, flags)?;
+            let a = g.emu.reserve_checked(request, alignment, expected)?;
             // SAFETY: the C caller's out parameter.
             if let Err(e) = unsafe { cptr::write(vir_ptr, a.get() as *mut c_void) } {
                 let _ = g.emu.release(a);
@@ -170,10 +144,7 @@ pub unsafe extern "C" fn aclrtReserveMemAddress(
 pub extern "C" fn aclrtReleaseMemAddress(vir_ptr: *mut c_void) -> AclErrorCode {
     guard(|| {
         let a = virt(vir_ptr)?;
-        with_global(|g| {
-            state::current_device(g)?;
-            g.emu.release(a)
-        })
+        with_global(|g| g.emu.release(a))
     })
 }
 
@@ -188,12 +159,8 @@ pub extern "C" fn aclrtMapMem(
     flags: u64,
 ) -> AclErrorCode {
     guard(|| {
-        args::map(vir_ptr as usize, size, handle as usize as u64, flags)?;
-        with_global(|g| {
-            state::current_device(g)?;
-            g.emu
-                .map(virt(vir_ptr)?, size, offset, raw_handle(handle)?, flags)
-        })
+        let request = args::map(vir_ptr as usize, size, handle as usize as u64, flags)?;
+        with_global(|g| g.emu.map_checked(request, offset))
     })
 }
 
@@ -202,10 +169,7 @@ pub extern "C" fn aclrtMapMem(
 pub extern "C" fn aclrtUnmapMem(vir_ptr: *mut c_void) -> AclErrorCode {
     guard(|| {
         let a = virt(vir_ptr)?;
-        with_global(|g| {
-            state::current_device(g)?;
-            g.emu.unmap(a)
-        })
+        with_global(|g| g.emu.unmap(a))
     })
 }
 
@@ -218,10 +182,12 @@ fn malloc_common(
     if dev_ptr.is_null() {
         return Err(AclError::INVALID_PARAM);
     }
-    args::malloc(size)?;
+    let size = args::malloc(size)?;
+    let policy = MallocPolicy::from_raw(policy);
     with_global(|g| {
-        let d = state::current_device(g)?;
-        let a = g.emu.malloc_device(d, size, policy, align32_only)?;
+        let a = g
+            .emu
+            .malloc_device_checked(Target::Current, size, policy, align32_only)?;
         // SAFETY: the C caller's out parameter.
         if let Err(e) = unsafe { cptr::write(dev_ptr, a as *mut c_void) } {
             let _ = g.emu.free_device(a);
@@ -260,11 +226,8 @@ pub unsafe extern "C" fn aclrtMallocAlign32(
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> AclErrorCode {
     guard(|| {
-        args::address(dev_ptr as usize)?;
-        with_global(|g| {
-            state::current_device(g)?;
-            g.emu.free_device(dev_ptr as usize)
-        })
+        let addr = args::address(dev_ptr as usize)?;
+        with_global(|g| g.emu.free_device_checked(addr))
     })
 }
 
@@ -276,10 +239,9 @@ pub unsafe extern "C" fn aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize
         if host_ptr.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        args::malloc(size)?;
+        let size = args::malloc(size)?;
         with_global(|g| {
-            state::current_device(g)?;
-            let a = g.emu.malloc_host(size)?;
+            let a = g.emu.malloc_host_checked(size)?;
             // SAFETY: the C caller's out parameter.
             if let Err(e) = unsafe { cptr::write(host_ptr, a as *mut c_void) } {
                 let _ = g.emu.free_host(a);
@@ -295,8 +257,8 @@ pub unsafe extern "C" fn aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> AclErrorCode {
     guard(|| {
-        args::address(host_ptr as usize)?;
-        with_global(|g| g.emu.free_host(host_ptr as usize))
+        let addr = args::address(host_ptr as usize)?;
+        with_global(|g| g.emu.free_host_checked(addr))
     })
 }
 
@@ -306,18 +268,20 @@ fn copy(
     src: *const c_void,
     count: usize,
     kind: u32,
+    stream: Option<aclrtStream>,
 ) -> Result<(), AclError> {
-    if args::memcpy(dst as usize, dest_max, src as usize, count, kind)? == args::Copy::Nothing {
+    let kind = MemcpyKind::from_raw(kind);
+    let args::Copy::Bytes(request) =
+        args::memcpy(dst as usize, dest_max, src as usize, count, kind)?
+    else {
         return Ok(());
-    }
-    with_global(|g| {
-        state::current_device(g)?;
-        // SAFETY: the C caller's buffers; host ranges are read and written
-        // by the kernel, which refuses addresses the process may not use.
-        unsafe {
-            g.emu
-                .memcpy(dst as usize, dest_max, src as usize, count, kind)
-        }
+    };
+    // SAFETY: the C caller's buffers; host ranges are read and written by
+    // the kernel (or checked by it first), which refuses addresses the
+    // process may not use.
+    with_global(|g| unsafe {
+        g.emu
+            .memcpy_checked(request, stream.map(|s| s as usize as u64))
     })
 }
 
@@ -333,7 +297,7 @@ pub unsafe extern "C" fn aclrtMemcpy(
     count: usize,
     kind: u32,
 ) -> AclErrorCode {
-    guard(|| copy(dst, dest_max, src, count, kind))
+    guard(|| copy(dst, dest_max, src, count, kind, None))
 }
 
 /// `aclError aclrtMemcpyAsync(..., aclrtStream stream)`: executes at once
@@ -347,13 +311,7 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
     kind: u32,
     stream: aclrtStream,
 ) -> AclErrorCode {
-    guard(|| {
-        if args::memcpy(dst as usize, dest_max, src as usize, count, kind)? == args::Copy::Nothing {
-            return Ok(());
-        }
-        with_global(|g| crate::device::check_stream(g, stream))?;
-        copy(dst, dest_max, src, count, kind)
-    })
+    guard(|| copy(dst, dest_max, src, count, kind, Some(stream)))
 }
 
 /// `aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
@@ -367,15 +325,13 @@ pub unsafe extern "C" fn aclrtMemset(
     count: usize,
 ) -> AclErrorCode {
     guard(|| {
-        if args::memset(dev_ptr as usize, max_count, count)? == args::Copy::Nothing {
+        let args::Fill::Bytes(request) = args::memset(dev_ptr as usize, max_count, value, count)?
+        else {
             return Ok(());
-        }
-        with_global(|g| {
-            state::current_device(g)?;
-            // SAFETY: device memory is the emulator's; host memory must be
-            // the caller's `aclrtMallocHost` memory (checked).
-            unsafe { g.emu.memset(dev_ptr as usize, max_count, value, count) }
-        })
+        };
+        // SAFETY: device memory is the emulator's; host memory must be the
+        // caller's `aclrtMallocHost` memory (checked).
+        with_global(|g| unsafe { g.emu.memset_checked(request) })
     })
 }
 
@@ -389,11 +345,11 @@ pub unsafe extern "C" fn aclrtMemGetAddressRange(
     psize: *mut usize,
 ) -> AclErrorCode {
     guard(|| {
-        args::address(ptr as usize)?;
+        let ptr = args::address(ptr as usize)?;
         if pbase.is_null() && psize.is_null() {
             return Err(AclError::RT_PARAM_INVALID);
         }
-        let (base, size) = with_global(|g| g.emu.address_range(ptr as usize))?;
+        let (base, size) = with_global(|g| g.emu.address_range(ptr.get().get()))?;
         // SAFETY: the C caller's out parameters (each may be NULL).
         unsafe {
             if !pbase.is_null() {
@@ -416,13 +372,12 @@ pub unsafe extern "C" fn aclrtMemRetainAllocationHandle(
     handle: *mut aclrtDrvMemHandle,
 ) -> AclErrorCode {
     guard(|| {
-        args::address(vir_ptr as usize)?;
+        let addr = virt(vir_ptr)?;
         if handle.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
         with_global(|g| {
-            state::current_device(g)?;
-            let h = g.emu.retain_allocation_handle(vir_ptr as usize)?;
+            let h = g.emu.retain_allocation_handle(addr.get())?;
             // SAFETY: the C caller's out parameter.
             if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
             {
@@ -465,10 +420,13 @@ pub unsafe extern "C" fn aclrtPointerGetAttributes(
         if ptr.is_null() || attributes.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        let (type_, id, page) = with_global(|g| g.emu.pointer_attributes(ptr as usize))?;
+        let a = with_global(|g| g.emu.pointer_attributes(ptr as usize))?;
         let out = aclrtPtrAttributes {
-            location: RawMemLocation { id, type_ },
-            pageSize: page,
+            location: RawMemLocation {
+                id: a.id,
+                type_: a.location.raw(),
+            },
+            pageSize: a.page_size,
             rsv: [0; 4],
         };
         // SAFETY: the C caller's out parameter.
@@ -497,22 +455,20 @@ pub unsafe extern "C" fn aclrtMemSetAccess(
         // SAFETY: plain C data, read through the kernel-checked path.
         let descs =
             unsafe { cptr::read_array(desc, count, MAX_ACCESS_DESCS, AclError::RT_PARAM_INVALID)? };
-        with_global(|g| {
-            state::current_device(g)?;
-            for d in &descs {
-                if d.rsv != [0; 12] {
-                    return Err(Situation::BadAccessDesc.code());
-                }
-                g.emu.set_access(
-                    vir_ptr as usize,
-                    size,
-                    u64::from(d.flags),
-                    d.location.type_,
-                    d.location.id,
-                )?;
-            }
-            Ok(())
-        })
+        // A descriptor with reserved bytes set is one the runtime does
+        // not know.
+        let descs: Vec<AccessDesc> = descs
+            .iter()
+            .map(|d| AccessDesc {
+                flags: if d.rsv == [0; 12] {
+                    AccessFlags::from_raw(d.flags)
+                } else {
+                    AccessFlags::Unknown(d.flags)
+                },
+                ..AccessDesc::from_raw(d)
+            })
+            .collect();
+        with_global(|g| g.emu.set_access(vir_ptr as usize, size, &descs))
     })
 }
 
@@ -528,14 +484,17 @@ pub unsafe extern "C" fn aclrtMemGetAccess(
         if vir_ptr.is_null() || location.is_null() || flag.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        let (flags, type_, id) = with_global(|g| {
-            state::current_device(g)?;
-            g.emu.get_access(vir_ptr as usize)
-        })?;
+        let a = with_global(|g| g.emu.get_access(vir_ptr as usize))?;
         // SAFETY: the C caller's out parameters.
         unsafe {
-            cptr::write(location, RawMemLocation { id, type_ })?;
-            cptr::write(flag, flags)
+            cptr::write(
+                location,
+                RawMemLocation {
+                    id: a.id,
+                    type_: a.location.raw(),
+                },
+            )?;
+            cptr::write(flag, u64::from(a.flags.raw()))
         }
     })
 }

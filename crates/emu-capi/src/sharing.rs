@@ -5,22 +5,17 @@
 //! take pids from `aclrtDeviceGetBareTgid`.
 
 use std::ffi::{c_char, c_void};
-use std::num::NonZeroU64;
 
 use aclmem_core::AclError;
 use aclmem_emu::errors::Situation;
 use aclmem_emu::{WHITELIST, args};
-use aclmem_hal::{RawHandle, ShareHandleType, ShareableHandle, ShareableHandleV2, ShareableMemory};
+use aclmem_hal::{ShareHandleType, ShareableHandleV2};
 use aclmem_sys::{ACL_IPC_KEY_LEN, aclrtDrvMemHandle, aclrtMemFabricHandle};
 
-use crate::state::{self, with_global};
+use crate::state::with_global;
 use crate::{AclErrorCode, cptr, guard};
-
-fn raw_handle(h: aclrtDrvMemHandle) -> Result<RawHandle, AclError> {
-    NonZeroU64::new(h as usize as u64)
-        .map(RawHandle)
-        .ok_or(AclError::INVALID_PARAM)
-}
+use aclmem_emu::Target;
+use aclmem_sys::ExportFlags;
 
 fn share_type(raw: u32) -> Result<ShareHandleType, AclError> {
     args::share_type(raw)?;
@@ -30,7 +25,7 @@ fn share_type(raw: u32) -> Result<ShareHandleType, AclError> {
 /// Reads a pid array of the caller's: NULL or unreadable is 100000, more
 /// pids than a whitelist holds is refused before anything is read.
 fn read_pids(pid: *mut i32, count: usize) -> Result<Vec<i32>, AclError> {
-    if pid.is_null() || count == 0 {
+    if pid.is_null() {
         return Err(AclError::INVALID_PARAM);
     }
     // SAFETY: plain integers, read through the kernel-checked path.
@@ -50,20 +45,20 @@ pub unsafe extern "C" fn aclrtMemExportToShareableHandle(
     shareable_handle: *mut u64,
 ) -> AclErrorCode {
     guard(|| {
-        args::export(handle as usize as u64, handle_type)?;
+        let handle = args::export(handle as usize as u64, handle_type)?;
         if shareable_handle.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        // The runtime layer's check, before the context.
-        if flags > 1 {
-            return Err(AclError::RT_PARAM_INVALID);
-        }
+        let flags = ExportFlags::from_raw(flags);
         let s = with_global(|g| {
-            state::current_device(g)?;
-            g.emu.export(raw_handle(handle)?, flags)
+            g.emu
+                .export_shareable(handle, flags, ShareHandleType::Default)
         })?;
+        let ShareableHandleV2::Default(id) = s else {
+            return Err(AclError::INTERNAL_ERROR);
+        };
         // SAFETY: the C caller's out parameter.
-        unsafe { cptr::write(shareable_handle, s.0) }
+        unsafe { cptr::write(shareable_handle, id) }
     })
 }
 
@@ -78,10 +73,9 @@ pub unsafe extern "C" fn aclrtMemSetPidToShareableHandle(
 ) -> AclErrorCode {
     guard(|| {
         let pids = read_pids(pid, pid_num)?;
-        with_global(|g| {
-            state::current_device(g)?;
-            g.emu.set_pids(ShareableHandle(shareable_handle), &pids)
-        })
+        let pids = args::pids(&pids)?;
+        let shareable = ShareableHandleV2::Default(shareable_handle);
+        with_global(|g| g.emu.set_pids_checked(&shareable, pids))
     })
 }
 
@@ -97,13 +91,12 @@ pub unsafe extern "C" fn aclrtMemImportFromShareableHandle(
         if handle.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
+        // A negative id is no device (u32::MAX never is one).
+        let device = u32::try_from(device_id).unwrap_or(u32::MAX);
         with_global(|g| {
-            let device = u32::try_from(device_id)
-                .ok()
-                .filter(|d| *d < g.emu.config().devices)
-                .ok_or(AclError::RT_INVALID_DEVICEID)?;
-            state::current_device(g)?;
-            let h = g.emu.import(ShareableHandle(shareable_handle), device)?;
+            let h = g
+                .emu
+                .import_shareable(&ShareableHandleV2::Default(shareable_handle), device)?;
             // SAFETY: the C caller's out parameter.
             if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
             {
@@ -127,15 +120,13 @@ pub unsafe extern "C" fn aclrtMemExportToShareableHandleV2(
     shareable_handle: *mut c_void,
 ) -> AclErrorCode {
     guard(|| {
-        let h = raw_handle(handle)?;
+        let h = args::handle(handle as usize as u64)?;
         let kind = share_type(share_type_)?;
         if shareable_handle.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        let shareable = with_global(|g| {
-            state::current_device(g)?;
-            g.emu.export_v2(h, flags, kind)
-        })?;
+        let flags = ExportFlags::from_raw(flags);
+        let shareable = with_global(|g| g.emu.export_shareable(h, flags, kind))?;
         // SAFETY: the C caller's out buffer of the documented type.
         unsafe {
             match shareable {
@@ -178,15 +169,13 @@ pub unsafe extern "C" fn aclrtMemSetPidToShareableHandleV2(
 ) -> AclErrorCode {
     guard(|| {
         let pids = read_pids(pid, pid_num)?;
+        let pids = args::pids(&pids)?;
         if shareable_handle.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
         let kind = share_type(share_type_)?;
         let shareable = read_v2(shareable_handle, kind)?;
-        with_global(|g| {
-            state::current_device(g)?;
-            g.emu.set_pids_v2(&shareable, &pids)
-        })
+        with_global(|g| g.emu.set_pids_checked(&shareable, pids))
     })
 }
 
@@ -208,8 +197,7 @@ pub unsafe extern "C" fn aclrtMemImportFromShareableHandleV2(
         let kind = share_type(share_type_)?;
         let shareable = read_v2(shareable_handle, kind)?;
         with_global(|g| {
-            let device = state::current_device(g)?;
-            let h = g.emu.import_v2(&shareable, device)?;
+            let h = g.emu.import_shareable(&shareable, Target::Current)?;
             // SAFETY: the C caller's out parameter.
             if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
             {
@@ -236,16 +224,14 @@ pub unsafe extern "C" fn aclrtIpcMemGetExportKey(
         if dev_ptr.is_null() || key.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        if size == 0 || len == 0 || flags > 1 {
+        if len == 0 {
             return Err(AclError::RT_PARAM_INVALID);
         }
+        let checked = args::ipc_export(size, flags)?;
         if len < ACL_IPC_KEY_LEN {
             return Err(Situation::IpcKeyLength.code());
         }
-        let text = with_global(|g| {
-            state::current_device(g)?;
-            g.emu.ipc_export_key(dev_ptr as usize, size, flags)
-        })?;
+        let text = with_global(|g| g.emu.ipc_export_key_checked(dev_ptr as usize, checked))?;
         // SAFETY: the C caller's key buffer of `len` bytes.
         unsafe { cptr::write_cstr(key, len, &text) }
     })
@@ -264,11 +250,9 @@ pub unsafe extern "C" fn aclrtIpcMemSetImportPid(
             return Err(AclError::RT_PARAM_INVALID);
         }
         let pids = read_pids(pid, num)?;
+        let pids = args::ipc_pids(&pids)?;
         let key = cptr::read_cstr(key, ACL_IPC_KEY_LEN - 1)?;
-        with_global(|g| {
-            state::current_device(g)?;
-            g.emu.ipc_set_pids(&key, &pids)
-        })
+        with_global(|g| g.emu.ipc_set_pids_checked(&key, pids))
     })
 }
 
@@ -285,12 +269,8 @@ pub unsafe extern "C" fn aclrtIpcMemImportByKey(
             return Err(AclError::INVALID_PARAM);
         }
         let key = cptr::read_cstr(key, ACL_IPC_KEY_LEN - 1)?;
-        if flags > 1 {
-            return Err(AclError::RT_PARAM_INVALID);
-        }
         with_global(|g| {
-            let device = state::current_device(g)?;
-            let a = g.emu.ipc_import(&key, device, flags)?;
+            let a = g.emu.ipc_import(&key, Target::Current, flags)?;
             // SAFETY: the C caller's out parameter.
             if let Err(e) = unsafe { cptr::write(dev_ptr, a as *mut c_void) } {
                 let _ = g.emu.ipc_close(&key);
@@ -307,9 +287,6 @@ pub unsafe extern "C" fn aclrtIpcMemImportByKey(
 pub unsafe extern "C" fn aclrtIpcMemClose(key: *const c_char) -> AclErrorCode {
     guard(|| {
         let key = cptr::read_cstr(key, ACL_IPC_KEY_LEN - 1)?;
-        with_global(|g| {
-            state::current_device(g)?;
-            g.emu.ipc_close(&key)
-        })
+        with_global(|g| g.emu.ipc_close(&key))
     })
 }

@@ -1,5 +1,5 @@
-//! The library's process-wide state (the emulated process, after `aclInit`)
-//! and the calling thread's device and context.
+//! The library's process-wide state: the emulated process, after `aclInit`
+//! (the calling thread's device and context are the emulator's).
 //!
 //! Every call reads the state through a per-thread cache validated by one
 //! atomic load, so calls from many threads share no written cache line.
@@ -8,7 +8,7 @@
 //! first call answers `ACL_ERROR_UNINITIALIZE`, and it may `aclInit` to join
 //! the machine as a process of its own.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, RwLock, RwLockWriteGuard};
@@ -21,8 +21,6 @@ pub(crate) struct Global {
     pub(crate) emu: Emulator,
     pub(crate) soc: &'static CStr,
     generation: u64,
-    /// `aclrtSetDevice` minus `aclrtResetDevice` per device.
-    pub(crate) device_refs: Mutex<Vec<u32>>,
 }
 
 static STATE: RwLock<Option<Arc<Global>>> = RwLock::new(None);
@@ -35,16 +33,10 @@ static SOC_NAMES: Mutex<Vec<&'static CStr>> = Mutex::new(Vec::new());
 
 thread_local! {
     static CACHE: RefCell<Option<Arc<Global>>> = const { RefCell::new(None) };
-    /// (library generation, device, context) current on this thread.
-    static CURRENT: Cell<(u64, i32, u64)> = const { Cell::new((0, -1, 0)) };
     /// The state lock, held from fork's prepare to its parent/child step.
     static FORK_GUARD: RefCell<Option<RwLockWriteGuard<'static, Option<Arc<Global>>>>> =
         const { RefCell::new(None) };
 }
-
-/// The base of default-context handles: `aclrtSetDevice(d)`'s context is
-/// `DEFAULT_CONTEXT + d` (an opaque value, never dereferenced).
-pub(crate) const DEFAULT_CONTEXT: u64 = 0x7dc0_0000_0000;
 
 fn lock_state() -> std::sync::RwLockReadGuard<'static, Option<Arc<Global>>> {
     STATE.read().unwrap_or_else(|p| p.into_inner())
@@ -76,55 +68,6 @@ pub(crate) fn with_global<R>(
     })
 }
 
-/// The device set on this thread (107002 when none since `aclInit`).
-pub(crate) fn current_device(g: &Global) -> Result<u32, AclError> {
-    let (generation, device, _) = CURRENT.with(Cell::get);
-    if generation != g.generation || device < 0 {
-        return Err(AclError::RT_CONTEXT_NULL);
-    }
-    Ok(device as u32)
-}
-
-/// The context current on this thread: the one set, or the default
-/// context of the device set.
-pub(crate) fn current_context(g: &Global) -> Result<u64, AclError> {
-    let (generation, device, context) = CURRENT.with(Cell::get);
-    if generation != g.generation || device < 0 {
-        return Err(AclError::RT_CONTEXT_NULL);
-    }
-    Ok(if context != 0 {
-        context
-    } else {
-        DEFAULT_CONTEXT + device as u64
-    })
-}
-
-/// Makes `device` (and `context`, 0 for its default one) current on this
-/// thread.
-pub(crate) fn set_current(g: &Global, device: u32, context: u64) {
-    CURRENT.with(|c| c.set((g.generation, device as i32, context)));
-}
-
-/// Clears this thread's device if it is `device` (or any, for `None`).
-pub(crate) fn clear_current(g: &Global, device: Option<u32>) {
-    CURRENT.with(|c| {
-        let (generation, d, _) = c.get();
-        if generation == g.generation && device.is_none_or(|want| d == want as i32) {
-            c.set((0, -1, 0));
-        }
-    });
-}
-
-/// The context current on this thread, if it is `context`: clears it.
-pub(crate) fn forget_context(g: &Global, context: u64) {
-    CURRENT.with(|c| {
-        let (generation, device, current) = c.get();
-        if generation == g.generation && current == context {
-            c.set((generation, device, 0));
-        }
-    });
-}
-
 fn intern(name: &str) -> &'static CStr {
     let mut names = SOC_NAMES.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(n) = names.iter().find(|n| n.to_bytes() == name.as_bytes()) {
@@ -135,10 +78,6 @@ fn intern(name: &str) -> &'static CStr {
         Box::leak(CString::new(name).unwrap_or_default().into_boxed_c_str());
     names.push(leaked);
     leaked
-}
-
-fn quiet() -> bool {
-    std::env::var_os("ACLMEM_EMU_QUIET").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 fn leak_report_wanted() -> bool {
@@ -153,18 +92,18 @@ pub(crate) fn init() -> Result<(), AclError> {
         return Err(AclError::REPEAT_INITIALIZE);
     }
     let emu = Emulator::join_from_env().map_err(|e| {
-        if !quiet() {
+        if !aclmem_emu::env::quiet() {
             eprintln!("aclmem-emu: aclInit failed: {e}");
         }
         e.code()
     })?;
-    let devices = emu.config().devices as usize;
+    // The C runtime's rule: memory calls need a device set on the thread.
+    emu.use_thread_devices();
     let generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
     *state = Some(Arc::new(Global {
         soc: intern(&emu.config().soc_name),
         emu,
         generation,
-        device_refs: Mutex::new(vec![0; devices]),
     }));
     LIVE.store(generation, Ordering::Release);
     if leak_report_wanted() {

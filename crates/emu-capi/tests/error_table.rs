@@ -19,6 +19,7 @@ use aclmem_emu::{EmuConfig, Emulator, ShareHandleType};
 use aclmem_hal::{
     PhysicalAllocator, RawHandle, ShareableHandle, ShareableMemory, VirtAddr, VirtualMemory,
 };
+use aclmem_sys::{AccessDesc, AccessFlags, LocationType, MallocPolicy, MemcpyKind};
 
 fn prop(location: Location, id: u32, attr: MemAttr) -> RawPhysicalMemProp {
     RawPhysicalMemProp {
@@ -197,7 +198,16 @@ fn provoke(s: Situation) -> Option<AclError> {
             let mut buf = [0u8; 16];
             // Device to host, declared host to device.
             // SAFETY: `buf` is a live local of 16 bytes; `r` is mapped.
-            unsafe { e.memcpy(buf.as_mut_ptr() as usize, 16, r.get(), 16, 1) }.err()?
+            unsafe {
+                e.memcpy(
+                    buf.as_mut_ptr() as usize,
+                    16,
+                    r.get(),
+                    16,
+                    MemcpyKind::HostToDevice,
+                )
+            }
+            .err()?
         }
         Situation::MemsetOverflow => {
             let (_, r) = mapped(&e, 2 * MIB);
@@ -217,7 +227,9 @@ fn provoke(s: Situation) -> Option<AclError> {
             code?
         }
         Situation::IpcRange => {
-            let p = e.malloc_device(0, 4 * MIB, 1, false).unwrap();
+            let p = e
+                .malloc_device(0, 4 * MIB, MallocPolicy::from_raw(1), false)
+                .unwrap();
             e.ipc_export_key(p + 4096 + 1, MIB, 0).err()?
         }
         Situation::IpcKeyLength => ipc_key_length()?,
@@ -231,7 +243,12 @@ fn provoke(s: Situation) -> Option<AclError> {
         }
         Situation::BadAccessDesc => {
             let (_, r) = mapped(&e, 2 * MIB);
-            err(e.set_access(r.get(), 2 * MIB, 1, 1, 0))?
+            let read_only = AccessDesc {
+                flags: AccessFlags::Read,
+                location: LocationType::Device,
+                id: 0,
+            };
+            err(e.set_access(r.get(), 2 * MIB, &[read_only]))?
         }
         Situation::UnknownAddress => e.address_range(21 << 40).err()?,
         Situation::ForkedChild => forked_child()?,

@@ -58,6 +58,7 @@ fn hostile_inputs() {
         expected_address_must_end_inside_the_window();
         handles_do_not_survive_finalize();
         the_map_count_limit_is_an_error_and_nothing_gets_stuck();
+        large_copies_of_bad_host_memory_are_errors();
         running_out_of_descriptors_is_named();
         assert_eq!(aclFinalize(), 0);
     }
@@ -255,5 +256,73 @@ unsafe fn running_out_of_descriptors_is_named() {
         }
         assert_eq!(aclrtMallocPhysical(&mut h, 2 * MIB, &hbm(1), 0), 0);
         assert_eq!(aclrtFreePhysical(h), 0);
+    }
+}
+
+/// Large copies take a plain `memcpy` when the kernel says the host range
+/// is private anonymous memory with the permission and no guard page; any
+/// other host range (unmapped, `PROT_NONE`, read-only as a destination, a
+/// file mapped past its end, a guard page) is still an error code, never a
+/// crash, and good memory round-trips intact.
+unsafe fn large_copies_of_bad_host_memory_are_errors() {
+    const N: usize = MIB;
+    let bad = code(Situation::BadCopyAddress);
+    let map = |prot: i32, flags: i32, fd: i32| {
+        // SAFETY: a fresh mapping the kernel places.
+        let p = unsafe { libc::mmap(ptr::null_mut(), N, prot, flags, fd, 0) };
+        assert_ne!(p, libc::MAP_FAILED);
+        p
+    };
+    let anon = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+    // SAFETY: see `hostile_inputs`; every mapping below is this function's.
+    unsafe {
+        let mut dev = ptr::null_mut();
+        assert_eq!(aclrtMalloc(&mut dev, 2 * MIB, 0), 0);
+        let h2d = |src: *const c_void| aclrtMemcpy(dev, N, src, N, sys::ACL_MEMCPY_HOST_TO_DEVICE);
+        let d2h = |dst: *mut c_void| aclrtMemcpy(dst, N, dev, N, sys::ACL_MEMCPY_DEVICE_TO_HOST);
+
+        // Good memory, both ways.
+        let src: Vec<u8> = (0..N).map(|i| (i * 7 + 3) as u8).collect();
+        let mut back = vec![0u8; N];
+        assert_eq!(h2d(src.as_ptr().cast()), 0);
+        assert_eq!(d2h(back.as_mut_ptr().cast()), 0);
+        assert!(src == back, "a large copy round-trips");
+
+        let gone = map(libc::PROT_READ | libc::PROT_WRITE, anon, -1);
+        assert_eq!(libc::munmap(gone, N), 0);
+        assert_eq!((h2d(gone), d2h(gone)), (bad, bad), "unmapped");
+
+        let none = map(libc::PROT_NONE, anon, -1);
+        assert_eq!((h2d(none), d2h(none)), (bad, bad), "PROT_NONE");
+
+        let read_only = map(libc::PROT_READ, anon, -1);
+        assert_eq!(h2d(read_only), 0, "a read-only source is fine");
+        assert_eq!(d2h(read_only), bad, "a read-only destination");
+
+        let fd = libc::memfd_create(c"aclmem-hostile-eof".as_ptr(), libc::MFD_CLOEXEC);
+        assert!(fd >= 0);
+        assert_eq!(libc::ftruncate(fd, 4096), 0);
+        let past_eof = map(libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd);
+        assert_eq!(
+            (h2d(past_eof), d2h(past_eof)),
+            (bad, bad),
+            "a file past its end"
+        );
+
+        // Guard pages exist from Linux 6.13; elsewhere this part is moot.
+        const MADV_GUARD_INSTALL: i32 = 102;
+        let guarded = map(libc::PROT_READ | libc::PROT_WRITE, anon, -1);
+        let page = guarded.cast::<u8>().add(N / 2).cast();
+        if libc::madvise(page, 4096, MADV_GUARD_INSTALL) == 0 {
+            assert_eq!((h2d(guarded), d2h(guarded)), (bad, bad), "a guard page");
+        } else {
+            eprintln!("no MADV_GUARD_INSTALL on this kernel: the guard-page case is moot");
+        }
+
+        for p in [none, read_only, past_eof, guarded] {
+            assert_eq!(libc::munmap(p, N), 0);
+        }
+        libc::close(fd);
+        assert_eq!(aclrtFree(dev), 0);
     }
 }

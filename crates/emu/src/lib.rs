@@ -71,6 +71,7 @@ mod report;
 pub use calls::copy::{Hold, hostmem};
 pub use calls::instrument::Op;
 pub use calls::ipc::{ipc_key, ipc_key_id};
+pub use calls::runtime::{DEFAULT_CONTEXT, Target};
 pub use calls::sharing::{FABRIC_MAGIC, fabric_handle, fabric_id};
 pub use config::{ConfigError, EmuConfig, MAX_DEVICES, ParseSizeError, parse_size, preset_soc};
 pub use emulator::Emulator;

@@ -19,6 +19,9 @@
     missing_docs
 )]
 
+mod values;
+pub use values::*;
+
 use core::ffi::{c_char, c_void};
 
 /// Whether a driver must find a function in the loaded library.

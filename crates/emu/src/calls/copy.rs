@@ -11,12 +11,15 @@ use std::sync::Arc;
 
 use aclmem_core::AclError;
 
+use crate::args::{self, Checked, CopyRequest, FillRequest};
 use crate::errors::Situation;
+use crate::os::host::{self, Use};
 use crate::os::pool::PoolFile;
 use crate::os::sys;
 use crate::process::address_space::MapState;
 use crate::process::{Process, Result};
-use crate::{Emulator, Op, args};
+use crate::{Emulator, Op};
+use aclmem_sys::MemcpyKind;
 
 /// A piece of a pinned device range.
 pub(crate) struct Segment {
@@ -92,30 +95,63 @@ impl Process {
     /// `aclrtMemcpy` after its argument checks: `kind` decides the
     /// direction (`ACL_MEMCPY_DEFAULT` from the addresses). Device ranges
     /// must be mapped; host ranges are checked by the kernel.
-    fn copy(&self, dst: usize, src: usize, count: usize, kind: u32) -> Result<()> {
-        self.enter(Op::Memcpy)?;
+    fn copy(&self, request: CopyRequest) -> Result<()> {
+        let CopyRequest {
+            dst,
+            src,
+            count,
+            kind,
+        } = request;
         let dst_dev = self.is_device_address(dst);
         let src_dev = self.is_device_address(src);
-        let (to_dev, from_dev) = match kind {
-            0 => (false, false),
-            1 | 5 => (true, false),
-            2 => (false, true),
-            3 => (true, true),
-            _ => (dst_dev, src_dev),
-        };
+        let (to_dev, from_dev) = kind.direction().unwrap_or((dst_dev, src_dev));
         if to_dev != dst_dev || from_dev != src_dev {
             return Err(Situation::CopyKindMismatch.code());
         }
         let bad = |_| Situation::BadCopyAddress.code();
         match (to_dev, from_dev) {
+            (false, false)
+                if host::plain(src, count, Use::Read) && host::plain(dst, count, Use::Write) =>
+            {
+                // SAFETY: both ranges are private anonymous memory the
+                // process may read (source) and write (destination), as
+                // the kernel just said; `copy` allows overlap.
+                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, count) };
+                Ok(())
+            }
             (false, false) => sys::copy_host_to_host(dst, src, count, self.scratch()?).map_err(bad),
-            (true, false) => self.pin(dst, count)?.segments.iter().try_for_each(|s| {
-                sys::write_from_host(s.file.fd(), s.offset, src + (s.addr - dst), s.len)
-                    .map_err(bad)
-            }),
-            (false, true) => self.pin(src, count)?.segments.iter().try_for_each(|s| {
-                sys::read_to_host(s.file.fd(), s.offset, dst + (s.addr - src), s.len).map_err(bad)
-            }),
+            (true, false) => {
+                let pinned = self.pin(dst, count)?;
+                if host::plain(src, count, Use::Read) {
+                    // SAFETY: the destination is covered by pinned Ready
+                    // mappings of ours (read-write); the source is private
+                    // anonymous memory the process may read, outside every
+                    // arena, so the two do not overlap.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, count)
+                    };
+                    return Ok(());
+                }
+                pinned.segments.iter().try_for_each(|s| {
+                    sys::write_from_host(s.file.fd(), s.offset, src + (s.addr - dst), s.len)
+                        .map_err(bad)
+                })
+            }
+            (false, true) => {
+                let pinned = self.pin(src, count)?;
+                if host::plain(dst, count, Use::Write) {
+                    // SAFETY: as above, with the device range the source
+                    // and the host range a writable destination.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, count)
+                    };
+                    return Ok(());
+                }
+                pinned.segments.iter().try_for_each(|s| {
+                    sys::read_to_host(s.file.fd(), s.offset, dst + (s.addr - src), s.len)
+                        .map_err(bad)
+                })
+            }
             (true, true) => {
                 let _d = self.pin(dst, count)?;
                 let _s = self.pin(src, count)?;
@@ -131,11 +167,17 @@ impl Process {
 
     /// `aclrtMemset`: device memory of this process, or `aclrtMallocHost`
     /// memory.
-    fn fill(&self, dst: usize, value: u8, count: usize) -> Result<()> {
-        self.enter(Op::Memset)?;
+    fn fill(&self, request: FillRequest) -> Result<()> {
+        let FillRequest { dst, count, value } = request;
         if self.is_device_address(dst) {
             let _pinned = self.pin(dst, count)?;
             // SAFETY: covered by pinned Ready mappings (read-write).
+            unsafe { std::ptr::write_bytes(dst as *mut u8, value, count) };
+            Ok(())
+        } else if self.is_host_allocation(dst, count) && host::plain(dst, count, Use::Write) {
+            // SAFETY: an `aclrtMallocHost` block of this process, private
+            // anonymous memory the process may write, as the kernel just
+            // said.
             unsafe { std::ptr::write_bytes(dst as *mut u8, value, count) };
             Ok(())
         } else if self.is_host_allocation(dst, count) {
@@ -162,8 +204,9 @@ impl fmt::Debug for Hold<'_> {
 impl Emulator {
     /// `aclrtMemcpy`: the argument checks ([`args::memcpy`]), then the copy.
     /// Device ranges must be mapped in this process; host ranges are read
-    /// and written by the kernel, which answers an address the process may
-    /// not use with an error code instead of a crash.
+    /// and written by the kernel (or checked by it first), which answers an
+    /// address the process may not use with an error code instead of a
+    /// crash.
     ///
     /// # Safety
     /// Every host byte of `dst..dst + count` must be memory the caller may
@@ -175,12 +218,33 @@ impl Emulator {
         dest_max: usize,
         src: usize,
         count: usize,
-        kind: u32,
+        kind: MemcpyKind,
     ) -> Result<()> {
         match args::memcpy(dst, dest_max, src, count, kind)? {
             args::Copy::Nothing => Ok(()),
-            args::Copy::Bytes => self.process.copy(dst, src, count, kind),
+            // SAFETY: the caller's contract, passed on.
+            args::Copy::Bytes(request) => unsafe { self.memcpy_checked(request, None) },
         }
+    }
+
+    /// `aclrtMemcpy` (or, with a stream, `aclrtMemcpyAsync`, which runs at
+    /// once: streams never hold pending work; 0 is the default stream) with
+    /// arguments the checks accepted ([`args::memcpy`]).
+    ///
+    /// # Safety
+    /// As for [`Emulator::memcpy`].
+    pub unsafe fn memcpy_checked(
+        &self,
+        request: Checked<CopyRequest>,
+        stream: Option<u64>,
+    ) -> Result<()> {
+        let p = &self.process;
+        p.enter(Op::Memcpy)?;
+        if let Some(stream) = stream {
+            self.check_stream(stream)?;
+        }
+        p.on_device()?;
+        p.copy(request.into_inner())
     }
 
     /// `aclrtMemset`: device memory of this process or `aclrtMallocHost`
@@ -196,24 +260,52 @@ impl Emulator {
         value: i32,
         count: usize,
     ) -> Result<()> {
-        match args::memset(dst, max_count, count)? {
-            args::Copy::Nothing => Ok(()),
-            args::Copy::Bytes => self.process.fill(dst, value as u8, count),
+        match args::memset(dst, max_count, value, count)? {
+            args::Fill::Nothing => Ok(()),
+            // SAFETY: the caller's contract, passed on.
+            args::Fill::Bytes(request) => unsafe { self.memset_checked(request) },
         }
+    }
+
+    /// `aclrtMemset` with arguments the checks accepted
+    /// ([`args::memset`]).
+    ///
+    /// # Safety
+    /// As for [`Emulator::memset`].
+    pub unsafe fn memset_checked(&self, request: Checked<FillRequest>) -> Result<()> {
+        let p = &self.process;
+        p.enter_rt(Op::Memset)?;
+        p.fill(request.into_inner())
     }
 
     /// Copies `data` to device memory of this process (a safe host→device
     /// `aclrtMemcpy`).
     pub fn copy_to_device(&self, dst: usize, data: &[u8]) -> Result<()> {
         // SAFETY: the host side is `data`, borrowed for reading only.
-        unsafe { self.memcpy(dst, data.len(), data.as_ptr() as usize, data.len(), 1) }
+        unsafe {
+            self.memcpy(
+                dst,
+                data.len(),
+                data.as_ptr() as usize,
+                data.len(),
+                MemcpyKind::HostToDevice,
+            )
+        }
     }
 
     /// Copies device memory of this process into `buf` (a safe
     /// device→host `aclrtMemcpy`).
     pub fn copy_from_device(&self, buf: &mut [u8], src: usize) -> Result<()> {
         // SAFETY: the host side is `buf`, borrowed mutably for the call.
-        unsafe { self.memcpy(buf.as_mut_ptr() as usize, buf.len(), src, buf.len(), 2) }
+        unsafe {
+            self.memcpy(
+                buf.as_mut_ptr() as usize,
+                buf.len(),
+                src,
+                buf.len(),
+                MemcpyKind::DeviceToHost,
+            )
+        }
     }
 
     /// Writes `data` at `addr`, which must lie inside live mappings of this

@@ -11,7 +11,13 @@ use crate::os::sys;
 use crate::process::charge::Pools;
 use crate::process::handles::{HandleId, Origin};
 use crate::process::{Process, Result};
-use crate::{Emulator, Op, args};
+use std::num::NonZeroUsize;
+
+use aclmem_sys::{MallocPolicy, PagePolicy};
+
+use crate::args::{self, Checked};
+use crate::calls::runtime::Target;
+use crate::{Emulator, Op};
 
 impl Process {
     /// Maps the allocation behind the internal handle `id` (`bytes` long)
@@ -33,33 +39,47 @@ impl Process {
 
 /// `aclrtMalloc`'s page choice for a policy and a size: the attribute and
 /// the page size the memory is rounded to.
-fn plain_pages(policy: u32, rounded: usize) -> (MemAttr, usize) {
-    match policy & 0xFF {
-        6 | 7 => (MemAttr::HbmMemHuge1G, GIB),
-        2 | 5 => (MemAttr::HbmMemNormal, PAGE as usize),
-        _ if rounded <= MIB => (MemAttr::HbmMemNormal, PAGE as usize),
-        _ => (MemAttr::HbmMemHuge, 2 * MIB),
+fn plain_pages(policy: MallocPolicy, rounded: usize) -> (MemAttr, usize) {
+    match policy.pages() {
+        PagePolicy::Huge1G => (MemAttr::HbmMemHuge1G, GIB),
+        PagePolicy::Normal => (MemAttr::HbmMemNormal, PAGE as usize),
+        PagePolicy::BySize | PagePolicy::HugeOnly if rounded <= MIB => {
+            (MemAttr::HbmMemNormal, PAGE as usize)
+        }
+        PagePolicy::BySize | PagePolicy::HugeOnly => (MemAttr::HbmMemHuge, 2 * MIB),
     }
 }
 
 impl Emulator {
     /// `aclrtMalloc` (or, with `align32_only`, `aclrtMallocAlign32`) on
     /// `device`: the address of `size` bytes of device memory. The size is
-    /// rounded up to 32 bytes (plus 32 of padding unless `align32_only`, as
-    /// the runtime documents), and the memory to whole pages (2 MiB pages
-    /// above 1 MiB).
+    /// rounded up to 32 bytes (plus 32 of padding unless `align32_only` or
+    /// a 1 GiB policy, as the runtime documents), and the memory to whole
+    /// pages (2 MiB pages above 1 MiB).
     pub fn malloc_device(
         &self,
-        device: u32,
+        device: impl Into<Target>,
         size: usize,
-        policy: u32,
+        policy: MallocPolicy,
+        align32_only: bool,
+    ) -> Result<usize> {
+        self.malloc_device_checked(device, args::malloc(size)?, policy, align32_only)
+    }
+
+    /// `aclrtMalloc` with a size the ACL layer accepted ([`args::malloc`]).
+    pub fn malloc_device_checked(
+        &self,
+        device: impl Into<Target>,
+        size: Checked<NonZeroUsize>,
+        policy: MallocPolicy,
         align32_only: bool,
     ) -> Result<usize> {
         let p = &self.process;
-        args::malloc(size)?;
         p.enter(Op::MallocDevice)?;
-        p.device(device)?;
-        let huge1g = matches!(policy & 0xFF, 6 | 7);
+        let device = p.target(device.into())?;
+        p.on_device()?;
+        let size = size.into_inner().get();
+        let huge1g = policy.pages() == PagePolicy::Huge1G;
         let padded = if align32_only || huge1g {
             size
         } else {
@@ -90,9 +110,15 @@ impl Emulator {
     /// `aclrtFree`: only memory from `aclrtMalloc` (an IPC import's own
     /// mapping is refused: that is `aclrtIpcMemClose`'s).
     pub fn free_device(&self, addr: usize) -> Result<()> {
+        self.free_device_checked(args::address(addr)?)
+    }
+
+    /// `aclrtFree` of an address the ACL layer accepted
+    /// ([`args::address`]).
+    pub fn free_device_checked(&self, addr: Checked<NonZeroUsize>) -> Result<()> {
         let p = &self.process;
-        args::address(addr)?;
-        p.enter(Op::FreeDevice)?;
+        let addr = addr.into_inner().get();
+        p.enter_rt(Op::FreeDevice)?;
         {
             let va = p.va.lock();
             let ipc = va.maps.get(&addr).is_some_and(|e| {
@@ -114,10 +140,17 @@ impl Emulator {
     /// `aclrtMallocHost`: page-locked host memory (plain anonymous memory
     /// here), not charged to any device.
     pub fn malloc_host(&self, size: usize) -> Result<usize> {
+        self.malloc_host_checked(args::malloc(size)?)
+    }
+
+    /// `aclrtMallocHost` with a size the ACL layer accepted
+    /// ([`args::malloc`]).
+    pub fn malloc_host_checked(&self, size: Checked<NonZeroUsize>) -> Result<usize> {
         let p = &self.process;
-        args::malloc(size)?;
-        p.enter(Op::MallocHost)?;
+        p.enter_rt(Op::MallocHost)?;
         let len = size
+            .into_inner()
+            .get()
             .checked_next_multiple_of(PAGE as usize)
             .ok_or(AclError::RT_MEMORY_ALLOCATION)?;
         let addr = sys::map_anonymous(len).map_err(|_| AclError::RT_MEMORY_ALLOCATION)?;
@@ -127,8 +160,14 @@ impl Emulator {
 
     /// `aclrtFreeHost`.
     pub fn free_host(&self, addr: usize) -> Result<()> {
+        self.free_host_checked(args::address(addr)?)
+    }
+
+    /// `aclrtFreeHost` of an address the ACL layer accepted
+    /// ([`args::address`]).
+    pub fn free_host_checked(&self, addr: Checked<NonZeroUsize>) -> Result<()> {
         let p = &self.process;
-        args::address(addr)?;
+        let addr = addr.into_inner().get();
         p.enter(Op::FreeHost)?;
         let len = p
             .hosts

@@ -5,6 +5,8 @@
 
 use aclmem_core::{AclError, Product, RunMode};
 
+use crate::args::{self, Checked};
+use crate::calls::runtime::Target;
 use crate::errors::Situation;
 use crate::machine::ExportKind;
 use crate::os::pool::PAGE;
@@ -22,8 +24,10 @@ pub fn ipc_key_id(key: &str) -> Option<u64> {
     u64::from_str_radix(key.strip_prefix("aclmem-ipc-")?, 16).ok()
 }
 
-fn key_id(key: &str) -> Result<u64> {
-    ipc_key_id(key).ok_or(Situation::UnknownShareable.code())
+/// The id a key names; 0 (never an export's id, so unknown where it is
+/// looked up, after the checks that come first) for text that is no key.
+fn key_id(key: &str) -> u64 {
+    ipc_key_id(key).unwrap_or(0)
 }
 
 impl Emulator {
@@ -31,12 +35,21 @@ impl Emulator {
     /// starts at `addr` (the whole block: `size` must fit in it and be page
     /// aligned).
     pub fn ipc_export_key(&self, addr: usize, size: usize, flags: u64) -> Result<String> {
+        self.ipc_export_key_checked(addr, args::ipc_export(size, flags)?)
+    }
+
+    /// `aclrtIpcMemGetExportKey` with a size and flags the runtime layer
+    /// accepted ([`args::ipc_export`]).
+    pub fn ipc_export_key_checked(
+        &self,
+        addr: usize,
+        checked: Checked<(usize, bool)>,
+    ) -> Result<String> {
         let p = &self.process;
+        let (size, check_pid) = checked.into_inner();
+        p.enter_rt(Op::Export)?;
         if p.machine.product == Product::Atlas200IA2 || p.machine.config.run_mode == RunMode::Rc {
             return Err(AclError::RT_FEATURE_NOT_SUPPORT);
-        }
-        if flags > 1 || size == 0 {
-            return Err(AclError::RT_PARAM_INVALID);
         }
         // Export through a temporary internal handle of the block, made
         // under the locks that found the block.
@@ -60,9 +73,7 @@ impl Emulator {
             a.refs += 1;
             p.shards.new_handle(&mut shard, e.shard, e.alloc, false)
         };
-        let exported = p
-            .enter(Op::Export)
-            .and_then(|()| p.export_handle(id, flags, ExportKind::Ipc));
+        let exported = p.export_handle(id, check_pid, ExportKind::Ipc);
         // The block's mapping keeps the memory; drop the temporary handle.
         p.drop_handle(id);
         exported.map(ipc_key)
@@ -70,18 +81,21 @@ impl Emulator {
 
     /// `aclrtIpcMemSetImportPid`.
     pub fn ipc_set_pids(&self, key: &str, pids: &[i32]) -> Result<()> {
-        self.process.set_pids(key_id(key)?, pids)
+        self.ipc_set_pids_checked(key, args::ipc_pids(pids)?)
     }
 
-    /// `aclrtIpcMemImportByKey` onto `device` (the calling thread's): the
-    /// address where the block is mapped.
-    pub fn ipc_import(&self, key: &str, device: u32, flags: u64) -> Result<usize> {
+    /// `aclrtIpcMemSetImportPid` with a pid list the runtime layer accepted
+    /// ([`args::ipc_pids`]).
+    pub fn ipc_set_pids_checked(&self, key: &str, pids: Checked<&[i32]>) -> Result<()> {
+        self.process.set_pids(key_id(key), pids)
+    }
+
+    /// `aclrtIpcMemImportByKey` onto `device` (the calling thread's, for
+    /// the C library): the address where the block is mapped.
+    pub fn ipc_import(&self, key: &str, device: impl Into<Target>, flags: u64) -> Result<usize> {
+        args::ipc_import_flags(flags)?;
         let p = &self.process;
-        let key = key_id(key)?;
-        if flags > 1 {
-            return Err(AclError::RT_PARAM_INVALID);
-        }
-        let id = p.import_handle(key, device, ExportKind::Ipc)?;
+        let id = p.import_handle(key_id(key), device.into(), ExportKind::Ipc)?;
         let size = {
             let shard = p.shards.lock(id.shard);
             shard.resolve(id)?.1.size as usize
@@ -94,7 +108,8 @@ impl Emulator {
     /// mapped, and its `aclrtFree` frees the block).
     pub fn ipc_close(&self, key: &str) -> Result<()> {
         let p = &self.process;
-        let key = key_id(key)?;
+        p.on_device()?;
+        let key = key_id(key);
         let imported_at = {
             let va = p.va.lock();
             va.maps.iter().find_map(|(&addr, e)| {
@@ -102,7 +117,7 @@ impl Emulator {
                     .lock(e.shard)
                     .allocs
                     .get(e.alloc as usize)
-                    .filter(|a| a.export == Some(key) && a.is_imported())
+                    .filter(|a| a.export.is_some_and(|e| e.get() == key) && a.is_imported())
                     .map(|_| addr)
             })
         };

@@ -9,13 +9,14 @@ use aclmem_core::{
 };
 use aclmem_hal::{PhysicalAllocator, RawHandle};
 
+use crate::args::{self, Checked, PhysicalRequest};
 use crate::errors::Situation;
 use crate::machine::PoolId;
 use crate::os::pool::{PAGE, PoolFile};
 use crate::process::charge::Pools;
 use crate::process::handles::{Alloc, HandleId, Origin, Source};
 use crate::process::{Process, Result};
-use crate::{Emulator, Op, args};
+use crate::{Emulator, Op};
 
 /// What a validated prop asks for.
 pub(crate) struct Placement {
@@ -27,13 +28,9 @@ pub(crate) struct Placement {
 
 impl Process {
     /// The rules table's verdict on `prop` for this machine, and the device
-    /// or NUMA node it names (107001 for a device the machine lacks: the
-    /// runtime layer checks the id before the driver sees the prop).
+    /// or NUMA node it names (the device id was checked by `enter_prop`).
     fn placement(&self, prop: &RawPhysicalMemProp) -> Result<Placement> {
         let m = &self.machine;
-        if prop.location.type_ == Location::Device.raw() {
-            self.device(prop.location.id)?;
-        }
         let valid = prop.validate(m.product, m.config.run_mode, m.config.cann)?;
         if valid.location == Location::HostNuma && valid.location_id >= m.config.numa_nodes {
             return Err(Situation::UnknownNumaNode.code());
@@ -103,12 +100,28 @@ impl Process {
     }
 }
 
-impl PhysicalAllocator for Emulator {
-    fn granularity(&self, prop: &RawPhysicalMemProp, _: GranularityOption) -> Result<usize> {
+impl Process {
+    /// The prologue of the calls that take a prop: counted, then the
+    /// runtime layer's device id (107001), the thread's device (107002),
+    /// the platform (207000).
+    fn enter_prop(&self, op: Op, prop: &RawPhysicalMemProp) -> Result<()> {
+        self.enter(op)?;
+        if prop.location.type_ == Location::Device.raw() {
+            self.device(prop.location.id)?;
+        }
+        self.on_device()?;
+        self.machine.vmm_api()
+    }
+}
+
+impl Emulator {
+    /// `aclrtMemGetAllocationGranularity` with arguments the ACL layer
+    /// accepted ([`args::granularity`]).
+    pub fn granularity_checked(&self, prop: Checked<RawPhysicalMemProp>) -> Result<usize> {
         let p = &self.process;
-        args::granularity(prop)?;
-        p.enter_vmm(Op::Granularity)?;
-        let attr = p.placement(prop)?.attr;
+        let prop = prop.into_inner();
+        p.enter_prop(Op::Granularity, &prop)?;
+        let attr = p.placement(&prop)?.attr;
         if !p.machine.cann().granularity_answers(attr) {
             return Err(AclError::INVALID_PARAM);
         }
@@ -117,16 +130,13 @@ impl PhysicalAllocator for Emulator {
         Ok(attr.granularity())
     }
 
-    fn malloc_physical(
-        &self,
-        size: usize,
-        prop: &RawPhysicalMemProp,
-        flags: u64,
-    ) -> Result<RawHandle> {
+    /// `aclrtMallocPhysical` with arguments the ACL layer accepted
+    /// ([`args::malloc_physical`]).
+    pub fn malloc_physical_checked(&self, request: Checked<PhysicalRequest>) -> Result<RawHandle> {
         let p = &self.process;
-        args::malloc_physical(size, prop, flags)?;
-        p.enter_vmm(Op::Malloc)?;
-        let placement = p.placement(prop)?;
+        let PhysicalRequest { size, prop } = request.into_inner();
+        p.enter_prop(Op::Malloc, &prop)?;
+        let placement = p.placement(&prop)?;
         if !is_aligned(size, placement.attr.granularity()) {
             return Err(Situation::UnalignedSize.code());
         }
@@ -151,10 +161,24 @@ impl PhysicalAllocator for Emulator {
         let id = p.new_alloc(&placement, size as u64, pools, Origin::Physical)?;
         raw_handle(id)
     }
+}
+
+impl PhysicalAllocator for Emulator {
+    fn granularity(&self, prop: &RawPhysicalMemProp, _: GranularityOption) -> Result<usize> {
+        self.granularity_checked(args::granularity(prop)?)
+    }
+
+    fn malloc_physical(
+        &self,
+        size: usize,
+        prop: &RawPhysicalMemProp,
+        flags: u64,
+    ) -> Result<RawHandle> {
+        self.malloc_physical_checked(args::malloc_physical(size, prop, flags)?)
+    }
 
     fn free_physical(&self, handle: RawHandle) -> Result<()> {
         let p = &self.process;
-        args::free_physical(handle.0.get())?;
         p.enter_vmm(Op::Free)?;
         let id = HandleId::decode(handle.0.get())?;
         let released = {

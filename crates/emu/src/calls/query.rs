@@ -11,20 +11,20 @@ use crate::errors::Situation;
 use crate::machine::PoolId;
 use crate::os::pool::PAGE;
 use crate::process::Result;
-use crate::process::address_space::Access;
 use crate::process::handles::{HandleId, Origin};
-use crate::{Emulator, Op};
+use aclmem_sys::{AccessDesc, AccessFlags, LocationType, PointerAttributes};
 
-/// `aclrtPointerGetAttributes`' location type of memory not from ACL.
-const UNREGISTERED: u32 = 2;
+use crate::calls::runtime::Target;
+use crate::{Emulator, Op};
 
 impl Emulator {
     /// `aclrtGetMemInfo`: free and total bytes of the pool `attr` names, on
     /// `device` (machine-wide: what every process uses).
-    pub fn mem_info(&self, attr: MemAttr, device: u32) -> Result<(usize, usize)> {
+    pub fn mem_info(&self, attr: MemAttr, device: impl Into<Target>) -> Result<(usize, usize)> {
         let p = &self.process;
         p.enter(Op::Query)?;
-        p.device(device)?;
+        let device = p.target(device.into())?;
+        p.on_device()?;
         let region = &p.machine.region;
         {
             let g = region.lock(p.slot);
@@ -65,9 +65,9 @@ impl Emulator {
         }
     }
 
-    /// `aclrtPointerGetAttributes`: (location type, id, page size); memory
-    /// not from ACL is `ACL_MEM_LOCATION_TYPE_UNREGISTERED` (2).
-    pub fn pointer_attributes(&self, ptr: usize) -> Result<(u32, u32, u32)> {
+    /// `aclrtPointerGetAttributes`: where `ptr` is and its page size;
+    /// memory not from ACL is `Unregistered`.
+    pub fn pointer_attributes(&self, ptr: usize) -> Result<PointerAttributes> {
         let p = &self.process;
         p.enter(Op::Query)?;
         {
@@ -83,14 +83,27 @@ impl Emulator {
                     _ => 2 * MIB,
                 } as u32;
                 let device = a.location == Location::Device;
-                let id = if device { a.location_id } else { 0 };
-                return Ok((u32::from(device), id, page));
+                return Ok(PointerAttributes {
+                    location: if device {
+                        LocationType::Device
+                    } else {
+                        LocationType::Host
+                    },
+                    id: if device { a.location_id } else { 0 },
+                    page_size: page,
+                });
             }
         }
-        if p.is_host_allocation(ptr, 1) {
-            return Ok((0, 0, PAGE as u32));
-        }
-        Ok((UNREGISTERED, 0, PAGE as u32))
+        let location = if p.is_host_allocation(ptr, 1) {
+            LocationType::Host
+        } else {
+            LocationType::Unregistered
+        };
+        Ok(PointerAttributes {
+            location,
+            id: 0,
+            page_size: PAGE as u32,
+        })
     }
 
     /// `aclrtMemRetainAllocationHandle`: a new handle to what is mapped at
@@ -132,21 +145,18 @@ impl Emulator {
         Ok(prop)
     }
 
-    /// `aclrtMemSetAccess` with one descriptor (flags, location type, id):
-    /// READWRITE on the device or the host is what the runtime supports
-    /// for a mapping.
-    pub fn set_access(
-        &self,
-        addr: usize,
-        size: usize,
-        flags: u64,
-        location: u32,
-        id: u32,
-    ) -> Result<()> {
+    /// `aclrtMemSetAccess`: READWRITE on the device or the host is what
+    /// the runtime supports for a mapping; every descriptor is checked
+    /// before any applies (the last one for a location wins).
+    pub fn set_access(&self, addr: usize, size: usize, descs: &[AccessDesc]) -> Result<()> {
         let p = &self.process;
-        p.enter(Op::Query)?;
-        if flags != 3 || !(location == 0 || location == 1) {
-            return Err(Situation::BadAccessDesc.code());
+        p.enter_rt(Op::Query)?;
+        for d in descs {
+            if d.flags != AccessFlags::ReadWrite
+                || !matches!(d.location, LocationType::Host | LocationType::Device)
+            {
+                return Err(Situation::BadAccessDesc.code());
+            }
         }
         let mut va = p.va.lock();
         let e = va
@@ -154,24 +164,28 @@ impl Emulator {
             .get_mut(&addr)
             .filter(|e| e.size == size)
             .ok_or(Situation::NotAMappingStart.code())?;
-        e.access = Access {
-            flags,
-            location_type: location,
-            id: if location == 0 { 0 } else { id },
-        };
+        for d in descs {
+            e.access = AccessDesc {
+                id: if d.location == LocationType::Host {
+                    0
+                } else {
+                    d.id
+                },
+                ..*d
+            };
+        }
         Ok(())
     }
 
-    /// `aclrtMemGetAccess`: (flags, location type, id).
-    pub fn get_access(&self, addr: usize) -> Result<(u64, u32, u32)> {
+    /// `aclrtMemGetAccess`: the descriptor of the mapping at `addr`.
+    pub fn get_access(&self, addr: usize) -> Result<AccessDesc> {
         let p = &self.process;
-        p.enter(Op::Query)?;
+        p.enter_rt(Op::Query)?;
         let va = p.va.lock();
-        let a = va
+        Ok(va
             .maps
             .get(&addr)
             .ok_or(Situation::NotAMappingStart.code())?
-            .access;
-        Ok((a.flags, a.location_type, a.id))
+            .access)
     }
 }

@@ -1,16 +1,25 @@
-//! The runtime around memory: contexts and streams. No work runs on them
-//! (copies are synchronous); they exist so that programs that create,
-//! pass and destroy them get the runtime's answers.
+//! The runtime around memory: devices set per thread, contexts and
+//! streams. No work runs on a stream (copies are synchronous); they exist
+//! so that programs that create, pass and destroy them get the runtime's
+//! answers.
+//!
+//! A process that follows the C runtime's rule
+//! ([`Emulator::use_thread_devices`]) needs a device set on the calling
+//! thread (`aclrtSetDevice`, or a context) for every memory call: 107002
+//! (`ACL_ERROR_RT_CONTEXT_NULL`) without one. The Rust API names devices
+//! explicitly and has no such rule.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 
-use aclmem_core::Product;
+use aclmem_core::{AclError, Product};
 
 use crate::errors::Situation;
-use crate::process::Result;
+use crate::process::{Process, Result};
 use crate::{Emulator, Op};
 
-/// Contexts and streams of a process.
+/// Contexts, streams and device references of a process.
 #[derive(Debug, Default)]
 pub(crate) struct Runtime {
     /// Contexts made by `aclrtCreateContext`: handle → device.
@@ -18,6 +27,8 @@ pub(crate) struct Runtime {
     /// Streams: handle → device.
     streams: BTreeMap<u64, u32>,
     next: u64,
+    /// `aclrtSetDevice` minus `aclrtResetDevice`, per device.
+    device_refs: BTreeMap<u32, u32>,
 }
 
 impl Runtime {
@@ -28,13 +39,22 @@ impl Runtime {
     }
 }
 
-/// Removes `key` from a table of contexts or streams (107000-class
-/// `BadContextOrStream` if it is not there).
+/// Removes `key` from a table of contexts or streams.
 fn remove(table: &mut BTreeMap<u64, u32>, key: u64) -> Result<()> {
     table
         .remove(&key)
         .map(drop)
         .ok_or(Situation::BadContextOrStream.code())
+}
+
+/// The base of default-context handles: `aclrtSetDevice(d)`'s context is
+/// `DEFAULT_CONTEXT + d` (an opaque value, never dereferenced).
+pub const DEFAULT_CONTEXT: u64 = 0x7dc0_0000_0000;
+
+thread_local! {
+    /// (process token, device, context) current on this thread; context 0
+    /// is the device's default context.
+    static CURRENT: Cell<(u64, i32, u64)> = const { Cell::new((0, -1, 0)) };
 }
 
 /// Streams one device holds at once, per product (the runtime's limits).
@@ -46,22 +66,164 @@ fn stream_limit(product: Product) -> usize {
     }
 }
 
+/// The device a call acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The one set on the calling thread (107002 without one).
+    Current,
+    /// This one.
+    Device(u32),
+}
+
+impl From<u32> for Target {
+    fn from(device: u32) -> Target {
+        Target::Device(device)
+    }
+}
+
+impl Process {
+    /// The device set on this thread (107002 when none since it joined).
+    pub(crate) fn current(&self) -> Result<(u32, u64)> {
+        let (token, device, context) = CURRENT.with(Cell::get);
+        if token != self.token || device < 0 {
+            return Err(AclError::RT_CONTEXT_NULL);
+        }
+        Ok((device as u32, context))
+    }
+
+    /// 107002 when the process follows the C runtime's rule and this thread
+    /// has no device.
+    pub(crate) fn on_device(&self) -> Result<()> {
+        if self.thread_devices.load(Ordering::Relaxed) {
+            self.current()?;
+        }
+        Ok(())
+    }
+
+    /// The device `target` names: checked against the machine (107001), or
+    /// the thread's.
+    pub(crate) fn target(&self, target: Target) -> Result<u32> {
+        match target {
+            Target::Device(d) => self.device(d),
+            Target::Current => self.current().map(|(d, _)| d),
+        }
+    }
+
+    /// A device id from C (107001 outside the machine).
+    fn device_id(&self, device: i32) -> Result<u32> {
+        u32::try_from(device)
+            .map_err(|_| AclError::RT_INVALID_DEVICEID)
+            .and_then(|d| self.device(d))
+    }
+
+    fn set_current(&self, device: u32, context: u64) {
+        CURRENT.with(|c| c.set((self.token, device as i32, context)));
+    }
+}
+
 impl Emulator {
-    /// `aclrtCreateContext` on `device`: its opaque handle.
-    pub fn create_context(&self, device: u32) -> Result<u64> {
+    /// From now on, every memory call of this process needs a device set on
+    /// its thread ([`Emulator::set_device`] or a context), as in the C
+    /// runtime: 107002 (`ACL_ERROR_RT_CONTEXT_NULL`) without one. What the
+    /// emulated C library turns on at `aclInit`.
+    pub fn use_thread_devices(&self) {
+        self.process.thread_devices.store(true, Ordering::Relaxed);
+    }
+
+    /// `aclrtSetDevice`: `device` becomes the calling thread's (with its
+    /// default context).
+    pub fn set_device(&self, device: i32) -> Result<()> {
+        let p = &self.process;
+        let d = p.device_id(device)?;
+        let mut rt = p.runtime.lock();
+        let refs = rt.device_refs.entry(d).or_default();
+        *refs = refs.saturating_add(1);
+        p.set_current(d, 0);
+        Ok(())
+    }
+
+    /// `aclrtResetDevice` (`aclrtResetDeviceForce` with `force`): one
+    /// reference (all) of the device goes; with the last, its default
+    /// context and streams go. The calling thread no longer has it set.
+    pub fn reset_device(&self, device: i32, force: bool) -> Result<()> {
+        let p = &self.process;
+        let d = p.device_id(device)?;
+        let mut rt = p.runtime.lock();
+        let refs = rt.device_refs.entry(d).or_default();
+        *refs = if force { 0 } else { refs.saturating_sub(1) };
+        if *refs == 0 {
+            rt.streams.retain(|_, s| *s != d);
+        }
+        CURRENT.with(|c| {
+            let (token, current, _) = c.get();
+            if token == p.token && current == d as i32 {
+                c.set((0, -1, 0));
+            }
+        });
+        Ok(())
+    }
+
+    /// `aclrtGetDevice`: the device set on the calling thread.
+    pub fn current_device(&self) -> Result<u32> {
+        self.process.current().map(|(d, _)| d)
+    }
+
+    /// `aclrtGetCurrentContext`: the context set on this thread, or the
+    /// default context of its device.
+    pub fn current_context(&self) -> Result<u64> {
+        let (device, context) = self.process.current()?;
+        Ok(if context != 0 {
+            context
+        } else {
+            DEFAULT_CONTEXT + u64::from(device)
+        })
+    }
+
+    /// `aclrtSetCurrentContext`: the context's device becomes this
+    /// thread's.
+    pub fn set_current_context(&self, context: u64) -> Result<()> {
+        let p = &self.process;
+        let devices = u64::from(p.machine.config.devices);
+        if (DEFAULT_CONTEXT..DEFAULT_CONTEXT + devices).contains(&context) {
+            p.set_current((context - DEFAULT_CONTEXT) as u32, 0);
+            return Ok(());
+        }
+        let d = self
+            .context_device(context)
+            .ok_or(Situation::BadContextOrStream.code())?;
+        p.set_current(d, context);
+        Ok(())
+    }
+
+    /// `aclrtCreateContext` on `device`: its opaque handle; it becomes
+    /// current on this thread.
+    pub fn create_context(&self, device: i32) -> Result<u64> {
         let p = &self.process;
         p.enter(Op::Context)?;
-        p.device(device)?;
-        let mut rt = p.runtime.lock();
-        let handle = rt.issue(0xC0_0000);
-        rt.contexts.insert(handle, device);
+        let d = p.device_id(device)?;
+        let handle = {
+            let mut rt = p.runtime.lock();
+            let handle = rt.issue(0xC0_0000);
+            rt.contexts.insert(handle, d);
+            handle
+        };
+        p.set_current(d, handle);
         Ok(handle)
     }
 
-    /// `aclrtDestroyContext`.
+    /// `aclrtDestroyContext` (only contexts made by `aclrtCreateContext`);
+    /// a thread that had it current keeps its device.
     pub fn destroy_context(&self, context: u64) -> Result<()> {
-        self.process.enter(Op::Context)?;
-        remove(&mut self.process.runtime.lock().contexts, context)
+        let p = &self.process;
+        p.enter(Op::Context)?;
+        remove(&mut p.runtime.lock().contexts, context)?;
+        CURRENT.with(|c| {
+            let (token, device, current) = c.get();
+            if token == p.token && current == context {
+                c.set((token, device, 0));
+            }
+        });
+        Ok(())
     }
 
     /// The device of a context made by [`Emulator::create_context`].
@@ -70,9 +232,10 @@ impl Emulator {
     }
 
     /// `aclrtCreateStream` on `device`.
-    pub fn create_stream(&self, device: u32) -> Result<u64> {
+    pub fn create_stream(&self, device: impl Into<Target>) -> Result<u64> {
         let p = &self.process;
-        p.enter(Op::Stream)?;
+        p.enter_rt(Op::Stream)?;
+        let device = p.target(device.into())?;
         let mut rt = p.runtime.lock();
         if rt.streams.values().filter(|&&d| d == device).count() >= stream_limit(p.machine.product)
         {
@@ -94,12 +257,47 @@ impl Emulator {
         self.process.runtime.lock().streams.get(&stream).copied()
     }
 
-    /// `aclrtResetDevice(Force)`: the device's streams go.
-    pub fn reset_device(&self, device: u32) {
-        self.process
-            .runtime
-            .lock()
-            .streams
-            .retain(|_, d| *d != device);
+    /// Whether `stream` is 0 (the default stream) or a live stream.
+    pub fn check_stream(&self, stream: u64) -> Result<()> {
+        if stream == 0 || self.stream_device(stream).is_some() {
+            Ok(())
+        } else {
+            Err(Situation::BadContextOrStream.code())
+        }
+    }
+
+    /// `aclrtSynchronizeDevice(WithTimeout)`: nothing runs asynchronously,
+    /// so there is nothing to wait for (a timeout is checked by
+    /// [`args::sync_timeout`](crate::args::sync_timeout)).
+    pub fn synchronize_device(&self) -> Result<()> {
+        self.process.on_device()
+    }
+
+    /// `aclrtSynchronizeStream(WithTimeout)` (0 is the default stream).
+    pub fn synchronize_stream(&self, stream: u64) -> Result<()> {
+        self.process.on_device()?;
+        self.check_stream(stream)
+    }
+
+    /// `aclrtDeviceCanAccessPeer`: every pair of distinct devices can; a
+    /// device with itself is 100000.
+    pub fn can_access_peer(&self, device: i32, peer: i32) -> Result<bool> {
+        if device == peer {
+            return Err(AclError::INVALID_PARAM);
+        }
+        self.process.device_id(device)?;
+        self.process.device_id(peer)?;
+        Ok(true)
+    }
+
+    /// `aclrtDeviceEnablePeerAccess` / `aclrtDeviceDisablePeerAccess`:
+    /// access between devices is always possible here; this records
+    /// nothing. The current device itself is 100000.
+    pub fn peer_access(&self, peer: i32) -> Result<()> {
+        let d = self.current_device()?;
+        if peer == d as i32 {
+            return Err(AclError::INVALID_PARAM);
+        }
+        self.process.device_id(peer).map(drop)
     }
 }

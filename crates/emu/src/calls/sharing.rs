@@ -7,20 +7,24 @@
 //! again), so the machine's lock is never taken under a process lock and a
 //! handle freed meanwhile never has its memory reused under the export.
 
+use std::num::NonZeroU64;
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Weak};
 
 use aclmem_core::{AclError, Location, MemAttr};
 use aclmem_hal::{RawHandle, ShareHandleType, ShareableHandle, ShareableHandleV2, ShareableMemory};
 
+use crate::args::{self, Checked};
 use crate::calls::physical::raw_handle;
+use crate::calls::runtime::Target;
 use crate::errors::Situation;
 use crate::machine::{ExportInfo, ExportKind, Region};
 use crate::os::pool::PoolFile;
 use crate::process::charge::Pools;
 use crate::process::handles::{Alloc, HandleId, Origin, Source};
 use crate::process::{Process, Result};
-use crate::{Emulator, Op, args};
+use crate::{Emulator, Op};
+use aclmem_sys::ExportFlags;
 
 /// What an importer remembers of a received pool file, so that importing
 /// many handles of one exporter needs one descriptor.
@@ -85,11 +89,12 @@ pub(crate) fn admit(
 
 impl Process {
     /// Exports the memory behind handle `id`: its shareable id.
-    pub(crate) fn export_handle(&self, id: HandleId, flags: u64, kind: ExportKind) -> Result<u64> {
-        // The runtime layer refuses flags above DISABLE_PID_VALIDATION.
-        if flags > 1 {
-            return Err(AclError::RT_PARAM_INVALID);
-        }
+    pub(crate) fn export_handle(
+        &self,
+        id: HandleId,
+        check_pid: bool,
+        kind: ExportKind,
+    ) -> Result<u64> {
         // Claim: check, mark the handle exported, hold the allocation.
         let (h, info, pools) = {
             let mut shard = self.shards.of(id)?;
@@ -109,7 +114,7 @@ impl Process {
             let info = ExportInfo {
                 id: 0,
                 kind,
-                check_pid: flags == 0,
+                check_pid,
                 exporter: (self.slot, self.generation, self.pid),
                 pool: u32::from(id.shard),
                 offset: a.offset,
@@ -132,14 +137,14 @@ impl Process {
         let registered = {
             let region = &self.machine.region;
             let g = region.lock(self.slot);
-            region.export(&g, kind, self.slot, flags == 0, pools, info)
+            region.export(&g, kind, self.slot, check_pid, pools, info)
         };
         // Commit, or roll back; either way the claim's reference goes.
         let released = {
             let mut shard = self.shards.lock(id.shard);
             if let Some(a) = shard.allocs.get_mut(h.alloc as usize) {
                 match registered {
-                    Ok(export) => a.export = Some(export),
+                    Ok(export) => a.export = NonZeroU64::new(export),
                     Err(_) => a.exported_handle = false,
                 }
             }
@@ -161,8 +166,8 @@ impl Process {
 
     /// `aclrtMemSetPidToShareableHandle` (and the IPC key's): adds pids to
     /// the whitelist of an export of this process.
-    pub(crate) fn set_pids(&self, shareable: u64, pids: &[i32]) -> Result<()> {
-        args::set_pids(pids.len())?;
+    pub(crate) fn set_pids(&self, shareable: u64, pids: Checked<&[i32]>) -> Result<()> {
+        let pids = pids.into_inner();
         self.enter_vmm(Op::SetPids)?;
         if pids.iter().any(|&p| p <= 0) {
             return Err(Situation::BadPid.code());
@@ -186,14 +191,15 @@ impl Process {
     pub(crate) fn import_handle(
         &self,
         shareable: u64,
-        device: u32,
+        target: Target,
         kind: ExportKind,
     ) -> Result<HandleId> {
         self.enter(Op::Import)?;
+        let device = self.target(target)?;
+        self.on_device()?;
         if kind == ExportKind::Vmm {
             self.machine.vmm_api()?;
         }
-        self.device(device)?;
         // Refuse what needs no exporter first.
         {
             let region = &self.machine.region;
@@ -231,7 +237,7 @@ impl Process {
                 Origin::Physical
             },
         );
-        alloc.export = Some(shareable);
+        alloc.export = NonZeroU64::new(shareable);
         let alloc = shard.allocs.insert(alloc) as u32;
         Ok(self.shards.new_handle(&mut shard, index, alloc, true))
     }
@@ -296,47 +302,102 @@ impl Process {
     }
 }
 
+/// The runtime layer's check of export flags (107000 for a value the
+/// enumeration lacks): whether importers must be whitelisted.
+pub(crate) fn checks_pid(flags: ExportFlags) -> Result<bool> {
+    match flags {
+        ExportFlags::Default => Ok(true),
+        ExportFlags::DisablePidValidation => Ok(false),
+        ExportFlags::Unknown(_) => Err(AclError::RT_PARAM_INVALID),
+    }
+}
+
 impl Emulator {
-    fn fabric_allowed(&self, kind: ShareHandleType) -> Result<()> {
+    /// `aclrtMemExportToShareableHandle(V2)`: the export's shareable handle
+    /// of type `kind` (FABRIC on Atlas A3 only).
+    pub fn export_shareable(
+        &self,
+        handle: RawHandle,
+        flags: ExportFlags,
+        kind: ShareHandleType,
+    ) -> Result<ShareableHandleV2> {
+        let p = &self.process;
+        p.enter(Op::Export)?;
+        // The runtime layer's argument check comes before the context.
+        let check_pid = checks_pid(flags)?;
+        p.on_device()?;
         if kind == ShareHandleType::Fabric && self.product() != aclmem_core::Product::AtlasA3 {
             return Err(Situation::FabricNotA3.code());
         }
-        Ok(())
+        p.machine.vmm_api()?;
+        let id = p.export_handle(
+            HandleId::decode(handle.0.get())?,
+            check_pid,
+            ExportKind::Vmm,
+        )?;
+        Ok(match kind {
+            ShareHandleType::Default => ShareableHandleV2::Default(id),
+            ShareHandleType::Fabric => ShareableHandleV2::Fabric(fabric_handle(id)),
+        })
+    }
+
+    /// `aclrtMemSetPidToShareableHandle(V2)` with a pid list the ACL layer
+    /// accepted ([`args::pids`]).
+    pub fn set_pids_checked(
+        &self,
+        shareable: &ShareableHandleV2,
+        pids: Checked<&[i32]>,
+    ) -> Result<()> {
+        let id = self.v2_id(shareable)?;
+        self.process.set_pids(id, pids)
+    }
+
+    /// `aclrtMemImportFromShareableHandle(V2)` onto `device`.
+    pub fn import_shareable(
+        &self,
+        shareable: &ShareableHandleV2,
+        device: impl Into<Target>,
+    ) -> Result<RawHandle> {
+        let id = self.v2_id(shareable)?;
+        raw_handle(
+            self.process
+                .import_handle(id, device.into(), ExportKind::Vmm)?,
+        )
     }
 
     /// The machine's id of a V2 shareable handle, if the type is allowed
     /// here.
     fn v2_id(&self, shareable: &ShareableHandleV2) -> Result<u64> {
-        self.fabric_allowed(shareable.kind())?;
         match shareable {
             ShareableHandleV2::Default(id) => Ok(*id),
+            ShareableHandleV2::Fabric(_) if self.product() != aclmem_core::Product::AtlasA3 => {
+                Err(Situation::FabricNotA3.code())
+            }
             ShareableHandleV2::Fabric(bytes) => {
                 fabric_id(bytes).ok_or(Situation::UnknownShareable.code())
             }
         }
     }
-
-    fn export_vmm(&self, handle: RawHandle, flags: u64) -> Result<u64> {
-        let p = &self.process;
-        p.enter_vmm(Op::Export)?;
-        p.export_handle(HandleId::decode(handle.0.get())?, flags, ExportKind::Vmm)
-    }
 }
 
 impl ShareableMemory for Emulator {
     fn export(&self, handle: RawHandle, flags: u64) -> Result<ShareableHandle> {
-        self.export_vmm(handle, flags).map(ShareableHandle)
+        match self.export_shareable(
+            handle,
+            ExportFlags::from_raw(flags),
+            ShareHandleType::Default,
+        )? {
+            ShareableHandleV2::Default(id) => Ok(ShareableHandle(id)),
+            ShareableHandleV2::Fabric(_) => Err(AclError::INTERNAL_ERROR),
+        }
     }
 
     fn set_pids(&self, shareable: ShareableHandle, pids: &[i32]) -> Result<()> {
-        self.process.set_pids(shareable.0, pids)
+        self.process.set_pids(shareable.0, args::pids(pids)?)
     }
 
     fn import(&self, shareable: ShareableHandle, device_id: u32) -> Result<RawHandle> {
-        raw_handle(
-            self.process
-                .import_handle(shareable.0, device_id, ExportKind::Vmm)?,
-        )
+        self.import_shareable(&ShareableHandleV2::Default(shareable.0), device_id)
     }
 
     fn export_v2(
@@ -345,21 +406,14 @@ impl ShareableMemory for Emulator {
         flags: u64,
         kind: ShareHandleType,
     ) -> Result<ShareableHandleV2> {
-        self.fabric_allowed(kind)?;
-        let id = self.export_vmm(handle, flags)?;
-        Ok(match kind {
-            ShareHandleType::Default => ShareableHandleV2::Default(id),
-            ShareHandleType::Fabric => ShareableHandleV2::Fabric(fabric_handle(id)),
-        })
+        self.export_shareable(handle, ExportFlags::from_raw(flags), kind)
     }
 
     fn set_pids_v2(&self, shareable: &ShareableHandleV2, pids: &[i32]) -> Result<()> {
-        let id = self.v2_id(shareable)?;
-        self.process.set_pids(id, pids)
+        self.set_pids_checked(shareable, args::pids(pids)?)
     }
 
     fn import_v2(&self, shareable: &ShareableHandleV2, device_id: u32) -> Result<RawHandle> {
-        let id = self.v2_id(shareable)?;
-        raw_handle(self.process.import_handle(id, device_id, ExportKind::Vmm)?)
+        self.import_shareable(shareable, device_id)
     }
 }

@@ -6,10 +6,43 @@ use std::num::NonZeroUsize;
 use aclmem_core::AclError;
 use aclmem_hal::{RawHandle, VirtAddr, VirtualMemory};
 
+use crate::args::{self, Checked, MapRequest, ReserveRequest};
 use crate::errors::Situation;
 use crate::process::Result;
 use crate::process::handles::HandleId;
-use crate::{Emulator, Op, args};
+use crate::{Emulator, Op};
+
+impl Emulator {
+    /// `aclrtReserveMemAddress` with arguments the ACL layer accepted
+    /// ([`args::reserve`]).
+    pub fn reserve_checked(
+        &self,
+        request: Checked<ReserveRequest>,
+        alignment: usize,
+        expected: Option<VirtAddr>,
+    ) -> Result<VirtAddr> {
+        let p = &self.process;
+        p.enter_vmm(Op::Reserve)?;
+        let size = request.get().size;
+        let addr = p.reserve_range(size, alignment, expected.map(VirtAddr::get), false)?;
+        NonZeroUsize::new(addr)
+            .map(VirtAddr)
+            .ok_or(AclError::INTERNAL_ERROR)
+    }
+
+    /// `aclrtMapMem` with arguments the ACL layer accepted
+    /// ([`args::map`]).
+    pub fn map_checked(&self, request: Checked<MapRequest>, offset: usize) -> Result<()> {
+        let p = &self.process;
+        let MapRequest { addr, size, handle } = request.into_inner();
+        p.enter_vmm(Op::Map)?;
+        if offset != 0 {
+            return Err(Situation::MapOffset.code());
+        }
+        let id = HandleId::decode(handle.0.get())?;
+        p.map_handle(addr.get(), Some(size), id, false)
+    }
+}
 
 impl VirtualMemory for Emulator {
     fn reserve(
@@ -19,17 +52,10 @@ impl VirtualMemory for Emulator {
         expected: Option<VirtAddr>,
         flags: u64,
     ) -> Result<VirtAddr> {
-        let p = &self.process;
-        args::reserve(size, flags)?;
-        p.enter_vmm(Op::Reserve)?;
-        let addr = p.reserve_range(size, alignment, expected.map(VirtAddr::get), false)?;
-        NonZeroUsize::new(addr)
-            .map(VirtAddr)
-            .ok_or(AclError::INTERNAL_ERROR)
+        self.reserve_checked(args::reserve(size, flags)?, alignment, expected)
     }
 
     fn release(&self, addr: VirtAddr) -> Result<()> {
-        args::address(addr.get())?;
         self.process.enter_vmm(Op::Release)?;
         self.process.release_range(addr.get(), false)
     }
@@ -42,18 +68,10 @@ impl VirtualMemory for Emulator {
         handle: RawHandle,
         flags: u64,
     ) -> Result<()> {
-        let p = &self.process;
-        args::map(addr.get(), size, handle.0.get(), flags)?;
-        p.enter_vmm(Op::Map)?;
-        if offset != 0 {
-            return Err(Situation::MapOffset.code());
-        }
-        let id = HandleId::decode(handle.0.get())?;
-        p.map_handle(addr.get(), Some(size), id, false)
+        self.map_checked(args::map(addr.get(), size, handle.0.get(), flags)?, offset)
     }
 
     fn unmap(&self, addr: VirtAddr) -> Result<()> {
-        args::address(addr.get())?;
         self.process.enter_vmm(Op::Unmap)?;
         self.process.unmap_at(addr.get(), false)
     }

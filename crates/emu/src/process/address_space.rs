@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use aclmem_core::{AclError, ExpectedAddress, GIB, Location, MIB, MemAttr, PageClass, Product};
 
+use aclmem_sys::{AccessDesc, AccessFlags, LocationType};
+
 use super::handles::HandleId;
 use super::{Process, Result};
 use crate::errors::Situation;
@@ -23,14 +25,6 @@ pub(crate) enum MapState {
     Unmapping,
 }
 
-/// `aclrtMemSetAccess` / `aclrtMemGetAccess` of one mapping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Access {
-    pub(crate) flags: u64,
-    pub(crate) location_type: u32,
-    pub(crate) id: u32,
-}
-
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct MapEntry {
     pub(crate) size: usize,
@@ -40,7 +34,8 @@ pub(crate) struct MapEntry {
     pub(crate) state: MapState,
     /// In-flight copies using the mapping.
     pub(crate) pins: u32,
-    pub(crate) access: Access,
+    /// `aclrtMemSetAccess` / `aclrtMemGetAccess`.
+    pub(crate) access: AccessDesc,
 }
 
 /// What a reservation's mappings are of: one location, local or imported.
@@ -293,9 +288,13 @@ impl Process {
                     alloc: h.alloc,
                     state: MapState::Pending,
                     pins: 0,
-                    access: Access {
-                        flags: 3,
-                        location_type: u32::from(binding.location == Location::Device),
+                    access: AccessDesc {
+                        flags: AccessFlags::ReadWrite,
+                        location: if binding.location == Location::Device {
+                            LocationType::Device
+                        } else {
+                            LocationType::Host
+                        },
                         id: binding.id,
                     },
                 },

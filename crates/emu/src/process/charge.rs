@@ -40,7 +40,7 @@ impl Process {
         let last_holder = match a.export {
             Some(id) => {
                 let g = region.lock(self.slot);
-                region.drop_holder(&g, id, self.slot)
+                region.drop_holder(&g, id.get(), self.slot)
             }
             None => true,
         };

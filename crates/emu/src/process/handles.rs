@@ -6,6 +6,7 @@
 //! happen in one critical section, so a handle freed (and its slot reused)
 //! by another thread is an error code, never another allocation.
 
+use std::num::NonZeroU64;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -50,8 +51,9 @@ pub(crate) struct Alloc {
     /// Capacity pools charged (none for imports).
     pub(crate) charged: Pools,
     pub(crate) refs: u32,
-    /// The shareable handle or IPC key it was exported or imported as.
-    pub(crate) export: Option<u64>,
+    /// The shareable handle or IPC key it was exported or imported as
+    /// (never 0).
+    pub(crate) export: Option<NonZeroU64>,
     pub(crate) origin: Origin,
     /// A handle of it was exported, or an export is being registered (a
     /// handle is exported once).

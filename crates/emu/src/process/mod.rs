@@ -16,7 +16,7 @@ pub(crate) mod handles;
 
 use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use aclmem_core::{AclError, Location};
@@ -50,6 +50,11 @@ pub(crate) struct Process {
     pub(crate) instrument: Instrument,
     pub(crate) maps: MapBudget,
     scratch: OnceLock<Option<OwnedFd>>,
+    /// Whether calls need a device set on their thread (the C runtime's
+    /// rule; see `Emulator::use_thread_devices`).
+    pub(crate) thread_devices: AtomicBool,
+    /// Tells this process's per-thread state from any other's.
+    pub(crate) token: u64,
     pub(crate) listener: OnceLock<crate::machine::listener::Listener>,
     left: AtomicBool,
 }
@@ -71,6 +76,11 @@ impl Process {
             instrument: Instrument::default(),
             maps: MapBudget::new(),
             scratch: OnceLock::new(),
+            thread_devices: AtomicBool::new(false),
+            token: {
+                static NEXT: AtomicU64 = AtomicU64::new(1);
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            },
             listener: OnceLock::new(),
             left: AtomicBool::new(false),
         }
@@ -117,9 +127,17 @@ impl Process {
         self.instrument.enter(op)
     }
 
-    /// `enter`, then 207000 where the physical-memory API does not exist.
-    pub(crate) fn enter_vmm(&self, op: Op) -> Result<()> {
+    /// `enter`, then the calling thread's device (107002 without one,
+    /// when the process follows the C runtime's rule).
+    pub(crate) fn enter_rt(&self, op: Op) -> Result<()> {
         self.enter(op)?;
+        self.on_device()
+    }
+
+    /// `enter_rt`, then 207000 where the physical-memory API does not
+    /// exist.
+    pub(crate) fn enter_vmm(&self, op: Op) -> Result<()> {
+        self.enter_rt(op)?;
         self.machine.vmm_api()
     }
 
@@ -177,7 +195,7 @@ impl Process {
             let g = region.lock(self.slot);
             for a in &allocs {
                 if let Some(id) = a.export
-                    && region.drop_holder(&g, id, self.slot)
+                    && region.drop_holder(&g, id.get(), self.slot)
                     && let handles::Source::Imported(file) = &a.source
                 {
                     file.punch(a.offset, a.extent_len());
