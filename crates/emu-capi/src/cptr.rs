@@ -82,6 +82,22 @@ pub(crate) unsafe fn read<T: Copy>(p: *const T) -> Result<T, AclError> {
     Ok(unsafe { value.assume_init() })
 }
 
+/// Hands `value` out through the caller's out parameter `p`; if `p` is
+/// not memory the caller may have written, undoes what the call made
+/// (`undo`) and answers the error: nothing is left behind that the caller
+/// never learnt of.
+///
+/// # Safety
+/// As for [`write`].
+pub(crate) unsafe fn hand_out<T: Copy>(
+    p: *mut T,
+    value: T,
+    undo: impl FnOnce(),
+) -> Result<(), AclError> {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { write(p, value) }.inspect_err(|_| undo())
+}
+
 /// Writes a `T` through a C out pointer.
 ///
 /// # Safety

@@ -208,11 +208,11 @@ pub unsafe extern "C" fn aclrtCreateContext(
         with_global(|g| {
             let c = g.emu.create_context(device_id_)?;
             // SAFETY: the C caller's out parameter.
-            if let Err(e) = unsafe { cptr::write(context, c as usize as aclrtContext) } {
-                let _ = g.emu.destroy_context(c);
-                return Err(e);
+            unsafe {
+                cptr::hand_out(context, c as usize as aclrtContext, || {
+                    let _ = g.emu.destroy_context(c);
+                })
             }
-            Ok(())
         })
     })
 }
@@ -267,11 +267,11 @@ pub unsafe extern "C" fn aclrtCreateStream(stream: *mut aclrtStream) -> AclError
         with_global(|g| {
             let s = g.emu.create_stream(Target::Current)?;
             // SAFETY: the C caller's out parameter.
-            if let Err(e) = unsafe { cptr::write(stream, s as usize as aclrtStream) } {
-                let _ = g.emu.destroy_stream(s);
-                return Err(e);
+            unsafe {
+                cptr::hand_out(stream, s as usize as aclrtStream, || {
+                    let _ = g.emu.destroy_stream(s);
+                })
             }
-            Ok(())
         })
     })
 }

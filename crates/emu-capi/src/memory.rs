@@ -68,12 +68,11 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
         with_global(|g| {
             let h = g.emu.malloc_physical_checked(request)?;
             // SAFETY: the C caller's out parameter.
-            if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
-            {
-                let _ = g.emu.free_physical(h);
-                return Err(e);
+            unsafe {
+                cptr::hand_out(handle, h.0.get() as usize as aclrtDrvMemHandle, || {
+                    let _ = g.emu.free_physical(h);
+                })
             }
-            Ok(())
         })
     })
 }
@@ -130,11 +129,11 @@ pub unsafe extern "C" fn aclrtReserveMemAddress(
             let expected = NonZeroUsize::new(expect_ptr as usize).map(VirtAddr);
             let a = g.emu.reserve_checked(request, alignment, expected)?;
             // SAFETY: the C caller's out parameter.
-            if let Err(e) = unsafe { cptr::write(vir_ptr, a.get() as *mut c_void) } {
-                let _ = g.emu.release(a);
-                return Err(e);
+            unsafe {
+                cptr::hand_out(vir_ptr, a.get() as *mut c_void, || {
+                    let _ = g.emu.release(a);
+                })
             }
-            Ok(())
         })
     })
 }
@@ -189,11 +188,11 @@ fn malloc_common(
             .emu
             .malloc_device_checked(Target::Current, size, policy, align32_only)?;
         // SAFETY: the C caller's out parameter.
-        if let Err(e) = unsafe { cptr::write(dev_ptr, a as *mut c_void) } {
-            let _ = g.emu.free_device(a);
-            return Err(e);
+        unsafe {
+            cptr::hand_out(dev_ptr, a as *mut c_void, || {
+                let _ = g.emu.free_device(a);
+            })
         }
-        Ok(())
     })
 }
 
@@ -243,11 +242,11 @@ pub unsafe extern "C" fn aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize
         with_global(|g| {
             let a = g.emu.malloc_host_checked(size)?;
             // SAFETY: the C caller's out parameter.
-            if let Err(e) = unsafe { cptr::write(host_ptr, a as *mut c_void) } {
-                let _ = g.emu.free_host(a);
-                return Err(e);
+            unsafe {
+                cptr::hand_out(host_ptr, a as *mut c_void, || {
+                    let _ = g.emu.free_host(a);
+                })
             }
-            Ok(())
         })
     })
 }
@@ -379,12 +378,11 @@ pub unsafe extern "C" fn aclrtMemRetainAllocationHandle(
         with_global(|g| {
             let h = g.emu.retain_allocation_handle(addr.get())?;
             // SAFETY: the C caller's out parameter.
-            if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
-            {
-                let _ = g.emu.free_physical(h);
-                return Err(e);
+            unsafe {
+                cptr::hand_out(handle, h.0.get() as usize as aclrtDrvMemHandle, || {
+                    let _ = g.emu.free_physical(h);
+                })
             }
-            Ok(())
         })
     })
 }

@@ -98,12 +98,11 @@ pub unsafe extern "C" fn aclrtMemImportFromShareableHandle(
                 .emu
                 .import_shareable(&ShareableHandleV2::Default(shareable_handle), device)?;
             // SAFETY: the C caller's out parameter.
-            if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
-            {
-                let _ = aclmem_hal::PhysicalAllocator::free_physical(&g.emu, h);
-                return Err(e);
+            unsafe {
+                cptr::hand_out(handle, h.0.get() as usize as aclrtDrvMemHandle, || {
+                    let _ = aclmem_hal::PhysicalAllocator::free_physical(&g.emu, h);
+                })
             }
-            Ok(())
         })
     })
 }
@@ -199,12 +198,11 @@ pub unsafe extern "C" fn aclrtMemImportFromShareableHandleV2(
         with_global(|g| {
             let h = g.emu.import_shareable(&shareable, Target::Current)?;
             // SAFETY: the C caller's out parameter.
-            if let Err(e) = unsafe { cptr::write(handle, h.0.get() as usize as aclrtDrvMemHandle) }
-            {
-                let _ = aclmem_hal::PhysicalAllocator::free_physical(&g.emu, h);
-                return Err(e);
+            unsafe {
+                cptr::hand_out(handle, h.0.get() as usize as aclrtDrvMemHandle, || {
+                    let _ = aclmem_hal::PhysicalAllocator::free_physical(&g.emu, h);
+                })
             }
-            Ok(())
         })
     })
 }
@@ -272,11 +270,11 @@ pub unsafe extern "C" fn aclrtIpcMemImportByKey(
         with_global(|g| {
             let a = g.emu.ipc_import(&key, Target::Current, flags)?;
             // SAFETY: the C caller's out parameter.
-            if let Err(e) = unsafe { cptr::write(dev_ptr, a as *mut c_void) } {
-                let _ = g.emu.ipc_close(&key);
-                return Err(e);
+            unsafe {
+                cptr::hand_out(dev_ptr, a as *mut c_void, || {
+                    let _ = g.emu.ipc_close(&key);
+                })
             }
-            Ok(())
         })
     })
 }

@@ -15,7 +15,7 @@ use crate::args::{self, Checked, CopyRequest, FillRequest};
 use crate::errors::Situation;
 use crate::os::host::{self, Use};
 use crate::os::pool::PoolFile;
-use crate::os::sys;
+use crate::os::sys::{self, Way};
 use crate::process::address_space::MapState;
 use crate::process::{Process, Result};
 use crate::{Emulator, Op};
@@ -120,38 +120,8 @@ impl Process {
                 Ok(())
             }
             (false, false) => sys::copy_host_to_host(dst, src, count, self.scratch()?).map_err(bad),
-            (true, false) => {
-                let pinned = self.pin(dst, count)?;
-                if host::plain(src, count, Use::Read) {
-                    // SAFETY: the destination is covered by pinned Ready
-                    // mappings of ours (read-write); the source is private
-                    // anonymous memory the process may read, outside every
-                    // arena, so the two do not overlap.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, count)
-                    };
-                    return Ok(());
-                }
-                pinned.segments.iter().try_for_each(|s| {
-                    sys::write_from_host(s.file.fd(), s.offset, src + (s.addr - dst), s.len)
-                        .map_err(bad)
-                })
-            }
-            (false, true) => {
-                let pinned = self.pin(src, count)?;
-                if host::plain(dst, count, Use::Write) {
-                    // SAFETY: as above, with the device range the source
-                    // and the host range a writable destination.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, count)
-                    };
-                    return Ok(());
-                }
-                pinned.segments.iter().try_for_each(|s| {
-                    sys::read_to_host(s.file.fd(), s.offset, dst + (s.addr - src), s.len)
-                        .map_err(bad)
-                })
-            }
+            (true, false) => self.host_device(dst, src, count, Way::ToFile),
+            (false, true) => self.host_device(src, dst, count, Way::FromFile),
             (true, true) => {
                 let _d = self.pin(dst, count)?;
                 let _s = self.pin(src, count)?;
@@ -163,6 +133,33 @@ impl Process {
                 Ok(())
             }
         }
+    }
+
+    /// A copy between the device range at `device` and the host range at
+    /// `host`, `way` seen from the device: a plain `memcpy` when the
+    /// kernel says the host range allows it, else through the pool files.
+    fn host_device(&self, device: usize, host: usize, count: usize, way: Way) -> Result<()> {
+        let pinned = self.pin(device, count)?;
+        let access = match way {
+            Way::ToFile => Use::Read,
+            Way::FromFile => Use::Write,
+        };
+        if host::plain(host, count, access) {
+            let (dst, src) = match way {
+                Way::ToFile => (device, host),
+                Way::FromFile => (host, device),
+            };
+            // SAFETY: the device range is covered by pinned Ready mappings
+            // of ours (read-write); the host range is private anonymous
+            // memory with the access the copy needs, outside every arena,
+            // so the two do not overlap.
+            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, count) };
+            return Ok(());
+        }
+        pinned.segments.iter().try_for_each(|s| {
+            sys::copy_with_file(s.file.fd(), s.offset, host + (s.addr - device), s.len, way)
+                .map_err(|_| Situation::BadCopyAddress.code())
+        })
     }
 
     /// `aclrtMemset`: device memory of this process, or `aclrtMallocHost`

@@ -8,8 +8,6 @@
 //! handle freed meanwhile never has its memory reused under the export.
 
 use std::num::NonZeroU64;
-use std::os::fd::OwnedFd;
-use std::sync::{Arc, Weak};
 
 use aclmem_core::{AclError, Location, MemAttr};
 use aclmem_hal::{RawHandle, ShareHandleType, ShareableHandle, ShareableHandleV2, ShareableMemory};
@@ -18,21 +16,12 @@ use crate::args::{self, Checked};
 use crate::calls::physical::raw_handle;
 use crate::calls::runtime::Target;
 use crate::errors::Situation;
-use crate::machine::{ExportInfo, ExportKind, Region};
-use crate::os::pool::PoolFile;
+use crate::machine::{ExportInfo, ExportKind};
 use crate::process::charge::Pools;
 use crate::process::handles::{Alloc, HandleId, Origin, Source};
 use crate::process::{Process, Result};
 use crate::{Emulator, Op};
 use aclmem_sys::ExportFlags;
-
-/// What an importer remembers of a received pool file, so that importing
-/// many handles of one exporter needs one descriptor.
-pub(crate) struct ImportedPool {
-    exporter: (u32, u64),
-    pool: u32,
-    file: Weak<PoolFile>,
-}
 
 /// The 128-byte FABRIC handle: the machine's shareable handle, marked.
 pub const FABRIC_MAGIC: [u8; 8] = *b"aclmemFB";
@@ -49,42 +38,6 @@ pub fn fabric_handle(id: u64) -> [u8; 128] {
 pub fn fabric_id(handle: &[u8; 128]) -> Option<u64> {
     let id: [u8; 8] = handle[8..16].try_into().ok()?;
     (handle[..8] == FABRIC_MAGIC).then(|| u64::from_le_bytes(id))
-}
-
-/// Whether `importer` (slot, pid) may import `id`, and if so, makes it a
-/// holder: the check the exporter side runs for every import. `lock_owner`
-/// is the slot of the process running the check (for the machine lock's
-/// liveness).
-pub(crate) fn admit(
-    region: &Region,
-    lock_owner: u32,
-    importer_slot: u32,
-    importer_pid: i32,
-    id: u64,
-    kind: ExportKind,
-) -> Result<ExportInfo> {
-    let g = region.lock(lock_owner);
-    let info = region
-        .export_info(&g, id)
-        .filter(|i| i.kind == kind && !region.withdrawn(&g, id))
-        .ok_or(Situation::UnknownShareable.code())?;
-    if info.exporter.0 == importer_slot {
-        return Err(Situation::ImportOwnExport.code());
-    }
-    if !region.slot_alive(info.exporter.0) {
-        // The exporter died before anyone imported: the memory went with
-        // it (reaping frees the entry too).
-        region.reap(&g);
-        return Err(Situation::UnknownShareable.code());
-    }
-    if info.check_pid && !region.whitelisted(&g, id, importer_pid) {
-        return Err(Situation::NotWhitelisted.code());
-    }
-    if region.holds(&g, id, importer_slot) {
-        return Err(Situation::ImportTwice.code());
-    }
-    region.add_holder(&g, id, importer_slot);
-    Ok(info)
 }
 
 impl Process {
@@ -240,65 +193,6 @@ impl Process {
         alloc.export = NonZeroU64::new(shareable);
         let alloc = shard.allocs.insert(alloc) as u32;
         Ok(self.shards.new_handle(&mut shard, index, alloc, true))
-    }
-
-    /// Gets the exporter's pool file for an admitted import: from the
-    /// exporter's `Process` on a private machine, over its listener socket
-    /// on a shared one.
-    fn fetch(&self, id: u64, kind: ExportKind) -> Result<(ExportInfo, Arc<PoolFile>)> {
-        if self.machine.name.is_some() {
-            let (info, fd) = crate::machine::listener::request(self, id, kind)?;
-            return Ok((info, self.adopt_pool(info, fd)));
-        }
-        let region = &self.machine.region;
-        let info = admit(region, self.slot, self.slot, self.pid, id, kind)?;
-        let exporter = self
-            .machine
-            .local
-            .lock()
-            .get(info.exporter.0 as usize)
-            .and_then(Weak::upgrade)
-            .filter(|p| p.generation == info.exporter.1);
-        match exporter.and_then(|p| p.pool_file(info.pool)) {
-            Some(f) => Ok((info, f)),
-            None => {
-                let g = region.lock(self.slot);
-                region.drop_holder(&g, id, self.slot);
-                Err(Situation::UnknownShareable.code())
-            }
-        }
-    }
-
-    /// Keeps one descriptor per exporter pool: a second import of the same
-    /// pool reuses the first one's file and closes the new descriptor.
-    fn adopt_pool(&self, info: ExportInfo, fd: OwnedFd) -> Arc<PoolFile> {
-        let mut imported = self.imported.lock();
-        imported.retain(|p| p.file.strong_count() > 0);
-        let identity = rustix::fs::fstat(&fd).map(|st| (st.st_dev, st.st_ino)).ok();
-        if let Some(existing) = imported.iter().find_map(|p| {
-            let f = p.file.upgrade()?;
-            (p.exporter == (info.exporter.0, info.exporter.1)
-                && p.pool == info.pool
-                && Some(f.identity) == identity)
-                .then_some(f)
-        }) {
-            return existing;
-        }
-        let f = Arc::new(PoolFile::adopt(fd));
-        imported.push(ImportedPool {
-            exporter: (info.exporter.0, info.exporter.1),
-            pool: info.pool,
-            file: Arc::downgrade(&f),
-        });
-        f
-    }
-
-    /// The pool file a listener sends for an export of this process.
-    pub(crate) fn pool_file(&self, pool: u32) -> Option<Arc<PoolFile>> {
-        let index = u8::try_from(pool).ok()?;
-        (usize::from(index) <= self.machine.config.devices as usize)
-            .then(|| self.shards.lock(index).file.clone())
-            .flatten()
     }
 }
 

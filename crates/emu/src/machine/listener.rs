@@ -160,20 +160,17 @@ fn answer(process: &Process, conn: &OwnedFd) {
     if region.slot_owner(importer_slot) != Some((pid, request.generation)) {
         return reply(Situation::NotWhitelisted.code(), None);
     }
-    let info =
-        match crate::calls::sharing::admit(region, process.slot, importer_slot, pid, id, kind) {
-            Ok(info)
-                if (info.exporter.0, info.exporter.1) == (process.slot, process.generation) =>
-            {
-                info
-            }
-            Ok(_) => {
-                let g = region.lock(process.slot);
-                region.drop_holder(&g, id, importer_slot);
-                return reply(Situation::UnknownShareable.code(), None);
-            }
-            Err(e) => return reply(e, None),
-        };
+    let info = match region.admit(process.slot, (importer_slot, pid), id, kind) {
+        Ok(info) if (info.exporter.0, info.exporter.1) == (process.slot, process.generation) => {
+            info
+        }
+        Ok(_) => {
+            let g = region.lock(process.slot);
+            region.drop_holder(&g, id, importer_slot);
+            return reply(Situation::UnknownShareable.code(), None);
+        }
+        Err(e) => return reply(e, None),
+    };
     match process.pool_file(info.pool) {
         Some(file) => reply(AclError::INTERNAL_ERROR, Some((info, file.owned()))),
         None => {

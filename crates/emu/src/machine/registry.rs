@@ -9,6 +9,7 @@ use super::layout::*;
 use super::pools::Pools;
 use super::region::{Guard, Region};
 use super::slots::sub;
+use crate::errors::Situation;
 
 impl Region {
     /// Registers an export of `slot`'s memory. Its charge moves from the
@@ -246,5 +247,40 @@ impl Region {
             .iter()
             .filter(|e| e.id.load(Ordering::Acquire) != 0)
             .count()
+    }
+
+    /// Whether `importer` (slot, pid) may import `id`, and if so, makes it a
+    /// holder: the check the exporter side runs for every import.
+    /// `lock_owner` is the slot of the process running the check (for the
+    /// machine lock's liveness).
+    pub fn admit(
+        &self,
+        lock_owner: u32,
+        (importer_slot, importer_pid): (u32, i32),
+        id: u64,
+        kind: ExportKind,
+    ) -> Result<ExportInfo, AclError> {
+        let g = self.lock(lock_owner);
+        let info = self
+            .export_info(&g, id)
+            .filter(|i| i.kind == kind && !self.withdrawn(&g, id))
+            .ok_or(Situation::UnknownShareable.code())?;
+        if info.exporter.0 == importer_slot {
+            return Err(Situation::ImportOwnExport.code());
+        }
+        if !self.slot_alive(info.exporter.0) {
+            // The exporter died before anyone imported: the memory went
+            // with it (reaping frees the entry too).
+            self.reap(&g);
+            return Err(Situation::UnknownShareable.code());
+        }
+        if info.check_pid && !self.whitelisted(&g, id, importer_pid) {
+            return Err(Situation::NotWhitelisted.code());
+        }
+        if self.holds(&g, id, importer_slot) {
+            return Err(Situation::ImportTwice.code());
+        }
+        self.add_holder(&g, id, importer_slot);
+        Ok(info)
     }
 }

@@ -194,48 +194,38 @@ fn transfer_all(count: usize, mut io: impl FnMut(usize) -> isize) -> Result<(), 
     Ok(())
 }
 
-/// Copies `count` bytes from the host address `src` (anything a C caller
-/// passed) into a pool file at `offset`: the kernel reads `src`, so an
-/// address the caller may not read is `EFAULT`, never a crash.
-pub fn write_from_host(
-    fd: BorrowedFd<'_>,
-    offset: u64,
-    src: usize,
-    count: usize,
-) -> Result<(), Errno> {
-    transfer_all(count, |done| {
-        // SAFETY: `pwrite` reads the source range in the kernel, which
-        // checks it; nothing in this process dereferences `src`.
-        unsafe {
-            libc::pwrite(
-                fd.as_raw_fd(),
-                (src + done) as *const c_void,
-                count - done,
-                (offset + done as u64) as libc::off_t,
-            )
-        }
-    })
+/// Which way a copy between a pool file and host memory goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Way {
+    /// Host memory into the file (`pwrite`).
+    ToFile,
+    /// The file into host memory (`pread`).
+    FromFile,
 }
 
-/// Copies `count` bytes from a pool file at `offset` to the host address
-/// `dst`: the kernel writes `dst`, so an address the caller may not write is
-/// `EFAULT`, never a crash.
-pub fn read_to_host(
+/// Copies `count` bytes between a pool file at `offset` and the host
+/// address `host` (anything a C caller passed): the kernel reads or writes
+/// `host`, so an address the caller may not use is `EFAULT`, never a crash.
+pub fn copy_with_file(
     fd: BorrowedFd<'_>,
     offset: u64,
-    dst: usize,
+    host: usize,
     count: usize,
+    way: Way,
 ) -> Result<(), Errno> {
     transfer_all(count, |done| {
-        // SAFETY: `pread` writes the destination in the kernel, which checks
-        // it; nothing in this process dereferences `dst`.
+        let (buf, len, at) = (
+            host + done,
+            count - done,
+            (offset + done as u64) as libc::off_t,
+        );
+        // SAFETY: `pwrite` / `pread` read or write the host range in the
+        // kernel, which checks it; nothing in this process dereferences it.
         unsafe {
-            libc::pread(
-                fd.as_raw_fd(),
-                (dst + done) as *mut c_void,
-                count - done,
-                (offset + done as u64) as libc::off_t,
-            )
+            match way {
+                Way::ToFile => libc::pwrite(fd.as_raw_fd(), buf as *const c_void, len, at),
+                Way::FromFile => libc::pread(fd.as_raw_fd(), buf as *mut c_void, len, at),
+            }
         }
     })
 }
@@ -272,8 +262,8 @@ pub fn copy_host_to_host(
     let mut done = 0;
     while done < count {
         let n = CHUNK.min(count - done);
-        write_from_host(scratch.as_fd(), 0, src + done, n)?;
-        read_to_host(scratch.as_fd(), 0, dst + done, n)?;
+        copy_with_file(scratch.as_fd(), 0, src + done, n, Way::ToFile)?;
+        copy_with_file(scratch.as_fd(), 0, dst + done, n, Way::FromFile)?;
         done += n;
     }
     Ok(())
@@ -286,10 +276,16 @@ pub fn fill_host(dst: usize, value: u8, count: usize, scratch: &OwnedFd) -> Resu
     const CHUNK: usize = 1 << 20;
     let pattern = vec![value; CHUNK.min(count)];
     let mut done = 0;
-    write_from_host(scratch.as_fd(), 0, pattern.as_ptr() as usize, pattern.len())?;
+    copy_with_file(
+        scratch.as_fd(),
+        0,
+        pattern.as_ptr() as usize,
+        pattern.len(),
+        Way::ToFile,
+    )?;
     while done < count {
         let n = CHUNK.min(count - done);
-        read_to_host(scratch.as_fd(), 0, dst + done, n)?;
+        copy_with_file(scratch.as_fd(), 0, dst + done, n, Way::FromFile)?;
         done += n;
     }
     Ok(())

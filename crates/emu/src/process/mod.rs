@@ -13,6 +13,7 @@
 pub(crate) mod address_space;
 pub(crate) mod charge;
 pub(crate) mod handles;
+pub(crate) mod imports;
 
 use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
@@ -24,13 +25,13 @@ use parking_lot::Mutex;
 
 use crate::calls::instrument::Instrument;
 use crate::calls::runtime::Runtime;
-use crate::calls::sharing::ImportedPool;
 use crate::errors::Situation;
 use crate::machine::Machine;
 use crate::os::sys;
 use crate::{MemKind, Op};
 use address_space::{MapBudget, Va};
 use handles::Shards;
+use imports::ImportedPool;
 
 pub(crate) type Result<T> = std::result::Result<T, AclError>;
 

@@ -1,0 +1,80 @@
+//! What a process keeps of the pool files it imported from, and how it
+//! gets one: from the exporting process on a private machine, over the
+//! exporter's listener on a shared one.
+
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Weak};
+
+use super::{Process, Result};
+use crate::errors::Situation;
+use crate::machine::{ExportInfo, ExportKind};
+use crate::os::pool::PoolFile;
+
+/// What an importer remembers of a received pool file, so that importing
+/// many handles of one exporter needs one descriptor.
+pub(crate) struct ImportedPool {
+    exporter: (u32, u64),
+    pool: u32,
+    file: Weak<PoolFile>,
+}
+
+impl Process {
+    /// Gets the exporter's pool file for an admitted import: from the
+    /// exporter's `Process` on a private machine, over its listener socket
+    /// on a shared one.
+    pub(crate) fn fetch(&self, id: u64, kind: ExportKind) -> Result<(ExportInfo, Arc<PoolFile>)> {
+        if self.machine.name.is_some() {
+            let (info, fd) = crate::machine::listener::request(self, id, kind)?;
+            return Ok((info, self.adopt_pool(info, fd)));
+        }
+        let region = &self.machine.region;
+        let info = region.admit(self.slot, (self.slot, self.pid), id, kind)?;
+        let exporter = self
+            .machine
+            .local
+            .lock()
+            .get(info.exporter.0 as usize)
+            .and_then(Weak::upgrade)
+            .filter(|p| p.generation == info.exporter.1);
+        match exporter.and_then(|p| p.pool_file(info.pool)) {
+            Some(f) => Ok((info, f)),
+            None => {
+                let g = region.lock(self.slot);
+                region.drop_holder(&g, id, self.slot);
+                Err(Situation::UnknownShareable.code())
+            }
+        }
+    }
+
+    /// Keeps one descriptor per exporter pool: a second import of the same
+    /// pool reuses the first one's file and closes the new descriptor.
+    fn adopt_pool(&self, info: ExportInfo, fd: OwnedFd) -> Arc<PoolFile> {
+        let mut imported = self.imported.lock();
+        imported.retain(|p| p.file.strong_count() > 0);
+        let identity = rustix::fs::fstat(&fd).map(|st| (st.st_dev, st.st_ino)).ok();
+        if let Some(existing) = imported.iter().find_map(|p| {
+            let f = p.file.upgrade()?;
+            (p.exporter == (info.exporter.0, info.exporter.1)
+                && p.pool == info.pool
+                && Some(f.identity) == identity)
+                .then_some(f)
+        }) {
+            return existing;
+        }
+        let f = Arc::new(PoolFile::adopt(fd));
+        imported.push(ImportedPool {
+            exporter: (info.exporter.0, info.exporter.1),
+            pool: info.pool,
+            file: Arc::downgrade(&f),
+        });
+        f
+    }
+
+    /// The pool file a listener sends for an export of this process.
+    pub(crate) fn pool_file(&self, pool: u32) -> Option<Arc<PoolFile>> {
+        let index = u8::try_from(pool).ok()?;
+        (usize::from(index) <= self.machine.config.devices as usize)
+            .then(|| self.shards.lock(index).file.clone())
+            .flatten()
+    }
+}
