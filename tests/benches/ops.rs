@@ -94,10 +94,10 @@ fn emulator(c: &mut Criterion) {
 fn driver(c: &mut Criterion) {
     let lib = std::env::var_os("ACLMEM_ASCENDCL")
         .map(PathBuf::from)
-        .unwrap_or_else(aclmem_tests::emulated_library_in_target_dir);
+        .unwrap_or_else(aclmem_tests::emulated_library_path);
     let Ok(cl) = AscendCl::load(Some(&lib)) else {
         eprintln!(
-            "skipping driver benchmarks: {} not built (cargo build -p aclmem-emu-capi)",
+            "skipping driver benchmarks: {} not built (run `cargo build --release`)",
             lib.display()
         );
         return;

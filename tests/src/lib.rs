@@ -23,16 +23,27 @@ use aclmem_hal::{
     ShareableHandle, ShareableHandleV2, ShareableMemory, VirtAddr, VirtualMemory,
 };
 
-/// Where `cargo xtask lib` puts the emulated
-/// `libascendcl.so` for the profile of the running test or bench binary
-/// (`target/<profile>/deps/<binary>` → `target/<profile>/libascendcl.so`).
-pub fn emulated_library_in_target_dir() -> PathBuf {
+/// Where `cargo build` puts the emulated `libascendcl.so` for the profile
+/// of the running test or bench binary (`target/<profile>/deps/<binary>` →
+/// `target/<profile>/libascendcl.so`), built or not.
+pub fn emulated_library_path() -> PathBuf {
     let exe = std::env::current_exe().expect("the running binary's path");
-    let profile_dir = exe
-        .parent()
+    exe.parent()
         .and_then(|deps| deps.parent())
-        .expect("test binaries live in target/<profile>/deps");
-    profile_dir.join("libascendcl.so")
+        .expect("test binaries live in target/<profile>/deps")
+        .join("libascendcl.so")
+}
+
+/// [`emulated_library_path`], which must have been built: a test that needs
+/// it fails with the command that builds it.
+pub fn emulated_library_in_target_dir() -> PathBuf {
+    let lib = emulated_library_path();
+    assert!(
+        lib.exists(),
+        "{} is missing: run `cargo build` first (the workspace builds the emulated library there; `cargo xtask ci` does)",
+        lib.display()
+    );
+    lib
 }
 
 /// A command running `exe`, through `$ACLMEM_TEST_RUNNER` when it is set:

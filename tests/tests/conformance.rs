@@ -87,11 +87,6 @@ fn library() -> std::sync::Arc<AscendCl> {
         return AscendCl::load(None).unwrap_or_else(|e| panic!("{e}"));
     }
     let path = aclmem_tests::emulated_library_in_target_dir();
-    assert!(
-        path.exists(),
-        "{} is missing: build it with `cargo build -p aclmem-emu-capi` (cargo xtask ci does)",
-        path.display()
-    );
     AscendCl::load(Some(&path)).unwrap_or_else(|e| panic!("{e}"))
 }
 

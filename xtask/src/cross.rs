@@ -261,13 +261,7 @@ fn architecture(path: &Path) -> Result<Architecture> {
 
 fn linux_target(target: &str, options: &Options) -> Result<Option<TestCounts>> {
     let profile = profile_flag(options.release);
-    let mut build = vec![
-        "build",
-        "--manifest-path",
-        crate::LIB_MANIFEST,
-        "--target",
-        target,
-    ];
+    let mut build = vec!["build", "-p", crate::LIB_PACKAGE, "--target", target];
     build.extend(profile);
     step(&format!("{target}: the emulated libascendcl.so"), || {
         cargo_cross(&build)
@@ -339,13 +333,7 @@ fn linux_target(target: &str, options: &Options) -> Result<Option<TestCounts>> {
 pub fn examples(sh: &Shell) -> Result<()> {
     provision(sh)?;
     let target = "aarch64-unknown-linux-gnu";
-    cargo_cross(&[
-        "build",
-        "--manifest-path",
-        crate::LIB_MANIFEST,
-        "--target",
-        target,
-    ])?;
+    cargo_cross(&["build", "-p", crate::LIB_PACKAGE, "--target", target])?;
     let lib = cross_dir()
         .join(target)
         .join("debug")

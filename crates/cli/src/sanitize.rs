@@ -34,7 +34,7 @@ fn find_lib(explicit: Option<&Path>) -> Result<PathBuf, String> {
         }
     }
     Err(format!(
-        "{LIB} not found beside {} (build it with `cargo xtask lib`, or name it with --lib or $ACLMEM_SANITIZER_LIB)",
+        "{LIB} not found beside {} (build it with `cargo build`, or name it with --lib or $ACLMEM_SANITIZER_LIB)",
         exe.display()
     ))
 }

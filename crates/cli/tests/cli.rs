@@ -241,7 +241,7 @@ fn probe_reports_the_emulated_machine() {
         .join("libascendcl.so");
     assert!(
         lib.exists(),
-        "{} missing: run `cargo xtask lib` (cargo xtask ci does)",
+        "{} missing: run `cargo build` first (`cargo xtask ci` does)",
         lib.display()
     );
     let (ok, out, err) = probe(&[

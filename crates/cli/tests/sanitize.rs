@@ -2,7 +2,7 @@
 //! each defect reported exactly once, with its class and call site; clean
 //! programs report nothing.
 //!
-//! Needs `cargo xtask lib` (the emulated library and the sanitizer, in the
+//! Needs `cargo build` (the emulated library and the sanitizer, in the
 //! target directory) and a C compiler. Under `cargo xtask cross` the tests
 //! run under qemu, where a host-built C program cannot be preloaded with
 //! the aarch64 sanitizer: there they return at once.
