@@ -11,7 +11,9 @@
 use std::cell::RefCell;
 use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Once, RwLock, RwLockWriteGuard};
+use std::sync::{Arc, Once};
+
+use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
 
 use aclmem_core::AclError;
 use aclmem_emu::Emulator;
@@ -38,8 +40,8 @@ thread_local! {
         const { RefCell::new(None) };
 }
 
-fn lock_state() -> std::sync::RwLockReadGuard<'static, Option<Arc<Global>>> {
-    STATE.read().unwrap_or_else(|p| p.into_inner())
+fn lock_state() -> parking_lot::RwLockReadGuard<'static, Option<Arc<Global>>> {
+    STATE.read()
 }
 
 /// Runs `f` with the initialised library (100001 before `aclInit`).
@@ -69,7 +71,7 @@ pub(crate) fn with_global<R>(
 }
 
 fn intern(name: &str) -> &'static CStr {
-    let mut names = SOC_NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    let mut names = SOC_NAMES.lock();
     if let Some(n) = names.iter().find(|n| n.to_bytes() == name.as_bytes()) {
         return n;
     }
@@ -87,7 +89,7 @@ fn leak_report_wanted() -> bool {
 /// `aclInit`: joins the machine the environment names.
 pub(crate) fn init() -> Result<(), AclError> {
     install_fork_handlers();
-    let mut state = STATE.write().unwrap_or_else(|p| p.into_inner());
+    let mut state = STATE.write();
     if state.is_some() {
         return Err(AclError::REPEAT_INITIALIZE);
     }
@@ -120,7 +122,7 @@ pub(crate) fn init() -> Result<(), AclError> {
 /// `aclFinalize`: leaves the machine (everything this process holds goes,
 /// as at exit).
 pub(crate) fn finalize() -> Result<(), AclError> {
-    let mut state = STATE.write().unwrap_or_else(|p| p.into_inner());
+    let mut state = STATE.write();
     let g = state.take().ok_or(AclError::REPEAT_FINALIZE)?;
     LIVE.store(0, Ordering::Release);
     report(&g, "aclFinalize");
@@ -143,7 +145,7 @@ extern "C" fn report_at_exit() {
     if LIVE.load(Ordering::Acquire) == 0 {
         return;
     }
-    if let Ok(state) = STATE.try_read()
+    if let Some(state) = STATE.try_read()
         && let Some(g) = state.as_ref()
     {
         report(g, "exit");
@@ -162,7 +164,7 @@ fn install_fork_handlers() {
 /// Before fork: hold the state lock, so the child's copy of it is not held
 /// by a thread that does not exist there.
 extern "C" fn prepare() {
-    let guard = STATE.write().unwrap_or_else(|p| p.into_inner());
+    let guard = STATE.write();
     FORK_GUARD.with(|g| *g.borrow_mut() = Some(guard));
 }
 

@@ -75,9 +75,9 @@ error_table! {
     /// `aclrtMapMem` of a range that leaves its reservation.
     OutsideReservation => RT_PARAM_INVALID, Unconfirmed, "the range leaves its reservation";
     /// `aclrtMapMem` with a size other than the handle's, or at an address
-    /// not aligned to the handle's page size (documented as required; the
-    /// code is not).
-    PartialMap => RT_PARAM_INVALID, Unconfirmed, "size differs from the handle's, or the address is not page aligned";
+    /// not aligned to the handle's page size: 2 MiB, and 1 GiB for 1 GiB
+    /// pages (documented as required; the code is not).
+    PartialMap => RT_PARAM_INVALID, Unconfirmed, "size differs from the handle's, or the address is not aligned to its pages (1 GiB for 1 GiB pages)";
     /// `aclrtMapMem` with an offset other than 0 (documented as required).
     MapOffset => RT_PARAM_INVALID, Unconfirmed, "offset must be 0";
     /// `aclrtMapMem` of memory of a second device, or of imported next to

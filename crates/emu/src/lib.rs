@@ -33,6 +33,16 @@
 //! call, faults can be injected, and [`Emulator::leak_report`] lists what a
 //! process still holds.
 //!
+//! **Where things are.** `calls/` holds one module per area of the API
+//! (physical memory, virtual memory, sharing, IPC keys, `aclrtMalloc`,
+//! copies, queries, the runtime, the instruments), each implementing its
+//! part of [`Emulator`] directly; `process/` one process's handles, address
+//! space and charges; `machine/` what processes share; `os/` every system
+//! call; [`args`] the argument checks, which return [`args::Checked`]
+//! values the `*_checked` calls take, so that no check runs twice. The lock
+//! order and how a call goes from C to the kernel are in the repository's
+//! `docs/architecture.md`.
+//!
 //! ```
 //! use aclmem_core::{AtlasA2, Device, HbmHuge, PhysicalMemProp, AlignedSize, Product, MIB};
 //! use aclmem_emu::Emulator;

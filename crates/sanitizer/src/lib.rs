@@ -30,7 +30,9 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_void};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use aclmem_core::{AclError, CannVersion, Location, MemAttr, Product, RawPhysicalMemProp, RunMode};
 use aclmem_sys::{self as sys, AclFunctions};
@@ -151,7 +153,7 @@ macro_rules! forward {
 
 fn missing(name: &str) -> i32 {
     static WARNED: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let mut w = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+    let mut w = WARNED.lock();
     if !w.iter().any(|n| n == name) {
         eprintln!("aclmem-sanitizer: the library underneath has no {name}; answering 207000");
         w.push(name.to_owned());
@@ -163,10 +165,7 @@ fn missing(name: &str) -> i32 {
 
 fn model() -> MutexGuard<'static, Model> {
     static MODEL: OnceLock<Mutex<Model>> = OnceLock::new();
-    MODEL
-        .get_or_init(|| Mutex::new(Model::default()))
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+    MODEL.get_or_init(|| Mutex::new(Model::default())).lock()
 }
 
 /// What the program runs on, asked of the library underneath once.
@@ -219,10 +218,7 @@ thread_local! {
 
 fn contexts() -> MutexGuard<'static, HashMap<usize, u32>> {
     static CONTEXTS: OnceLock<Mutex<HashMap<usize, u32>>> = OnceLock::new();
-    CONTEXTS
-        .get_or_init(|| Mutex::new(HashMap::new()))
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+    CONTEXTS.get_or_init(|| Mutex::new(HashMap::new())).lock()
 }
 
 // ----- checks shared by the calls ----------------------------------------------

@@ -4,33 +4,11 @@
 //! leaves it when a call that ends it succeeded.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// Handles and addresses are already well spread: one multiply mixes them
-/// (SipHash's cost is not needed against keys the program does not
-/// choose).
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 ^= n;
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 ^= n as u64;
-    }
-}
-
-type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<IdHasher>>;
-type HashSet<K> = std::collections::HashSet<K, BuildHasherDefault<IdHasher>>;
+// Handles and addresses are keys the program does not choose: FxHash's
+// one multiply is enough, SipHash's cost is not needed.
+type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
+type HashSet<K> = rustc_hash::FxHashSet<K>;
 
 use crate::report::{Finding, Site, report};
 use crate::trace;

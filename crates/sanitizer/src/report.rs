@@ -1,12 +1,12 @@
 //! Findings: one line each on stderr, JSON lines to `ACLMEM_SANITIZER_LOG`,
 //! a summary at exit, and `ACLMEM_SANITIZER_HALT_ON_ERROR`.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, c_void};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
-use std::sync::Mutex;
 
 /// Where a call was made: the return address of the ACL call in the
 /// program, resolved only when a finding needs it.
@@ -103,7 +103,7 @@ struct Sink {
 static SINK: Mutex<Option<Sink>> = Mutex::new(None);
 
 fn with_sink<R>(f: impl FnOnce(&mut Sink) -> R) -> R {
-    let mut guard = SINK.lock().unwrap_or_else(|p| p.into_inner());
+    let mut guard = SINK.lock();
     let sink = guard.get_or_insert_with(|| Sink {
         log: std::env::var_os("ACLMEM_SANITIZER_LOG")
             .filter(|v| !v.is_empty())

@@ -6,7 +6,9 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
+
+use parking_lot::Mutex;
 use std::time::Instant;
 
 struct Trace {
@@ -25,7 +27,7 @@ fn enabled() -> bool {
         };
         match File::create(&path) {
             Ok(f) => {
-                *TRACE.lock().unwrap_or_else(|p| p.into_inner()) = Some(Trace {
+                *TRACE.lock() = Some(Trace {
                     out: BufWriter::new(f),
                 });
                 START.get_or_init(Instant::now);
@@ -63,7 +65,7 @@ pub fn call(call: &str, totals: Option<(u32, usize, usize)>, size: usize, ret: i
             "t": t, "tid": tid(), "call": call, "size": size, "ret": ret,
         }),
     };
-    if let Some(tr) = TRACE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+    if let Some(tr) = TRACE.lock().as_mut() {
         let _ = writeln!(tr.out, "{line}");
     }
 }
@@ -75,7 +77,7 @@ pub fn event(what: &str, device: u32, size: usize, phys: usize, mapped: usize) {
 
 /// Flushes the file (at finalize and exit).
 pub fn flush() {
-    if let Some(tr) = TRACE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+    if let Some(tr) = TRACE.lock().as_mut() {
         let _ = tr.out.flush();
     }
 }

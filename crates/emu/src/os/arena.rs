@@ -7,9 +7,18 @@
 //! needed.
 //! Releasing a reservation is bookkeeping only: every mapping in it was
 //! already replaced by inaccessible arena again.
+//!
+//! Written here rather than taken from `vm-allocator`: its
+//! `AddressAllocator` manages one range (with alignments and exact
+//! addresses, as needed here) and searches linearly; the arenas here are
+//! several ranges taken from the kernel on demand plus a window shared by
+//! every emulated process of the OS process, so one allocator per arena
+//! would need the same glue as the carving itself.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use crate::os::sys;
 
@@ -36,8 +45,8 @@ static WINDOW_CHUNKS: Mutex<(u64, Vec<Arc<Mutex<Arena>>>)> = Mutex::new((0, Vec:
 /// Window chunks are taken in multiples of this.
 const CHUNK: usize = 64 << 30;
 
-fn window_chunks() -> std::sync::MutexGuard<'static, (u64, Vec<Arc<Mutex<Arena>>>)> {
-    let mut w = WINDOW_CHUNKS.lock().unwrap_or_else(|p| p.into_inner());
+fn window_chunks() -> MutexGuard<'static, (u64, Vec<Arc<Mutex<Arena>>>)> {
+    let mut w = WINDOW_CHUNKS.lock();
     let generation = crate::os::fork::generation();
     if w.0 != generation {
         // A forked child: the parent's chunks were unmapped by the fork
@@ -45,10 +54,6 @@ fn window_chunks() -> std::sync::MutexGuard<'static, (u64, Vec<Arc<Mutex<Arena>>
         *w = (generation, Vec::new());
     }
     w
-}
-
-fn locked(a: &Mutex<Arena>) -> std::sync::MutexGuard<'_, Arena> {
-    a.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Reserves `len` bytes at exactly `addr` as a new window chunk.
@@ -107,10 +112,11 @@ impl Arenas {
         {
             let w = window_chunks();
             if let Some(c) = w.1.iter().find(|c| {
-                let c = locked(c);
+                let c = c.lock();
                 c.start <= addr && end <= c.start + c.len
             }) {
-                return locked(c)
+                return c
+                    .lock()
                     .take_exact(addr, len)
                     .then_some(addr)
                     .ok_or(Taken::InUse);
@@ -144,10 +150,10 @@ impl Arenas {
         {
             let w = window_chunks();
             if let Some(c) = w.1.iter().find(|c| {
-                let c = locked(c);
+                let c = c.lock();
                 c.start <= addr && addr < c.start + c.len
             }) {
-                locked(c).give(addr, len);
+                c.lock().give(addr, len);
                 return;
             }
         }
@@ -185,7 +191,7 @@ impl Arenas {
         let w = window_chunks();
         w.1.iter()
             .map(|c| {
-                let c = locked(c);
+                let c = c.lock();
                 (c.start, c.len)
             })
             .chain(self.own.iter().map(|a| (a.start, a.len)))
@@ -198,7 +204,7 @@ impl Arenas {
 fn take_in_window(len: usize, align: usize) -> Option<usize> {
     let mut w = window_chunks();
     for c in &w.1 {
-        if let Some(addr) = locked(c).take(len, align) {
+        if let Some(addr) = c.lock().take(len, align) {
             return Some(addr);
         }
     }
@@ -207,7 +213,7 @@ fn take_in_window(len: usize, align: usize) -> Option<usize> {
     while at + size <= WINDOW.end {
         match new_chunk(at, size) {
             Ok(chunk) => {
-                let addr = locked(&chunk).take(len, align);
+                let addr = chunk.lock().take(len, align);
                 w.1.push(chunk);
                 return addr;
             }

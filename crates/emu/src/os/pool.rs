@@ -13,6 +13,11 @@
 //! descriptor it could map the exporter's other extents with its own `mmap`
 //! calls. The emulator models the API, not a security boundary; the
 //! kernel-checked whitelist decides who receives a descriptor at all.
+//!
+//! The extent allocator is written here rather than taken from
+//! `vm-allocator`: a steady malloc/free loop must not allocate, which the
+//! same-size free lists give and its interval tree (a node per allocation)
+//! does not.
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
