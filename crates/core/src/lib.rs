@@ -3,6 +3,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+// The unit tests format messages.
+#[cfg(test)]
+extern crate std;
+
 mod attr;
 mod cann;
 mod dispatch;
@@ -20,7 +24,7 @@ pub use attr::{
 };
 pub use cann::{
     Accepts, AtLeast, Cann8_0, Cann8_1, Cann8_2, Cann8_3, Cann8_5, Cann9_0, CannType, CannVersion,
-    ExpectedAddress, UnknownCannVersion,
+    Choices, ExpectedAddress, GranularityRule, UnknownCannVersion,
 };
 pub use dispatch::{ProductVisitor, dispatch};
 pub use error::{AclError, ErrorKind};
@@ -34,8 +38,8 @@ pub use prop::{
     RawPhysicalMemProp, ValidProp,
 };
 pub use rules::{
-    AvailableOn, Denial, DeviceAccepts, Feature, FormAllowsPhysical, Holds, HostAccepts,
-    Introduced, MallocPhysical, OfferedBy, PLATFORMS, Platform, Supports, Verdict, attr_since,
-    check, check_platform, check_raw, location_since,
+    AvailableOn, Denial, DeviceAccepts, ExistsIn, Feature, FormAllowsPhysical, Holds, HostAccepts,
+    Introduced, MallocPhysical, OfferedBy, PLATFORMS, Platform, Rules, Supports, Verdict,
+    attr_since, check, check_platform, check_raw, location_since,
 };
 pub use size::{AlignedSize, GIB, GranularityOption, MIB, is_aligned, round_up};

@@ -373,3 +373,9 @@ impl<M: RunModeType, V: CannType> ProductType for Atlas200IA2<M, V> {
     const PRODUCT: Product = Product::Atlas200IA2;
     const RUN_MODE: RunMode = M::RUN_MODE;
 }
+
+// The markers' default parameter is the table's default release.
+const _: () = assert!(
+    <AtlasA2 as ProductType>::CANN as u8 == CannVersion::DEFAULT as u8,
+    "product markers default to the release the table marks @default"
+);

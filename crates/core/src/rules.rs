@@ -10,8 +10,9 @@
 //! * the constant arrays read by the run-time [`check`], for code that learns
 //!   its product and version only at run time.
 //!
-//! A test in this crate visits every one of the 312 combinations in each of
-//! the six modelled CANN versions and proves the two projections agree.
+//! A test in this crate visits every product × run mode × location ×
+//! attribute in every modelled CANN version and proves the two projections
+//! agree.
 //!
 //! The facts encoded, with their sources, are in `docs/facts.md`
 //! ("aclrtMallocPhysical" and "CANN versions"). In CANN 9.0: no physical
@@ -289,6 +290,17 @@ pub trait Introduced {
     type Since: CannType;
 }
 
+/// The location or attribute marker `Self` exists in release `V`: the
+/// release gate of every rule, implemented by the rules table through
+/// [`Accepts`] (whose message names the marker, the release that introduced
+/// it and the one the code targets).
+///
+/// A bound on the marker rather than on `V: Accepts<Self, Since>` with the
+/// release as an associated type, so that the gate waits until the marker
+/// is known (an attribute inferred from a later argument still gets the
+/// [`Accepts`] message).
+pub trait ExistsIn<V: CannType> {}
+
 /// The product `Self` can allocate attribute `A` at location `L`, in the
 /// CANN version `Self` targets: the one bound typed code needs. Implemented
 /// exactly for the combinations the rules table allows; [`Supports::VERDICT`]
@@ -311,6 +323,26 @@ pub trait Introduced {
 pub trait Supports<L: LocationType, A: AttrType>: ProductType {
     /// How the combination is allowed.
     const VERDICT: Verdict;
+}
+
+/// The rules table's row for one product family: `Self` may allocate `A`
+/// at `L` when every rule holds (the API on the product in its run mode and
+/// release, the location, the product's attributes, and the releases that
+/// introduced the location and the attribute). Implemented by the table;
+/// [`Supports`] is implemented for every product through it, so that a
+/// refusal reports the rule that failed and nothing else.
+///
+/// As a bound, `P: Rules<L, A>` is the same as `P: Supports<L, A>`; state
+/// the latter.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not known to allocate `{A}` memory at `{L}`: require `{Self}: Supports<{L}, {A}>`",
+    label = "the rules hold only for concrete products, or where this bound is required",
+    note = "generic code states the capability it uses, `P: Supports<L, A>`, and the caller's concrete product is checked against the rules table"
+)]
+pub trait Rules<L: LocationType, A: AttrType>: ProductType {}
+
+impl<P: ProductType + Rules<L, A>, L: LocationType, A: AttrType> Supports<L, A> for P {
+    const VERDICT: Verdict = verdict_of(P::PRODUCT, P::RUN_MODE, P::CANN, L::LOCATION, A::ATTR);
 }
 
 /// The verdict of an implemented `Supports`: read from the run-time table.
@@ -631,13 +663,25 @@ macro_rules! rules_table {
             rules_table!(@product $papi $psince $pty $(<$pgen>)?);
             rules_table!(@offers $pty $(<$pgen>)? [$($gattr)*]);
         )*
-        $( impl<P: ProductType> OfferedBy<P> for $battr {} )*
-        $( $( impl Introduced for $aattr { type Since = $asince; } )* )*
         $(
-            $( impl $ltrait for $lattr {} )*
+            // (`do_not_recommend`: a product that lacks a 1 GiB attribute
+            // gets its rule, not a list of the attributes every product has.)
+            #[diagnostic::do_not_recommend]
+            impl<P: ProductType> OfferedBy<P> for $battr {}
+        )*
+        $( $(
+            impl Introduced for $aattr { type Since = $asince; }
+            impl<V: Accepts<$aattr, $asince>> ExistsIn<V> for $aattr {}
+        )* )*
+        $(
+            $(
+                #[diagnostic::do_not_recommend]
+                impl $ltrait for $lattr {}
+            )*
             $(
                 impl<A: $ltrait> Holds<A> for $loc {}
                 impl Introduced for $loc { type Since = $lsince; }
+                impl<V: Accepts<$loc, $lsince>> ExistsIn<V> for $loc {}
             )+
             // The run-time copy of the same list (value namespace, so it may
             // share the trait's name).
@@ -693,7 +737,10 @@ macro_rules! rules_table {
         };
     };
 
-    (@run_mode $rm:ident supported) => { impl FormAllowsPhysical for $rm {} };
+    (@run_mode $rm:ident supported) => {
+        #[diagnostic::do_not_recommend]
+        impl FormAllowsPhysical for $rm {}
+    };
     (@run_mode $rm:ident unsupported) => {};
 
     // A product with the API: available from its release on (and, with a run
@@ -718,22 +765,15 @@ macro_rules! rules_table {
         impl<$($g: $gb,)? V: CannType> Introduced for $pty<$($full),+> {
             type Since = $since;
         }
-        impl<$($g: $gb,)? V: CannType, L: LocationType + Introduced, A: AttrType + Introduced>
-            Supports<L, A> for $pty<$($full),+>
+        impl<$($g: $gb,)? V: CannType, L: LocationType, A: AttrType>
+            Rules<L, A> for $pty<$($full),+>
         where
             MallocPhysical: AvailableOn<$pty<$($full),+>>,
             L: Holds<A>,
             A: OfferedBy<$pty<$($fam)?>>,
-            V: Accepts<A, <A as Introduced>::Since>,
-            V: Accepts<L, <L as Introduced>::Since>,
+            A: ExistsIn<V>,
+            L: ExistsIn<V>,
         {
-            const VERDICT: Verdict = verdict_of(
-                <Self as ProductType>::PRODUCT,
-                <Self as ProductType>::RUN_MODE,
-                V::VERSION,
-                L::LOCATION,
-                A::ATTR,
-            );
         }
     };
     (@offers $pty:ident <$pgen:ident> [$($gattr:ident)*]) => {
