@@ -27,7 +27,7 @@ def test_matrix_rows_agree_with_check():
     rows = aclmem.matrix(cann="9.0")
     assert len(rows) > 100
     for row in rows[::37]:
-        again = aclmem.check(row["product"], row["location"], row["attr"], "9.0", row["run_mode"])
+        again = aclmem.check(row["product"], row["location"], row["attribute"], "9.0", row["run_mode"])
         assert again == row
 
 

@@ -2,7 +2,10 @@
 
 use std::fmt::Write as _;
 
-use aclmem_core::{CannVersion, Denial, Location, MemAttr, PLATFORMS, Platform, Product, Verdict};
+use aclmem_core::{
+    CannVersion, CheckReport, Checked, Denial, Location, MemAttr, PLATFORMS, Platform, Product,
+    Verdict,
+};
 
 /// One cell of the matrix.
 pub struct Row {
@@ -46,42 +49,24 @@ pub fn short(result: &Result<Verdict, Denial>) -> String {
     }
 }
 
+/// The rows as JSON: one [`CheckReport`] each, the record Python's
+/// `aclmem.check` returns too.
 pub fn json(rows: &[Row]) -> String {
-    let items: Vec<serde_json::Value> = rows
+    let items: Vec<CheckReport> = rows
         .iter()
         .map(|r| {
-            let mut v = serde_json::json!({
-                "cann": r.cann.id(),
-                "product": r.platform.product.id(),
-                "product_name": r.platform.product.doc_name(),
-                "marker": r.platform.marker,
-                "run_mode": r.platform.run_mode.id(),
-                "location": r.location.id(),
-                "location_raw": r.location.raw(),
-                "attribute": r.attr.c_name(),
-                "attribute_marker": r.attr.marker_name(),
-                "raw_value": r.attr.raw(),
-                "granularity": r.attr.granularity(),
-            });
-            match r.result {
-                Ok(verdict) => {
-                    v["verdict"] = verdict.id().into();
-                }
-                Err(d) => {
-                    v["verdict"] = "denied".into();
-                    v["reason"] = d.id().into();
-                    v["rule"] = d.rule().into();
-                    v["acl_error"] = d.code().code().into();
-                    v["acl_error_name"] = d.code().name().into();
-                    if let Some(since) = d.since() {
-                        v["since"] = since.id().into();
-                    }
-                }
+            Checked {
+                product: r.platform.product,
+                run_mode: r.platform.run_mode,
+                cann: r.cann,
+                location: r.location,
+                attr: r.attr,
+                result: r.result,
             }
-            v
+            .report()
         })
         .collect();
-    let mut out = serde_json::to_string_pretty(&items).expect("JSON values always serialise");
+    let mut out = serde_json::to_string_pretty(&items).expect("reports always serialise");
     out.push('\n');
     out
 }

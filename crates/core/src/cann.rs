@@ -321,6 +321,19 @@ impl CannVersion {
         Choices
     }
 
+    /// [`CannVersion::choices`] as a constant string: `"8.0, 8.1, …, 9.0"`.
+    pub const LIST: &'static str = {
+        const TEXT: Phrase = Phrase::ids("", ", ");
+        TEXT.as_str()
+    };
+
+    /// What a release argument may be, as a phrase for error messages:
+    /// `"a CANN release aclmem models: 8.0, 8.1, … or 9.0"`.
+    pub const EXPECTED: &'static str = {
+        const TEXT: Phrase = Phrase::ids("a CANN release aclmem models: ", " or ");
+        TEXT.as_str()
+    };
+
     /// Parses a CANN release string (ASCII case and surrounding whitespace
     /// ignored). Accepted, for a major and minor number aclmem models:
     ///
@@ -378,6 +391,52 @@ impl CannVersion {
     }
 }
 
+/// Text built at compile time from the table.
+struct Phrase {
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl Phrase {
+    /// `prefix`, then the ids separated by `, ` and `last` before the last.
+    const fn ids(prefix: &str, last: &str) -> Phrase {
+        let mut p = Phrase {
+            buf: [0; 256],
+            len: 0,
+        };
+        p = p.push(prefix);
+        let mut i = 0;
+        while i < CannVersion::COUNT {
+            if i + 1 == CannVersion::COUNT && i > 0 {
+                p = p.push(last);
+            } else if i > 0 {
+                p = p.push(", ");
+            }
+            p = p.push(CannVersion::ALL[i].id());
+            i += 1;
+        }
+        p
+    }
+
+    const fn push(mut self, s: &str) -> Phrase {
+        let bytes = s.as_bytes();
+        let mut j = 0;
+        while j < bytes.len() {
+            self.buf[self.len] = bytes[j];
+            self.len += 1;
+            j += 1;
+        }
+        self
+    }
+
+    const fn as_str(&'static self) -> &'static str {
+        match core::str::from_utf8(self.buf.split_at(self.len).0) {
+            Ok(text) => text,
+            Err(_) => panic!("the phrase is built from strings"),
+        }
+    }
+}
+
 /// The list of modelled releases, `8.0, 8.1, …` (see
 /// [`CannVersion::choices`]).
 #[derive(Debug, Clone, Copy)]
@@ -385,13 +444,7 @@ pub struct Choices;
 
 impl fmt::Display for Choices {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, v) in CannVersion::ALL.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            f.write_str(v.id())?;
-        }
-        Ok(())
+        f.write_str(CannVersion::LIST)
     }
 }
 
@@ -626,6 +679,21 @@ mod tests {
             assert_eq!(v as usize, i);
             assert_eq!(RELEASES[i].marker, v.marker_name());
         }
+    }
+
+    #[test]
+    fn the_list_is_every_id() {
+        let ids: std::vec::Vec<_> = CannVersion::ALL.iter().map(|v| v.id()).collect();
+        assert_eq!(CannVersion::LIST, ids.join(", "));
+        let (init, last) = ids.split_at(ids.len() - 1);
+        assert_eq!(
+            CannVersion::EXPECTED,
+            std::format!(
+                "a CANN release aclmem models: {} or {}",
+                init.join(", "),
+                last[0]
+            )
+        );
     }
 
     #[test]

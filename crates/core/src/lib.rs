@@ -12,8 +12,10 @@ mod cann;
 mod dispatch;
 mod error;
 mod location;
+mod names;
 mod product;
 mod prop;
+mod report;
 mod rules;
 mod sealed;
 mod size;
@@ -29,6 +31,7 @@ pub use cann::{
 pub use dispatch::{ProductVisitor, dispatch};
 pub use error::{AclError, ErrorKind};
 pub use location::{Device, Host, HostNuma, Location, LocationType};
+pub use names::{NameKind, UnknownName};
 pub use product::{
     Atlas200_300_500, Atlas200IA2, Atlas350, AtlasA2, AtlasA3, AtlasInference, AtlasTraining, Ep,
     Product, ProductType, Rc, RunMode, RunModeType, SOC_NAMES, UnknownSocName,
@@ -37,6 +40,7 @@ pub use prop::{
     MEM_ALLOCATION_TYPE_PINNED, MEM_HANDLE_TYPE_NONE, PhysicalMemProp, RawMemLocation,
     RawPhysicalMemProp, ValidProp,
 };
+pub use report::{CheckReport, Checked};
 pub use rules::{
     AvailableOn, Denial, DeviceAccepts, ExistsIn, Feature, FormAllowsPhysical, Holds, HostAccepts,
     Introduced, MallocPhysical, OfferedBy, PLATFORMS, Platform, Rules, Supports, Verdict,

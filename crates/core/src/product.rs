@@ -203,6 +203,9 @@ pub enum RunMode {
 }
 
 impl RunMode {
+    /// Both run modes.
+    pub const ALL: [RunMode; 2] = [RunMode::Ep, RunMode::Rc];
+
     /// `ACL_DEVICE`.
     pub const ACL_DEVICE: u32 = 0;
     /// `ACL_HOST`.
@@ -223,6 +226,15 @@ impl RunMode {
         match self {
             RunMode::Rc => RunMode::ACL_DEVICE,
             RunMode::Ep => RunMode::ACL_HOST,
+        }
+    }
+
+    /// The `aclrtRunMode` enumerator: `"ACL_HOST"` (EP) or `"ACL_DEVICE"`
+    /// (RC).
+    pub const fn acl_name(self) -> &'static str {
+        match self {
+            RunMode::Ep => "ACL_HOST",
+            RunMode::Rc => "ACL_DEVICE",
         }
     }
 
