@@ -714,7 +714,7 @@ macro_rules! rules_table {
         }),*];
 
         /// Every product marker in every run mode it has, in table order:
-        /// the eight row groups of the support matrix.
+        /// the row groups of the support matrix.
         pub const PLATFORMS: &[Platform] = &{
             const N: usize = 0 $(+ rules_table!(@platforms $pty $(<$pgen>)?).len())*;
             let mut out = [Platform {

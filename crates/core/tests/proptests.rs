@@ -15,7 +15,7 @@ proptest! {
 
     #[test]
     fn raw_prop_validation_agrees_with_check(
-        p in 0usize..7, rc in any::<bool>(), v in 0usize..6, loc in 0u32..6, attr in 0u32..20,
+        p in 0usize..Product::ALL.len(), rc in any::<bool>(), v in 0usize..CannVersion::COUNT, loc in 0u32..6, attr in 0u32..20,
         id in any::<u32>(), handle in 0u32..3, reserve in prop_oneof![Just(0u64), any::<u64>()],
     ) {
         let product = Product::ALL[p];
