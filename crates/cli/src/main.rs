@@ -282,7 +282,7 @@ fn main() -> ExitCode {
             format,
         } => {
             let text = match format {
-                Format::Table => matrix::table(&matrix::rows(product, cann)),
+                Format::Table => matrix::table(product, cann),
                 Format::Json => matrix::json(&matrix::rows(product, cann)),
                 Format::Markdown if product.is_none() && cann == CannVersion::DEFAULT => {
                     matrix::markdown()

@@ -11,7 +11,10 @@ mod attr;
 mod cann;
 mod dispatch;
 mod error;
+#[cfg(test)]
+mod extending;
 mod location;
+pub mod matrix;
 mod names;
 mod product;
 mod prop;
@@ -19,15 +22,13 @@ mod report;
 mod rules;
 mod sealed;
 mod size;
+mod text;
 
-pub use attr::{
-    AttrType, DdrHuge, DdrNormal, DdrP2pHuge, DdrP2pNormal, HbmHuge, HbmHuge1G, HbmNormal, Huge,
-    Huge1G, MemAttr, Normal, P2pHuge, P2pHuge1G, P2pNormal, PageClass,
-};
-pub use cann::{
-    Accepts, AtLeast, Cann8_0, Cann8_1, Cann8_2, Cann8_3, Cann8_5, Cann9_0, CannType, CannVersion,
-    Choices, ExpectedAddress, GranularityRule, UnknownCannVersion,
-};
+// The attribute markers are generated from the table of attributes.
+pub use attr::*;
+// Every release marker is generated from the table of releases; a glob, so
+// that a new row needs no edit here.
+pub use cann::*;
 pub use dispatch::{ProductVisitor, dispatch};
 pub use error::{AclError, ErrorKind};
 pub use location::{Device, Host, HostNuma, Location, LocationType};

@@ -11,6 +11,7 @@ use core::str::FromStr;
 use crate::attr::MemAttr;
 use crate::location::Location;
 use crate::product::{Product, RunMode};
+use crate::text::Buf;
 
 /// What kind of name [`UnknownName`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -162,39 +163,12 @@ fn closest(given: &str, candidates: impl Iterator<Item = &'static str>) -> Optio
         .map(|(_, c)| c)
 }
 
-/// A `Debug` rendering on the stack (variant names, at most 32 bytes).
-struct Name {
-    buf: [u8; 32],
-    len: usize,
-}
-
-impl Name {
-    fn of(value: impl fmt::Debug) -> Name {
-        let mut name = Name {
-            buf: [0; 32],
-            len: 0,
-        };
-        // A variant name that does not fit is compared truncated (none
-        // does: the longest is 16 bytes).
-        let _ = fmt::write(&mut name, format_args!("{value:?}"));
-        name
-    }
-
-    fn as_str(&self) -> &str {
-        core::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
-    }
-}
-
-impl fmt::Write for Name {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.len + s.len();
-        if end > self.buf.len() {
-            return Err(fmt::Error);
-        }
-        self.buf[self.len..end].copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
+/// A `Debug` rendering on the stack (variant names: the longest is 16
+/// bytes).
+fn debug_name(value: impl fmt::Debug) -> Buf<32> {
+    let mut name = Buf::new();
+    let _ = fmt::write(&mut name, format_args!("{value:?}"));
+    name
 }
 
 impl FromStr for Product {
@@ -217,7 +191,7 @@ impl FromStr for Product {
         Product::ALL
             .into_iter()
             .find(|p| {
-                same(text, p.id()) || same(text, Name::of(p).as_str()) || same(text, p.doc_name())
+                same(text, p.id()) || same(text, debug_name(p).as_str()) || same(text, p.doc_name())
             })
             .ok_or(UnknownName {
                 kind: NameKind::ProductName,
