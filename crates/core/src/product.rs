@@ -65,9 +65,11 @@ impl Product {
         }
     }
 
-    /// Parses [`Product::id`] back.
+    /// Parses [`Product::id`] back: the product parser (`FromStr`, which
+    /// also takes marker and documentation names, any case), without its
+    /// error.
     pub fn from_id(id: &str) -> Option<Product> {
-        Product::ALL.into_iter().find(|p| p.id() == id)
+        id.parse().ok()
     }
 
     /// Whether the device of this product has HBM. On products without HBM,

@@ -512,3 +512,42 @@ fn dispatch_reaches_the_marker_of_every_platform() {
     let (host, _) = PhysicalMemProp::<AtlasA2, Host, DdrHuge>::checked(9).unwrap();
     assert_eq!(host.location_id(), 0);
 }
+
+/// The run-time half of one precedence of denials; the compile-time half is
+/// the order of errors in `ui-tests/cases/fail/rc_form_before_release` and
+/// `ddr_on_device_before_release`: the rule that no release changes comes
+/// before the release gate, in both.
+#[test]
+fn rules_come_before_release_gates() {
+    use CannVersion::V8_3;
+    assert_eq!(
+        check(
+            Product::Atlas200IA2,
+            RunMode::Rc,
+            V8_3,
+            Location::Device,
+            MemAttr::MemHuge
+        ),
+        Err(Denial::RcForm)
+    );
+    assert_eq!(
+        check(
+            Product::AtlasA2,
+            RunMode::Ep,
+            V8_3,
+            Location::Device,
+            MemAttr::DdrMemHuge
+        ),
+        Err(Denial::HostOnlyAttr)
+    );
+    assert_eq!(
+        check(
+            Product::AtlasTraining,
+            RunMode::Ep,
+            V8_3,
+            Location::Device,
+            MemAttr::MemHuge1G
+        ),
+        Err(Denial::NotOffered)
+    );
+}
