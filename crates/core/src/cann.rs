@@ -198,6 +198,7 @@ macro_rules! releases {
             $(#[$attr])*
             impl CannType for $marker {
                 const VERSION: CannVersion = CannVersion::$variant;
+                type Marker = $marker;
             }
         )*
 
@@ -512,6 +513,11 @@ fn release_line(text: &str) -> Option<(u32, u32)> {
 pub trait CannType: Sealed + Copy + Default + 'static {
     /// The version this marker stands for.
     const VERSION: CannVersion;
+    /// The marker itself. Product markers name their default release as
+    /// `<Cann9_0 as CannType>::Marker` rather than `Cann9_0`: the same
+    /// type, but rustc then prints it (`AtlasA2<Cann9_0>`, not `AtlasA2`)
+    /// in type-mismatch labels, so both releases of a mismatch show.
+    type Marker: CannType;
 }
 
 /// `Self` is the version `Min` or a later one: the bound for code generic

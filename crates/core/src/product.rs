@@ -330,7 +330,7 @@ macro_rules! markers {
         $(#[$doc])*
         ///
         /// `V` is the CANN version the code targets ([`Cann9_0`] by default).
-        pub struct $name<V: CannType = Cann9_0>(PhantomData<fn() -> V>);
+        pub struct $name<V: CannType = <Cann9_0 as CannType>::Marker>(PhantomData<fn() -> V>);
         marker_impls!($name [V: CannType] "{}<{}>", stringify!($name), V::VERSION.marker_name());
         impl<V: CannType> ProductType for $name<V> {
             type Cann = V;
@@ -377,7 +377,9 @@ impl RunModeType for Rc {
 /// Marker: Atlas 200I/500 A2 inference products in run mode `M` ([`Ep`] or
 /// [`Rc`]), targeting CANN version `V` ([`Cann9_0`] by default). In RC form
 /// the physical-memory API is not supported.
-pub struct Atlas200IA2<M: RunModeType, V: CannType = Cann9_0>(PhantomData<fn() -> (M, V)>);
+pub struct Atlas200IA2<M: RunModeType, V: CannType = <Cann9_0 as CannType>::Marker>(
+    PhantomData<fn() -> (M, V)>,
+);
 marker_impls!(
     Atlas200IA2 [M: RunModeType, V: CannType]
     "Atlas200IA2<{:?}, {}>", M::RUN_MODE, V::VERSION.marker_name()

@@ -748,20 +748,23 @@ macro_rules! rules_table {
     // location, attribute and version bounds hold. The bounds are in the
     // order `check` tests them, so both report the same rule.
     (@product supported $since:ident $pty:ident <$pgen:ident>) => {
-        impl<$pgen: FormAllowsPhysical, V: Accepts<$pty<$pgen>, $since>>
-            AvailableOn<$pty<$pgen, V>> for MallocPhysical {}
-        rules_table!(@supports $since $pty [$pgen: RunModeType] <$pgen, V> <$pgen>);
+        impl<$pgen: FormAllowsPhysical, V: CannType> AvailableOn<$pty<$pgen, V>> for MallocPhysical
+        where
+            V: Accepts<$pty<$pgen, V>, $since>,
+        {
+        }
+        rules_table!(@supports $since $pty [$pgen: RunModeType] <$pgen, V>);
     };
     (@product supported $since:ident $pty:ident) => {
-        impl<V: Accepts<$pty, $since>> AvailableOn<$pty<V>> for MallocPhysical {}
-        rules_table!(@supports $since $pty [] <V> <>);
+        impl<V: CannType> AvailableOn<$pty<V>> for MallocPhysical where V: Accepts<$pty<V>, $since> {}
+        rules_table!(@supports $since $pty [] <V>);
     };
     // A product without the API: no `AvailableOn`, so `Supports` fails on it
     // with its rule.
     (@product unsupported $since:ident $pty:ident $(<$pgen:ident>)?) => {
-        rules_table!(@supports $since $pty [$($pgen: RunModeType)?] <$($pgen,)? V> <$($pgen)?>);
+        rules_table!(@supports $since $pty [$($pgen: RunModeType)?] <$($pgen,)? V>);
     };
-    (@supports $since:ident $pty:ident [$($g:ident: $gb:ident)?] <$($full:ident),+> <$($fam:ident)?>) => {
+    (@supports $since:ident $pty:ident [$($g:ident: $gb:ident)?] <$($full:ident),+>) => {
         impl<$($g: $gb,)? V: CannType> Introduced for $pty<$($full),+> {
             type Since = $since;
         }
@@ -770,7 +773,7 @@ macro_rules! rules_table {
         where
             MallocPhysical: AvailableOn<$pty<$($full),+>>,
             L: Holds<A>,
-            A: OfferedBy<$pty<$($fam)?>>,
+            A: OfferedBy<$pty<$($full),+>>,
             A: ExistsIn<V>,
             L: ExistsIn<V>,
         {
@@ -779,13 +782,13 @@ macro_rules! rules_table {
     (@offers $pty:ident <$pgen:ident> [$($gattr:ident)*]) => {
         $(
             #[diagnostic::do_not_recommend]
-            impl<$pgen: RunModeType> OfferedBy<$pty<$pgen>> for $gattr {}
+            impl<$pgen: RunModeType, V: CannType> OfferedBy<$pty<$pgen, V>> for $gattr {}
         )*
     };
     (@offers $pty:ident [$($gattr:ident)*]) => {
         $(
             #[diagnostic::do_not_recommend]
-            impl OfferedBy<$pty> for $gattr {}
+            impl<V: CannType> OfferedBy<$pty<V>> for $gattr {}
         )*
     };
     (@bool supported) => { true };
