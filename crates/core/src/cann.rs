@@ -540,8 +540,8 @@ pub trait CannType: Sealed + Copy + Default + 'static {
 /// Code generic over the product as well states what it allocates instead:
 /// `P: Supports<Device, Huge>` (see [`Supports`](crate::Supports)).
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is older than `{Min}`",
-    label = "this code needs `{Min}` or later"
+    message = "the bound `AtLeast<{Min}>` needs `{Min}` or later; this code targets `{Self}`",
+    label = "`{Self}` is older than `{Min}`"
 )]
 pub trait AtLeast<Min: CannType>: CannType + Reaches<Min> {}
 
