@@ -552,8 +552,11 @@ impl<V: CannType + Reaches<Min>, Min: CannType> AtLeast<Min> for V {}
 /// which exists from version `Since` on: the leaf of every per-release rule,
 /// so a refusal names what, since when, and the version the code targets.
 ///
-/// `V: Accepts<W, S>` holds exactly when `V: AtLeast<S>`; generic code
-/// states the latter.
+/// `V: Accepts<W, S>` holds exactly when `V: AtLeast<S>`. Where a gate
+/// fails in code generic over the release, rustc reports this trait and
+/// suggests `V: Accepts<W, S>`; that bound works, but state the one it
+/// stands for, `V: AtLeast<S>` (the message's note says so), which also
+/// covers every gate of older releases.
 #[diagnostic::on_unimplemented(
     message = "`{What}` needs `{Since}` or later; this code targets `{Self}`",
     label = "not available in `{Self}`",
