@@ -43,8 +43,8 @@ pub use prop::{
 };
 pub use report::{CheckReport, Checked};
 pub use rules::{
-    AvailableOn, Denial, DeviceAccepts, ExistsIn, Feature, FormAllowsPhysical, Holds, HostAccepts,
-    Introduced, MallocPhysical, OfferedBy, PLATFORMS, Platform, Rules, Supports, Verdict,
-    attr_since, check, check_platform, check_raw, location_since,
+    AvailableOn, Denial, DeviceAccepts, ExistsIn, Feature, FormAllowsPhysical, HasPhysicalApi,
+    Holds, HostAccepts, Introduced, MallocPhysical, OfferedBy, PLATFORMS, Platform, Rules,
+    Supports, Verdict, attr_since, check, check_platform, check_raw, location_since,
 };
 pub use size::{AlignedSize, GIB, GranularityOption, MIB, is_aligned, round_up};

@@ -234,13 +234,24 @@ impl From<Denial> for AclError {
 pub struct MallocPhysical;
 
 /// The physical-memory API is available on product `P` (in `P`'s run mode
-/// and CANN version). Implemented for [`MallocPhysical`] by the rules table.
+/// and CANN version): the product has it ([`HasPhysicalApi`]), the run mode
+/// allows it ([`FormAllowsPhysical`]) and the release has it on the product
+/// ([`Accepts`]). Implemented for [`MallocPhysical`] by the rules table.
+#[diagnostic::on_unimplemented(
+    message = "`{P}` cannot allocate physical memory",
+    label = "no physical-memory API on `{P}`"
+)]
+pub trait AvailableOn<P: ProductType> {}
+
+/// Product `P` has the physical-memory API (in some form and release).
+/// Implemented for [`MallocPhysical`] by the rules table, for every product
+/// but Atlas 200/300/500.
 #[diagnostic::on_unimplemented(
     message = "`{P}` cannot allocate physical memory: this product does not support aclrtMallocPhysical",
     label = "`{P}` has no physical-memory API",
     note = "Atlas 200/300/500 inference products do not support the physical-memory API; the runtime answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)"
 )]
-pub trait AvailableOn<P: ProductType> {}
+pub trait HasPhysicalApi<P: ProductType> {}
 
 /// The run mode (`Ep` or `Rc`) permits the physical-memory API.
 #[diagnostic::on_unimplemented(
@@ -748,21 +759,41 @@ macro_rules! rules_table {
     // location, attribute and version bounds hold. The bounds are in the
     // order `check` tests them, so both report the same rule.
     (@product supported $since:ident $pty:ident <$pgen:ident>) => {
+        // (`do_not_recommend`: a product without the API gets its rule, not
+        // a list of the products that have it.)
+        #[diagnostic::do_not_recommend]
+        impl<$pgen: RunModeType, V: CannType> HasPhysicalApi<$pty<$pgen, V>> for MallocPhysical {}
+        rules_table!(@available $since $pty <$pgen>);
+    };
+    (@product supported $since:ident $pty:ident) => {
+        #[diagnostic::do_not_recommend]
+        impl<V: CannType> HasPhysicalApi<$pty<V>> for MallocPhysical {}
+        rules_table!(@available $since $pty);
+    };
+    // A product without the API: no `HasPhysicalApi`, so `Supports` fails
+    // on it with its rule.
+    (@product unsupported $since:ident $pty:ident $(<$pgen:ident>)?) => {
+        rules_table!(@available $since $pty $(<$pgen>)?);
+    };
+    // The API on a product: the product has it, the run mode allows it, and
+    // the release has it on this product (in `check`'s order).
+    (@available $since:ident $pty:ident <$pgen:ident>) => {
         impl<$pgen: FormAllowsPhysical, V: CannType> AvailableOn<$pty<$pgen, V>> for MallocPhysical
         where
+            MallocPhysical: HasPhysicalApi<$pty<$pgen, V>>,
             V: Accepts<$pty<$pgen, V>, $since>,
         {
         }
         rules_table!(@supports $since $pty [$pgen: RunModeType] <$pgen, V>);
     };
-    (@product supported $since:ident $pty:ident) => {
-        impl<V: CannType> AvailableOn<$pty<V>> for MallocPhysical where V: Accepts<$pty<V>, $since> {}
+    (@available $since:ident $pty:ident) => {
+        impl<V: CannType> AvailableOn<$pty<V>> for MallocPhysical
+        where
+            MallocPhysical: HasPhysicalApi<$pty<V>>,
+            V: Accepts<$pty<V>, $since>,
+        {
+        }
         rules_table!(@supports $since $pty [] <V>);
-    };
-    // A product without the API: no `AvailableOn`, so `Supports` fails on it
-    // with its rule.
-    (@product unsupported $since:ident $pty:ident $(<$pgen:ident>)?) => {
-        rules_table!(@supports $since $pty [$($pgen: RunModeType)?] <$($pgen,)? V>);
     };
     (@supports $since:ident $pty:ident [$($g:ident: $gb:ident)?] <$($full:ident),+>) => {
         impl<$($g: $gb,)? V: CannType> Introduced for $pty<$($full),+> {
