@@ -115,3 +115,24 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #[test]
+    fn names_parse_or_suggest_a_name_that_parses(text in "\\PC{0,24}|[A-Za-z0-9_ -]{0,24}") {
+        fn check_kind<T: std::str::FromStr<Err = UnknownName> + PartialEq + std::fmt::Debug>(
+            text: &str,
+        ) -> Result<(), TestCaseError> {
+            if let Err(e) = text.parse::<T>() {
+                if let Some(s) = e.suggestion() {
+                    prop_assert!(s.parse::<T>().is_ok(), "{:?} suggests {:?}", text, s);
+                }
+                prop_assert!(e.to_string().starts_with("unknown "));
+            }
+            Ok(())
+        }
+        check_kind::<Product>(&text)?;
+        check_kind::<Location>(&text)?;
+        check_kind::<MemAttr>(&text)?;
+        check_kind::<RunMode>(&text)?;
+    }
+}
