@@ -64,22 +64,26 @@ def check(
 ) -> Dict[str, Any]:
     """The rules' verdict for one combination.
 
-    ``product_or_soc`` is a product (``"atlas-a2"``, ``"Atlas A2"``) or a SoC
-    name (``"Ascend910B3"``); ``location`` ``"device"``, ``"host"`` or
-    ``"host-numa"``; ``attr`` a C name (``"ACL_HBM_MEM_HUGE"``), a marker
+    ``product_or_soc`` is a product (``"a2"``, ``"atlas-a2"``, ``"AtlasA2"``)
+    or a SoC name (``"Ascend910B3"``); ``location`` ``"device"``, ``"host"``
+    or ``"host-numa"``; ``attr`` a C name (``"ACL_HBM_MEM_HUGE"``), a marker
     name (``"HbmHuge"``) or the raw value; ``cann`` a release (``"8.3"``,
-    default the newest); ``run_mode`` ``"ep"`` or ``"rc"``.
+    ``"8.3.RC1"``, default 9.0); ``run_mode`` ``"ep"`` or ``"rc"``. Names are
+    parsed by the same parsers as the CLI's (case and punctuation ignored).
 
-    Returns a dict with ``allowed`` and ``code``; when refused also the
-    ``denial``, the ``rule`` it breaks, a ``message`` and, for a feature of a
-    later release, ``since``. Unknown names raise ``ValueError``.
+    Returns the record ``aclmem matrix --format json`` prints for the
+    combination: ``cann``, ``product``, ``run_mode``, ``location``,
+    ``attribute`` (ids and C names), ``allowed``, ``verdict``, ``code`` (0
+    when allowed); when refused also the ``denial``, the ``rule`` it breaks,
+    a ``message`` and, for a feature of a later release, ``since`` (a release
+    id such as ``"8.5"``). Unknown names raise ``ValueError``.
     """
     return _native.check(product_or_soc, location, attr, cann, run_mode)
 
 
 def matrix(cann: Optional[str] = None) -> List[Dict[str, Any]]:
-    """Every product × run mode × location × attribute of a release, as the
-    dicts :func:`check` returns."""
+    """Every platform (product × run mode) × location × attribute of a
+    release, as the dicts :func:`check` returns."""
     return _native.matrix(cann)
 
 

@@ -18,7 +18,7 @@ use std::ffi::{CStr, CString, c_char, c_void};
 use std::ptr;
 use std::sync::{Arc, OnceLock};
 
-use aclmem_core::{AclError, CannVersion, Location, MemAttr, Product, RunMode};
+use aclmem_core::{AclError, CannVersion, Checked, Location, MemAttr, Product, RunMode};
 use aclmem_driver::AscendCl;
 use aclmem_sys::{self as sys, AclFunctions};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -588,48 +588,24 @@ fn write_memory(addr: usize, data: &[u8]) -> PyResult<()> {
 
 // ----- the rules ---------------------------------------------------------
 
-/// Lower-case letters and digits only: "Atlas A2", "atlas-a2" and
-/// "AtlasA2" all become "atlasa2".
-fn normalized(text: &str) -> String {
-    text.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
-}
-
-/// A product by id (`a2`), name (`Atlas A2`, `atlas-a2`, `AtlasA2`, the
-/// documentation's name) or SoC name (`Ascend910B3`).
+/// A product by the core parser (id `a2`, marker `AtlasA2`, the
+/// documentation's name; case and punctuation ignored) or SoC name
+/// (`Ascend910B3`).
 fn parse_product(text: &str) -> PyResult<Product> {
-    let want = normalized(text);
-    let found = Product::ALL.iter().find(|p| {
-        let id = normalized(p.id());
-        [
-            id.clone(),
-            format!("atlas{id}"),
-            normalized(&format!("{p:?}")),
-            normalized(p.doc_name()),
-        ]
-        .contains(&want)
-    });
-    match found {
-        Some(p) => Ok(*p),
-        None => Product::from_soc_name(text).map_err(|e| {
-            PyValueError::new_err(format!(
-                "`{text}` is neither a product (a2, atlas-a2, Atlas A3, ...) nor a SoC name: {e}"
-            ))
-        }),
-    }
+    text.parse::<Product>().or_else(|e| {
+        Product::from_soc_name(text).map_err(|_| {
+            PyValueError::new_err(format!("`{text}` is neither a product nor a SoC name: {e}"))
+        })
+    })
 }
 
-fn parse_location(text: &str) -> PyResult<Location> {
-    Location::ALL
-        .into_iter()
-        .find(|l| l.id().eq_ignore_ascii_case(text) || l.c_name() == text)
-        .ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "unknown location `{text}`: expected device, host or host-numa"
-            ))
-        })
+/// The core parsers (`FromStr`), with their messages.
+fn parse<T: std::str::FromStr>(text: &str) -> PyResult<T>
+where
+    T::Err: std::fmt::Display,
+{
+    text.parse()
+        .map_err(|e: T::Err| PyValueError::new_err(format!("`{text}`: {e}")))
 }
 
 fn parse_attr(attr: &Bound<'_, PyAny>) -> PyResult<MemAttr> {
@@ -637,32 +613,15 @@ fn parse_attr(attr: &Bound<'_, PyAny>) -> PyResult<MemAttr> {
         return MemAttr::from_raw(raw)
             .ok_or_else(|| PyValueError::new_err(format!("no memAttr has the value {raw}")));
     }
-    let text: String = attr.extract()?;
-    MemAttr::ALL
-        .iter()
-        .find(|a| a.c_name() == text || a.marker_name() == Some(text.as_str()))
-        .copied()
-        .ok_or_else(|| PyValueError::new_err(format!("unknown memAttr `{text}`")))
+    parse(&attr.extract::<String>()?)
 }
 
 fn parse_cann(cann: Option<&str>) -> PyResult<CannVersion> {
-    cann.map_or(Ok(CannVersion::DEFAULT), |c| {
-        CannVersion::parse(c).map_err(|e| PyValueError::new_err(e.to_string()))
-    })
+    cann.map_or(Ok(CannVersion::DEFAULT), parse)
 }
 
-fn parse_run_mode(text: &str) -> PyResult<RunMode> {
-    match text.to_ascii_lowercase().as_str() {
-        "ep" | "host" => Ok(RunMode::Ep),
-        "rc" | "device" => Ok(RunMode::Rc),
-        _ => Err(PyValueError::new_err(format!(
-            "unknown run mode `{text}`: expected ep or rc"
-        ))),
-    }
-}
-
-/// The verdict of the rules table as a dict: `allowed`, `verdict` or
-/// `denial`, `code`, `rule`, `since`, and what was checked.
+/// The verdict of the rules table as a dict: the core's `CheckReport`
+/// (the same keys and formats as `aclmem matrix --format json`).
 fn verdict_dict<'py>(
     py: Python<'py>,
     product: Product,
@@ -671,25 +630,23 @@ fn verdict_dict<'py>(
     location: Location,
     attr: MemAttr,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let report = Checked::new(product, run_mode, cann, location, attr).report();
+    let serde_json::Value::Object(fields) =
+        serde_json::to_value(report).map_err(|e| PyValueError::new_err(e.to_string()))?
+    else {
+        unreachable!("a struct serialises to an object");
+    };
     let d = PyDict::new(py);
-    d.set_item("product", product.id())?;
-    d.set_item("run_mode", run_mode.id())?;
-    d.set_item("cann", cann.release())?;
-    d.set_item("location", location.id())?;
-    d.set_item("attr", attr.c_name())?;
-    match aclmem_core::check(product, run_mode, cann, location, attr) {
-        Ok(v) => {
-            d.set_item("allowed", true)?;
-            d.set_item("verdict", v.id())?;
-            d.set_item("code", 0)?;
-        }
-        Err(denial) => {
-            d.set_item("allowed", false)?;
-            d.set_item("denial", denial.id())?;
-            d.set_item("code", denial.code().code())?;
-            d.set_item("rule", denial.rule())?;
-            d.set_item("message", denial.to_string())?;
-            d.set_item("since", denial.since().map(CannVersion::release))?;
+    for (key, value) in fields {
+        match value {
+            serde_json::Value::Null => d.set_item(key, py.None())?,
+            serde_json::Value::Bool(b) => d.set_item(key, b)?,
+            serde_json::Value::Number(n) => match n.as_i64() {
+                Some(i) => d.set_item(key, i)?,
+                None => d.set_item(key, n.as_u64())?,
+            },
+            serde_json::Value::String(text) => d.set_item(key, text)?,
+            other => unreachable!("CheckReport has flat fields, not {other}"),
         }
     }
     Ok(d)
@@ -709,29 +666,31 @@ fn check<'py>(
     verdict_dict(
         py,
         parse_product(product_or_soc)?,
-        parse_run_mode(run_mode)?,
+        parse::<RunMode>(run_mode)?,
         parse_cann(cann)?,
-        parse_location(location)?,
+        parse::<Location>(location)?,
         parse_attr(attr)?,
     )
 }
 
-/// `matrix(cann=None)`: every product × run mode × location × allocatable
+/// `matrix(cann=None)`: every platform (product × run mode) × location × allocatable
 /// attribute, as verdict dicts.
 #[pyfunction]
 #[pyo3(signature = (cann=None))]
 fn matrix<'py>(py: Python<'py>, cann: Option<&str>) -> PyResult<Bound<'py, PyList>> {
     let cann = parse_cann(cann)?;
     let rows = PyList::empty(py);
-    for product in Product::ALL {
-        for run_mode in [RunMode::Ep, RunMode::Rc] {
-            if run_mode == RunMode::Rc && !product.has_rc_form() {
-                continue;
-            }
-            for location in Location::ALL {
-                for attr in MemAttr::ALLOCATABLE {
-                    rows.append(verdict_dict(py, product, run_mode, cann, location, attr)?)?;
-                }
+    for platform in aclmem_core::PLATFORMS {
+        for location in Location::ALL {
+            for attr in MemAttr::ALLOCATABLE {
+                rows.append(verdict_dict(
+                    py,
+                    platform.product,
+                    platform.run_mode,
+                    cann,
+                    location,
+                    attr,
+                )?)?;
             }
         }
     }

@@ -27,11 +27,9 @@ enum Command {
     /// Print the support matrix (product x run mode x location x attribute)
     /// of one CANN release.
     Matrix {
-        /// Only this product (atlas350, a3, a2, training, inference, 200i-a2, 200-300-500).
-        #[arg(long, value_parser = parse_product)]
+        #[arg(long, value_parser = parse::<Product>, help = product_help())]
         product: Option<Product>,
-        /// The CANN release (8.0, 8.1, 8.2, 8.3, 8.5, 9.0; 8.3.RC1 style accepted).
-        #[arg(long, value_parser = parse_cann, default_value = "9.0")]
+        #[arg(long, value_parser = parse::<CannVersion>, default_value = CannVersion::DEFAULT.id(), help = cann_help())]
         cann: CannVersion,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -41,13 +39,12 @@ enum Command {
     /// combination, for planning an upgrade.
     Diff {
         /// The release you have.
-        #[arg(value_parser = parse_cann)]
+        #[arg(value_parser = parse::<CannVersion>)]
         from: CannVersion,
         /// The release you are moving to.
-        #[arg(value_parser = parse_cann)]
+        #[arg(value_parser = parse::<CannVersion>)]
         to: CannVersion,
-        /// Only this product.
-        #[arg(long, value_parser = parse_product)]
+        #[arg(long, value_parser = parse::<Product>, help = product_help())]
         product: Option<Product>,
     },
     /// Check one combination, as code that learns its product at run time does.
@@ -56,16 +53,15 @@ enum Command {
         #[arg(long, value_parser = parse_soc)]
         soc: Product,
         /// Run mode: ep (ACL_HOST) or rc (ACL_DEVICE).
-        #[arg(long, value_enum, default_value_t = Mode::Ep)]
-        run_mode: Mode,
-        /// The CANN release.
-        #[arg(long, value_parser = parse_cann, default_value = "9.0")]
+        #[arg(long, value_parser = parse::<RunMode>, default_value = RunMode::Ep.id())]
+        run_mode: RunMode,
+        #[arg(long, value_parser = parse::<CannVersion>, default_value = CannVersion::DEFAULT.id(), help = cann_help())]
         cann: CannVersion,
         /// Location: device, host or host-numa (or the C name).
-        #[arg(long, value_parser = parse_location)]
+        #[arg(long, value_parser = parse::<Location>)]
         location: Location,
         /// Attribute: C name (ACL_HBM_MEM_HUGE), marker name (HbmHuge) or raw value (4).
-        #[arg(long, value_parser = parse_attr)]
+        #[arg(long, value_parser = parse::<MemAttr>)]
         attr: MemAttr,
     },
     /// Print the emulator's error table: the code it answers in each
@@ -130,12 +126,6 @@ enum Format {
     Markdown,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Mode {
-    Ep,
-    Rc,
-}
-
 /// "unknown X `given`; did you mean `a` or `b`?\nexpected one of: ...":
 /// the closest names by edit distance (ASCII case ignored), if any is close.
 fn unknown(what: &str, given: &str, names: &[&str]) -> String {
@@ -163,14 +153,28 @@ fn unknown(what: &str, given: &str, names: &[&str]) -> String {
     )
 }
 
-fn parse_product(s: &str) -> Result<Product, String> {
-    Product::ALL
-        .into_iter()
-        .find(|p| p.id().eq_ignore_ascii_case(s))
-        .ok_or_else(|| {
-            let ids: Vec<_> = Product::ALL.iter().map(|p| p.id()).collect();
-            unknown("product", s, &ids)
-        })
+/// Any of the core parsers (`FromStr` of the value types), with their
+/// messages: one parser per name, shared with the sanitizer, Python and the
+/// emulator's environment.
+fn parse<T: std::str::FromStr>(s: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    s.parse().map_err(|e: T::Err| e.to_string())
+}
+
+/// The help of `--cann`, from the table of releases.
+pub(crate) fn cann_help() -> String {
+    format!(
+        "The CANN release ({}; 8.3.RC1 style accepted)",
+        CannVersion::LIST
+    )
+}
+
+/// The help of `--product`, from the list of products.
+pub(crate) fn product_help() -> String {
+    let ids: Vec<&str> = Product::ALL.iter().map(|p| p.id()).collect();
+    format!("Only this product ({})", ids.join(", "))
 }
 
 fn parse_soc(s: &str) -> Result<Product, String> {
@@ -185,41 +189,6 @@ fn parse_soc(s: &str) -> Result<Product, String> {
             code.code()
         )
     })
-}
-
-fn parse_cann(s: &str) -> Result<CannVersion, String> {
-    CannVersion::parse(s).map_err(|_| {
-        let ids: Vec<_> = CannVersion::ALL.iter().map(|v| v.id()).collect();
-        unknown("CANN version", s, &ids)
-    })
-}
-
-fn parse_location(s: &str) -> Result<Location, String> {
-    Location::ALL
-        .into_iter()
-        .find(|l| l.id().eq_ignore_ascii_case(s) || l.c_name().eq_ignore_ascii_case(s))
-        .ok_or_else(|| {
-            let ids: Vec<_> = Location::ALL.iter().map(|l| l.id()).collect();
-            unknown("location", s, &ids)
-        })
-}
-
-fn parse_attr(s: &str) -> Result<MemAttr, String> {
-    if let Some(a) = s.parse::<u32>().ok().and_then(MemAttr::from_raw) {
-        return Ok(a);
-    }
-    MemAttr::ALL
-        .iter()
-        .copied()
-        .find(|a| {
-            a.c_name().eq_ignore_ascii_case(s)
-                || a.marker_name().is_some_and(|m| m.eq_ignore_ascii_case(s))
-        })
-        .ok_or_else(|| {
-            let mut names: Vec<&str> = MemAttr::ALL.iter().map(|a| a.c_name()).collect();
-            names.extend(MemAttr::ALL.iter().filter_map(|a| a.marker_name()));
-            unknown("memory attribute", s, &names)
-        })
 }
 
 fn probe(lib: Option<&std::path::Path>) -> Result<(), String> {
@@ -313,7 +282,7 @@ fn main() -> ExitCode {
             format,
         } => {
             let text = match format {
-                Format::Table => matrix::table(&matrix::rows(product, cann)),
+                Format::Table => matrix::table(product, cann),
                 Format::Json => matrix::json(&matrix::rows(product, cann)),
                 Format::Markdown if product.is_none() && cann == CannVersion::DEFAULT => {
                     matrix::markdown()
@@ -382,10 +351,6 @@ fn main() -> ExitCode {
             attr,
         } => {
             let product = soc;
-            let run_mode = match run_mode {
-                Mode::Ep => RunMode::Ep,
-                Mode::Rc => RunMode::Rc,
-            };
             let what = format!("{product} ({run_mode} form, {cann}): {attr} at {location}");
             match check(product, run_mode, cann, location, attr) {
                 Ok(verdict) => {

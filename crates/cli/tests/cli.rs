@@ -18,6 +18,12 @@ fn bin() -> Command {
     }
 }
 
+/// Cells of one platform's grid, and of the whole matrix of one release,
+/// from the tables.
+const PER_PLATFORM: usize =
+    aclmem_core::Location::ALL.len() * aclmem_core::MemAttr::ALLOCATABLE.len();
+const CELLS: usize = aclmem_core::PLATFORMS.len() * PER_PLATFORM;
+
 fn aclmem(args: &[&str]) -> (bool, String) {
     let out = bin().args(args).output().expect("aclmem runs");
     (
@@ -52,7 +58,7 @@ fn find<'a>(
 #[test]
 fn json_matrix_has_every_combination_once() {
     let rows = json_rows(&["matrix", "--format", "json"]);
-    assert_eq!(rows.len(), 312);
+    assert_eq!(rows.len(), CELLS);
     let mut keys: Vec<String> = rows
         .iter()
         .map(|r| {
@@ -64,7 +70,7 @@ fn json_matrix_has_every_combination_once() {
         .collect();
     keys.sort();
     keys.dedup();
-    assert_eq!(keys.len(), 312);
+    assert_eq!(keys.len(), CELLS);
     for r in &rows {
         for field in [
             "product",
@@ -80,6 +86,35 @@ fn json_matrix_has_every_combination_once() {
 }
 
 #[test]
+fn json_rows_are_check_reports() {
+    // The record Python's `aclmem.check` returns: same keys, releases as ids.
+    let rows = json_rows(&["matrix", "--cann", "8.3", "--format", "json"]);
+    let huge = find(&rows, "a2", "ep", "device", "ACL_MEM_HUGE");
+    let expected = aclmem_core::Checked::new(
+        aclmem_core::Product::AtlasA2,
+        aclmem_core::RunMode::Ep,
+        aclmem_core::CannVersion::V8_3,
+        aclmem_core::Location::Device,
+        aclmem_core::MemAttr::MemHuge,
+    )
+    .report();
+    assert_eq!(*huge, serde_json::to_value(expected).unwrap());
+    assert_eq!(huge["allowed"], false);
+    assert_eq!(huge["denial"], "needs-newer-cann");
+    assert_eq!(huge["code"], 100000);
+    assert_eq!(huge["since"], "8.5");
+    assert!(
+        huge["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("ACL_MEM_HUGE needs CANN 8.5")
+    );
+    let hbm = find(&rows, "a2", "ep", "device", "ACL_HBM_MEM_HUGE");
+    assert_eq!((&hbm["allowed"], &hbm["code"]), (&true.into(), &0.into()));
+    assert!(hbm["since"].is_null() && hbm["denial"].is_null());
+}
+
+#[test]
 fn json_matrix_states_the_documented_rules() {
     let rows = json_rows(&["matrix", "--format", "json"]);
     let a2 = find(&rows, "a2", "ep", "device", "ACL_HBM_MEM_HUGE1G");
@@ -90,7 +125,7 @@ fn json_matrix_states_the_documented_rules() {
         .filter(|r| r["product"] == "200i-a2" && r["run_mode"] == "rc")
     {
         assert_eq!(r["verdict"], "denied");
-        assert_eq!(r["acl_error"], 207000);
+        assert_eq!(r["code"], 207000);
     }
     for r in rows
         .iter()
@@ -99,7 +134,7 @@ fn json_matrix_states_the_documented_rules() {
         assert_eq!(r["verdict"], "denied", "{r}");
     }
     let ddr = find(&rows, "a3", "ep", "device", "ACL_DDR_MEM_HUGE");
-    assert_eq!(ddr["acl_error"], 100000);
+    assert_eq!(ddr["code"], 100000);
     assert_eq!(
         find(&rows, "a3", "ep", "device", "ACL_MEM_P2P_HUGE1G")["verdict"],
         "allowed-if-device-confirms"
@@ -114,11 +149,11 @@ fn json_matrix_states_the_documented_rules() {
 fn product_filter_and_other_formats() {
     assert_eq!(
         json_rows(&["matrix", "--product", "a2", "--format", "json"]).len(),
-        39
+        PER_PLATFORM
     );
     assert_eq!(
         json_rows(&["matrix", "--product", "200i-a2", "--format", "json"]).len(),
-        78
+        2 * PER_PLATFORM // EP and RC form
     );
     let (ok, table) = aclmem(&["matrix", "--product", "training"]);
     assert!(ok);
@@ -126,7 +161,11 @@ fn product_filter_and_other_formats() {
     assert!(!table.contains("AtlasA2"));
     let (ok, md) = aclmem(&["matrix", "--format", "markdown"]);
     assert!(ok);
-    assert_eq!(md.matches("\n## CANN ").count(), 6); // one table per release
+    // One table per release.
+    assert_eq!(
+        md.matches("\n## CANN ").count(),
+        aclmem_core::CannVersion::COUNT
+    );
     assert!(md.contains("## Values refused everywhere"));
     let (ok, _) = aclmem(&["matrix", "--product", "nope"]);
     assert!(!ok);
@@ -332,7 +371,7 @@ fn names_are_matched_loosely_and_misspellings_get_suggestions() {
 #[test]
 fn releases_are_a_dimension_of_the_matrix() {
     let rows = json_rows(&["matrix", "--cann", "8.0", "--format", "json"]);
-    assert_eq!(rows.len(), 312);
+    assert_eq!(rows.len(), CELLS);
     assert!(rows.iter().all(|r| r["cann"] == "8.0"));
     let a2 = |rows: &[serde_json::Value], loc: &str, attr: &str| {
         find(rows, "a2", "ep", loc, attr)["verdict"]

@@ -1,7 +1,7 @@
 //! Memory attributes (`aclrtMemAttr`).
 //!
 //! [`MemAttr`] mirrors the whole C enum, including the five values that
-//! `aclrtMallocPhysical` rejects. Only the thirteen values the call accepts
+//! `aclrtMallocPhysical` rejects. Only the values the call accepts
 //! have a marker type (implementing [`AttrType`]); a rejected value such as
 //! `ACL_DDR_MEM` therefore cannot even be named in typed code.
 
@@ -52,6 +52,10 @@ macro_rules! mem_attrs {
             /// All values of the C enum, in value order.
             pub const ALL: &'static [MemAttr] = &[$(MemAttr::$variant),*];
 
+            /// How many values `aclrtMallocPhysical` accepts (those with a
+            /// marker type).
+            pub const ALLOCATABLE_COUNT: usize = 0 $(+ mem_attrs!(@one $($marker)?))*;
+
             /// The C enumerator name, e.g. `"ACL_HBM_MEM_HUGE"`.
             pub const fn c_name(self) -> &'static str {
                 match self { $(MemAttr::$variant => $cname,)* }
@@ -98,6 +102,8 @@ macro_rules! mem_attrs {
         }
     };
     (@marker [$($docs:tt)*] $variant:ident) => {};
+    (@one $marker:ident) => { 1 };
+    (@one) => { 0 };
     (@has $marker:ident) => { true };
     (@has) => { false };
     (@name $marker:ident) => { Some(stringify!($marker)) };
@@ -160,9 +166,9 @@ impl MemAttr {
         self.page_class().granularity()
     }
 
-    /// The thirteen values `aclrtMallocPhysical` accepts, in value order.
-    pub const ALLOCATABLE: [MemAttr; 13] = {
-        let mut out = [MemAttr::DdrMem; 13];
+    /// The values `aclrtMallocPhysical` accepts, in value order.
+    pub const ALLOCATABLE: [MemAttr; MemAttr::ALLOCATABLE_COUNT] = {
+        let mut out = [MemAttr::DdrMem; MemAttr::ALLOCATABLE_COUNT];
         let mut i = 0;
         let mut n = 0;
         while i < MemAttr::ALL.len() {
@@ -172,7 +178,7 @@ impl MemAttr {
             }
             i += 1;
         }
-        assert!(n == 13, "aclrtMallocPhysical accepts exactly 13 attributes");
+        assert!(n == MemAttr::ALLOCATABLE_COUNT);
         out
     };
 }

@@ -13,51 +13,37 @@
 //! # let _ = prop;
 //! ```
 //!
-//! Generic code that needs a feature of a later release says so with
-//! [`AtLeast`]: `P: ProductType<Cann: AtLeast<Cann8_5>>`.
+//! Code generic over the release states the oldest release it needs with
+//! [`AtLeast`]: `V: AtLeast<Cann8_5>` is enough for everything 8.5 and every
+//! earlier release introduced.
 //!
-//! The facts (which release introduced which product, location, attribute,
-//! granularity answer and reservation rule) and their sources are in
-//! `docs/facts.md`, section "CANN versions".
+//! Every release is one row of the table at the bottom of this file
+//! ([`releases!`]); the enum, the marker types, their order and every method
+//! of [`CannVersion`] are generated from it. `docs/extending.md` says how to
+//! add a release. The facts (which release introduced which product,
+//! location, attribute, granularity answer and reservation rule) and their
+//! sources are in `docs/facts.md`, section "CANN versions".
 
 use core::fmt;
+use core::str::FromStr;
 
 use crate::attr::MemAttr;
 use crate::error::AclError;
-use crate::sealed::Sealed;
+use crate::sealed::{Reaches, Sealed};
 
-/// A CANN release line whose physical-memory rules aclmem models.
-///
-/// Releases are grouped where their rules do not differ as far as the
-/// documentation shows: [`CannVersion::V8_0`] covers 8.0.RC1–8.0.0,
-/// [`CannVersion::V8_1`] 8.1.RC1, [`CannVersion::V8_2`] 8.2.RC1,
-/// [`CannVersion::V8_3`] 8.3.RC1, [`CannVersion::V8_5`] 8.5.0,
-/// [`CannVersion::V9_0`] 9.0.0. Ordered by release.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
-pub enum CannVersion {
-    /// CANN 8.0 (8.0.RC1 – 8.0.0).
-    V8_0,
-    /// CANN 8.1 (8.1.RC1).
-    V8_1,
-    /// CANN 8.2 (8.2.RC1).
-    V8_2,
-    /// CANN 8.3 (8.3.RC1).
-    V8_3,
-    /// CANN 8.5 (8.5.0).
-    V8_5,
-    /// CANN 9.0 (9.0.0), the default.
-    V9_0,
-}
-
-/// A version string that names no release aclmem models.
+/// A version string that names no release aclmem models. Its message lists
+/// the modelled releases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
 pub struct UnknownCannVersion;
 
 impl fmt::Display for UnknownCannVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("not a CANN version aclmem models (8.0, 8.1, 8.2, 8.3, 8.5, 9.0)")
+        write!(
+            f,
+            "not a CANN release aclmem models (expected one of: {})",
+            CannVersion::choices()
+        )
     }
 }
 
@@ -78,55 +64,209 @@ pub enum ExpectedAddress {
     Window16To24TiB,
 }
 
-impl CannVersion {
-    /// Every modelled version, oldest first.
-    pub const ALL: [CannVersion; 6] = [
-        CannVersion::V8_0,
-        CannVersion::V8_1,
-        CannVersion::V8_2,
-        CannVersion::V8_3,
-        CannVersion::V8_5,
-        CannVersion::V9_0,
-    ];
+/// Which attributes `aclrtMemGetAllocationGranularity` answers in one CANN
+/// version (anything else is 100000).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
+pub enum GranularityRule {
+    /// Only the `ACL_HBM_MEM_*` attributes `aclrtMallocPhysical` accepts:
+    /// 8.0 – 8.5.
+    HbmOnly,
+    /// Every attribute `aclrtMallocPhysical` accepts: 9.0.
+    Allocatable,
+}
 
-    /// The default: the newest modelled release.
-    pub const DEFAULT: CannVersion = CannVersion::V9_0;
+impl GranularityRule {
+    /// Whether the query answers for `attr` under this rule.
+    pub const fn answers(self, attr: MemAttr) -> bool {
+        match self {
+            GranularityRule::HbmOnly => matches!(
+                attr,
+                MemAttr::HbmMemHuge | MemAttr::HbmMemNormal | MemAttr::HbmMemHuge1G
+            ),
+            GranularityRule::Allocatable => attr.is_allocatable(),
+        }
+    }
+}
+
+/// One release: a row of the table.
+struct Release {
+    id: &'static str,
+    marker: &'static str,
+    major_minor: (u32, u32),
+    release: &'static str,
+    covers: &'static str,
+    acl_interface: (i32, i32, i32),
+    expected_address: ExpectedAddress,
+    granularity: GranularityRule,
+    reserve_alignment_must_be_zero: bool,
+}
+
+/// Generates, from the one table of releases: the [`CannVersion`] enum, its
+/// row array, the marker types, and the order between them. A row can carry
+/// attributes (`#[cfg(test)]`) that apply to everything generated from it.
+macro_rules! releases {
+    (
+        $(
+            $(#[$attr:meta])*
+            $variant:ident $marker:ident = ($major:literal, $minor:literal)
+            release $release:literal covers $covers:literal
+            acl ($am:literal, $an:literal, $ap:literal)
+            expected_address $expected:ident
+            granularity $granularity:ident
+            reserve_alignment_zero $zero:literal;
+        )*
+        @default $default:ident;
+    ) => {
+        /// A CANN release line whose physical-memory rules aclmem models.
+        ///
+        /// Releases are grouped where their rules do not differ as far as
+        /// the documentation shows ([`CannVersion::covers`]). Ordered by
+        /// release.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
+        pub enum CannVersion {
+            $(
+                $(#[$attr])*
+                #[doc = concat!("CANN ", $major, ".", $minor, " (", $covers, ").")]
+                $variant,
+            )*
+        }
+
+        impl CannVersion {
+            /// How many releases aclmem models.
+            pub const COUNT: usize = {
+                let mut n = 0;
+                $( $(#[$attr])* { n += 1; } )*
+                n
+            };
+
+            /// Every modelled version, oldest first.
+            pub const ALL: [CannVersion; CannVersion::COUNT] = {
+                let mut out = [CannVersion::DEFAULT; CannVersion::COUNT];
+                let mut n = 0;
+                $( $(#[$attr])* { out[n] = CannVersion::$variant; n += 1; } )*
+                assert!(n == CannVersion::COUNT);
+                out
+            };
+
+            /// The default: the release every product marker targets unless
+            /// told otherwise.
+            pub const DEFAULT: CannVersion = <$default as CannType>::VERSION;
+        }
+
+        const RELEASES: [Release; CannVersion::COUNT] = {
+            const EMPTY: Release = Release {
+                id: "",
+                marker: "",
+                major_minor: (0, 0),
+                release: "",
+                covers: "",
+                acl_interface: (0, 0, 0),
+                expected_address: ExpectedAddress::NullOnly,
+                granularity: GranularityRule::HbmOnly,
+                reserve_alignment_must_be_zero: true,
+            };
+            let mut out = [EMPTY; CannVersion::COUNT];
+            $(
+                $(#[$attr])*
+                {
+                    out[CannVersion::$variant as usize] = Release {
+                        id: concat!($major, ".", $minor),
+                        marker: stringify!($marker),
+                        major_minor: ($major, $minor),
+                        release: $release,
+                        covers: $covers,
+                        acl_interface: ($am, $an, $ap),
+                        expected_address: ExpectedAddress::$expected,
+                        granularity: GranularityRule::$granularity,
+                        reserve_alignment_must_be_zero: $zero,
+                    };
+                }
+            )*
+            out
+        };
+
+        $(
+            $(#[$attr])*
+            #[doc = concat!("Marker: CANN ", $major, ".", $minor, " (", $covers, ").")]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+            #[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
+            pub struct $marker;
+            $(#[$attr])*
+            impl Sealed for $marker {}
+            $(#[$attr])*
+            impl CannType for $marker {
+                const VERSION: CannVersion = CannVersion::$variant;
+                type Marker = $marker;
+            }
+        )*
+
+        releases!(@order $( [$(#[$attr])*] $marker )*);
+
+        /// Runs `visitor` with the marker type of `version`: the one place
+        /// a value becomes a type, generated from the table.
+        pub(crate) fn visit_marker<R: MarkerVisitor>(version: CannVersion, visitor: R) -> R::Output {
+            match version {
+                $( $(#[$attr])* CannVersion::$variant => visitor.visit::<$marker>(), )*
+            }
+        }
+    };
+
+    // The order: every version reaches the oldest, itself, and (through the
+    // next one) every version before it. Written as a chain so that generic
+    // code bounded by `V: AtLeast<Cann8_5>` also satisfies every gate of an
+    // older release.
+    (@order [$($first_attr:tt)*] $first:ident $( [$($attr:tt)*] $marker:ident )*) => {
+        impl<V: CannType> Reaches<$first> for V {}
+        $(
+            $($attr)*
+            impl Reaches<$marker> for $marker {}
+        )*
+        releases!(@chain $( [$($attr)*] $marker )*);
+    };
+    (@chain [$($prev_attr:tt)*] $prev:ident [$($attr:tt)*] $next:ident $($rest:tt)*) => {
+        $($attr)*
+        impl<V: CannType + Reaches<$next>> Reaches<$prev> for V {}
+        releases!(@chain [$($attr)*] $next $($rest)*);
+    };
+    (@chain $([$($attr:tt)*] $last:ident)?) => {};
+}
+
+/// Code generic over a CANN marker, run by `visit_marker` for a version
+/// known at run time.
+pub(crate) trait MarkerVisitor {
+    type Output;
+    fn visit<V: CannType>(self) -> Self::Output;
+}
+
+impl CannVersion {
+    const fn row(self) -> &'static Release {
+        &RELEASES[self as usize]
+    }
+
+    /// The newest modelled release.
+    pub const NEWEST: CannVersion = CannVersion::ALL[CannVersion::COUNT - 1];
 
     /// `"8.3"`: the identifier the CLI and JSON use.
     pub const fn id(self) -> &'static str {
-        match self {
-            CannVersion::V8_0 => "8.0",
-            CannVersion::V8_1 => "8.1",
-            CannVersion::V8_2 => "8.2",
-            CannVersion::V8_3 => "8.3",
-            CannVersion::V8_5 => "8.5",
-            CannVersion::V9_0 => "9.0",
-        }
+        self.row().id
     }
 
     /// The marker type's name (`"Cann8_3"`).
     pub const fn marker_name(self) -> &'static str {
-        match self {
-            CannVersion::V8_0 => "Cann8_0",
-            CannVersion::V8_1 => "Cann8_1",
-            CannVersion::V8_2 => "Cann8_2",
-            CannVersion::V8_3 => "Cann8_3",
-            CannVersion::V8_5 => "Cann8_5",
-            CannVersion::V9_0 => "Cann9_0",
-        }
+        self.row().marker
     }
 
     /// The release string an installation of this version reports
     /// (`version.info`, `aclsysGetCANNVersion`): `"8.3.RC1"`, `"9.0.0"`.
     pub const fn release(self) -> &'static str {
-        match self {
-            CannVersion::V8_0 => "8.0.0",
-            CannVersion::V8_1 => "8.1.RC1",
-            CannVersion::V8_2 => "8.2.RC1",
-            CannVersion::V8_3 => "8.3.RC1",
-            CannVersion::V8_5 => "8.5.0",
-            CannVersion::V9_0 => "9.0.0",
-        }
+        self.row().release
+    }
+
+    /// The releases this line stands for (`"8.0.RC1 – 8.0.0"`).
+    pub const fn covers(self) -> &'static str {
+        self.row().covers
     }
 
     /// The ACL interface version (`aclrtGetVersion`: major, minor, patch)
@@ -134,78 +274,26 @@ impl CannVersion {
     /// are documented; 1.15.0 for 8.0 – 8.3 is UNCONFIRMED (the value of the
     /// headers vendored in the 8.x era; earlier values were not found).
     pub const fn acl_interface(self) -> (i32, i32, i32) {
-        match self {
-            CannVersion::V9_0 => (1, 17, 0),
-            CannVersion::V8_5 => (1, 16, 0),
-            _ => (1, 15, 0),
-        }
+        self.row().acl_interface
     }
 
-    /// Parses `"8.3"`, `"8.3.RC1"`, `"8.0.0"`, `"9.0.0"`, `"8.5.0-beta.1"`
-    /// (case-insensitive): the major and minor number decide, the rest must
-    /// be a release suffix. Anything else is [`UnknownCannVersion`].
-    ///
-    /// ```
-    /// use aclmem_core::CannVersion;
-    /// assert_eq!(CannVersion::parse("8.3.RC1"), Ok(CannVersion::V8_3));
-    /// assert_eq!(CannVersion::parse("9.0"), Ok(CannVersion::V9_0));
-    /// assert!(CannVersion::parse("8.4").is_err());
-    /// ```
-    pub fn parse(text: &str) -> Result<CannVersion, UnknownCannVersion> {
-        let (major, minor) = major_minor(text).ok_or(UnknownCannVersion)?;
-        CannVersion::ALL
-            .into_iter()
-            .find(|v| v.major_minor() == (major, minor))
-            .ok_or(UnknownCannVersion)
+    /// Which attributes `aclrtMemGetAllocationGranularity` answers.
+    pub const fn granularity_rule(self) -> GranularityRule {
+        self.row().granularity
     }
 
-    /// The modelled version whose rules apply to an installed release:
-    /// the release itself, or for a release newer than every modelled one
-    /// (9.1, 9.2, …) the newest modelled version. `None` for releases older
-    /// than 8.0 and unknown 8.x lines.
-    pub fn for_installed(text: &str) -> Option<CannVersion> {
-        if let Ok(v) = CannVersion::parse(text) {
-            return Some(v);
-        }
-        let (major, minor) = major_minor(text)?;
-        (major, minor)
-            .gt(&CannVersion::DEFAULT.major_minor())
-            .then_some(CannVersion::DEFAULT)
-    }
-
-    const fn major_minor(self) -> (u32, u32) {
-        match self {
-            CannVersion::V8_0 => (8, 0),
-            CannVersion::V8_1 => (8, 1),
-            CannVersion::V8_2 => (8, 2),
-            CannVersion::V8_3 => (8, 3),
-            CannVersion::V8_5 => (8, 5),
-            CannVersion::V9_0 => (9, 0),
-        }
-    }
-
-    /// Which attributes `aclrtMemGetAllocationGranularity` answers in this
+    /// Whether `aclrtMemGetAllocationGranularity` answers for `attr` in this
     /// version: from 9.0 every attribute `aclrtMallocPhysical` accepts;
     /// before, only the `ACL_HBM_MEM_*` ones (anything else is 100000). The
     /// attribute must also exist in the version (see [`crate::check`]).
     pub const fn granularity_answers(self, attr: MemAttr) -> bool {
-        match self {
-            CannVersion::V9_0 => attr.is_allocatable(),
-            _ => matches!(
-                attr,
-                MemAttr::HbmMemHuge | MemAttr::HbmMemNormal | MemAttr::HbmMemHuge1G
-            ),
-        }
+        self.row().granularity.answers(attr)
     }
 
     /// What a non-NULL expected address of `aclrtReserveMemAddress` must
     /// satisfy.
     pub const fn expected_address(self) -> ExpectedAddress {
-        match self {
-            CannVersion::V9_0 => ExpectedAddress::Window16To24TiB,
-            CannVersion::V8_5 => ExpectedAddress::Aligned1G,
-            _ => ExpectedAddress::NullOnly,
-        }
+        self.row().expected_address
     }
 
     /// Whether `aclrtReserveMemAddress` insists on `alignment == 0`. Up to
@@ -213,7 +301,7 @@ impl CannVersion {
     /// "reserved" and passed to the driver unchecked, whose answer is
     /// UNCONFIRMED: aclmem requires 0 in every version (conservative).
     pub const fn reserve_alignment_must_be_zero(self) -> bool {
-        true
+        self.row().reserve_alignment_must_be_zero
     }
 
     /// The code `aclrtReserveMemAddress` answers for an expected address
@@ -221,6 +309,143 @@ impl CannVersion {
     /// the other versions' codes are UNCONFIRMED and taken to be the same.
     pub const fn bad_expected_address_code(self) -> AclError {
         AclError::RT_PARAM_INVALID
+    }
+
+    /// The major and minor number (`(8, 3)`).
+    pub const fn major_minor(self) -> (u32, u32) {
+        self.row().major_minor
+    }
+
+    /// The modelled releases as the CLI and the error messages list them:
+    /// `8.0, 8.1, 8.2, 8.3, 8.5, 9.0`.
+    pub const fn choices() -> Choices {
+        Choices
+    }
+
+    /// [`CannVersion::choices`] as a constant string: `"8.0, 8.1, …, 9.0"`.
+    pub const LIST: &'static str = {
+        const TEXT: Phrase = Phrase::ids("", ", ");
+        TEXT.as_str()
+    };
+
+    /// What a release argument may be, as a phrase for error messages:
+    /// `"a CANN release aclmem models: 8.0, 8.1, … or 9.0"`.
+    pub const EXPECTED: &'static str = {
+        const TEXT: Phrase = Phrase::ids("a CANN release aclmem models: ", " or ");
+        TEXT.as_str()
+    };
+
+    /// Parses a CANN release string (ASCII case and surrounding whitespace
+    /// ignored). Accepted, for a major and minor number aclmem models:
+    ///
+    /// * the line: `8.3`;
+    /// * a release: `8.3.RC1`, `8.0.0`, `9.0.0` (a patch number or `RC`
+    ///   and a number);
+    /// * a pre-release of it, as the documentation names them
+    ///   (`8.2.RC1.alpha002`, `8.1.RC1.beta1`) or as the runtime's
+    ///   tags do (`8.5.0-beta.1`): `.` or `-`, `alpha` or `beta`, an
+    ///   optional `.`, and a number.
+    ///
+    /// Numbers are decimal without leading zeros (`0` itself is fine; the
+    /// pre-release number is as written: `alpha002`). Anything else is
+    /// [`UnknownCannVersion`], including trailing text (`8.3.RC1; rm`),
+    /// signs (`+8.3`) and releases aclmem does not model (`8.4`, `7.0.0`;
+    /// see [`CannVersion::for_installed`] for newer ones).
+    ///
+    /// ```
+    /// use aclmem_core::CannVersion;
+    /// assert_eq!(CannVersion::parse("8.3.RC1"), Ok(CannVersion::V8_3));
+    /// assert_eq!(CannVersion::parse("9.0"), Ok(CannVersion::V9_0));
+    /// assert_eq!(CannVersion::parse("8.5.0-beta.1"), Ok(CannVersion::V8_5));
+    /// assert!(CannVersion::parse("8.4").is_err());
+    /// assert!(CannVersion::parse("8.3.garbage").is_err());
+    /// ```
+    pub fn parse(text: &str) -> Result<CannVersion, UnknownCannVersion> {
+        let (major, minor) = release_line(text).ok_or(UnknownCannVersion)?;
+        CannVersion::ALL
+            .into_iter()
+            .find(|v| v.major_minor() == (major, minor))
+            .ok_or(UnknownCannVersion)
+    }
+
+    /// The modelled version whose rules apply to an installed release, for
+    /// a string of the form [`CannVersion::parse`] accepts (with any major
+    /// and minor number): the release itself if modelled; for a release
+    /// newer than every modelled one (9.1, 10.0.RC1, …) the newest modelled
+    /// version, since rules so far only ever grew; `None` for releases older
+    /// than the oldest modelled one, unmodelled lines in between (8.4) and
+    /// anything that is not a release string.
+    ///
+    /// ```
+    /// use aclmem_core::CannVersion;
+    /// assert_eq!(CannVersion::for_installed("8.3.RC1"), Some(CannVersion::V8_3));
+    /// assert_eq!(CannVersion::for_installed("9.2.0"), Some(CannVersion::NEWEST));
+    /// assert_eq!(CannVersion::for_installed("8.4.0"), None);
+    /// assert_eq!(CannVersion::for_installed("9.2.garbage"), None);
+    /// ```
+    pub fn for_installed(text: &str) -> Option<CannVersion> {
+        let line = release_line(text)?;
+        CannVersion::ALL
+            .into_iter()
+            .find(|v| v.major_minor() == line)
+            .or_else(|| (line > CannVersion::NEWEST.major_minor()).then_some(CannVersion::NEWEST))
+    }
+}
+
+/// Text built at compile time from the table.
+struct Phrase {
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl Phrase {
+    /// `prefix`, then the ids separated by `, ` and `last` before the last.
+    const fn ids(prefix: &str, last: &str) -> Phrase {
+        let mut p = Phrase {
+            buf: [0; 256],
+            len: 0,
+        };
+        p = p.push(prefix);
+        let mut i = 0;
+        while i < CannVersion::COUNT {
+            if i + 1 == CannVersion::COUNT && i > 0 {
+                p = p.push(last);
+            } else if i > 0 {
+                p = p.push(", ");
+            }
+            p = p.push(CannVersion::ALL[i].id());
+            i += 1;
+        }
+        p
+    }
+
+    const fn push(mut self, s: &str) -> Phrase {
+        let bytes = s.as_bytes();
+        let mut j = 0;
+        while j < bytes.len() {
+            self.buf[self.len] = bytes[j];
+            self.len += 1;
+            j += 1;
+        }
+        self
+    }
+
+    const fn as_str(&'static self) -> &'static str {
+        match core::str::from_utf8(self.buf.split_at(self.len).0) {
+            Ok(text) => text,
+            Err(_) => panic!("the phrase is built from strings"),
+        }
+    }
+}
+
+/// The list of modelled releases, `8.0, 8.1, …` (see
+/// [`CannVersion::choices`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Choices;
+
+impl fmt::Display for Choices {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(CannVersion::LIST)
     }
 }
 
@@ -230,108 +455,151 @@ impl fmt::Display for CannVersion {
     }
 }
 
-/// `"8.3.RC1"` → (8, 3). The part after the minor number must start with
-/// `.`, `-` or nothing.
-fn major_minor(text: &str) -> Option<(u32, u32)> {
-    let t = text.trim();
-    let mut parts = t.splitn(3, '.');
-    let major: u32 = parts.next()?.parse().ok()?;
-    let minor_part = parts.next()?;
-    let digits = minor_part
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(minor_part.len());
-    let (minor, rest) = minor_part.split_at(digits);
-    if !(rest.is_empty() || rest.starts_with('-')) {
+impl FromStr for CannVersion {
+    type Err = UnknownCannVersion;
+
+    /// [`CannVersion::parse`].
+    fn from_str(text: &str) -> Result<CannVersion, UnknownCannVersion> {
+        CannVersion::parse(text)
+    }
+}
+
+/// A decimal number without leading zeros, at the start of `text`.
+fn number(text: &str) -> Option<(u32, &str)> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let (n, rest) = text.split_at(digits);
+    if n.is_empty() || (n.len() > 1 && n.starts_with('0')) {
         return None;
     }
-    Some((major, minor.parse().ok()?))
+    Some((n.parse().ok()?, rest))
+}
+
+/// `prefix` at the start of `text`, ASCII case ignored.
+fn keyword<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
+}
+
+/// The grammar of [`CannVersion::parse`]: `MAJOR.MINOR[.PATCH[PRE]]` with
+/// `PATCH = N | RC N` and `PRE = (.|-)(alpha|beta)[.]DIGITS`; the line it
+/// names.
+fn release_line(text: &str) -> Option<(u32, u32)> {
+    let t = text.trim();
+    let (major, t) = number(t)?;
+    let (minor, t) = number(t.strip_prefix('.')?)?;
+    if t.is_empty() {
+        return Some((major, minor));
+    }
+    let t = t.strip_prefix('.')?;
+    let t = match keyword(t, "rc") {
+        Some(rc) => number(rc)?.1,
+        None => number(t)?.1,
+    };
+    if t.is_empty() {
+        return Some((major, minor));
+    }
+    let t = t.strip_prefix(['.', '-'])?;
+    let t = keyword(t, "alpha").or_else(|| keyword(t, "beta"))?;
+    let t = t.strip_prefix('.').unwrap_or(t);
+    (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).then_some((major, minor))
 }
 
 /// A CANN-version marker type. Sealed.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a CANN version marker",
-    label = "expected `Cann8_0`, `Cann8_1`, `Cann8_2`, `Cann8_3`, `Cann8_5` or `Cann9_0`"
+    label = "expected a marker such as `Cann8_3` or `Cann9_0`"
 )]
 pub trait CannType: Sealed + Copy + Default + 'static {
     /// The version this marker stands for.
     const VERSION: CannVersion;
+    /// The marker itself. Product markers name their default release as
+    /// `<Cann9_0 as CannType>::Marker` rather than `Cann9_0`: the same
+    /// type, but rustc then prints it (`AtlasA2<Cann9_0>`, not `AtlasA2`)
+    /// in type-mismatch labels, so both releases of a mismatch show.
+    type Marker: CannType;
 }
 
-/// `Self` is the version `Min` or a later one: the bound for generic code
-/// that needs a feature introduced in `Min`.
+/// `Self` is the version `Min` or a later one: the bound for code generic
+/// over the release that needs a feature introduced in `Min`. It implies
+/// the same for every older release, so one bound covers every gate the
+/// code passes:
 ///
 /// ```
-/// use aclmem_core::{AtLeast, Cann8_5, Device, Huge, PhysicalMemProp, ProductType, Supports};
-/// fn generic_huge<P>() -> PhysicalMemProp<P, Device, Huge>
-/// where
-///     P: ProductType<Cann: AtLeast<Cann8_5>> + Supports<Device, Huge>,
-/// {
+/// use aclmem_core::{AtLeast, AtlasA2, Cann8_5, Device, HbmHuge1G, Huge, PhysicalMemProp};
+/// // `Huge` arrived in 8.5; `HbmHuge1G` (8.1), `Device` and A2 (8.0) earlier.
+/// fn huge<V: AtLeast<Cann8_5>>() -> PhysicalMemProp<AtlasA2<V>, Device, Huge> {
 ///     PhysicalMemProp::on_device(0)
 /// }
-/// # let _ = generic_huge::<aclmem_core::AtlasA2>();
+/// fn one_gib<V: AtLeast<Cann8_5>>() -> PhysicalMemProp<AtlasA2<V>, Device, HbmHuge1G> {
+///     PhysicalMemProp::on_device(0)
+/// }
+/// # let _ = (huge::<aclmem_core::Cann9_0>(), one_gib::<Cann8_5>());
 /// ```
+///
+/// Code generic over the product as well states what it allocates instead:
+/// `P: Supports<Device, Huge>` (see [`Supports`](crate::Supports)).
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is older than `{Min}`",
-    label = "this code needs `{Min}` or later"
+    message = "the bound `AtLeast<{Min}>` needs `{Min}` or later; this code targets `{Self}`",
+    label = "`{Self}` is older than `{Min}`"
 )]
-pub trait AtLeast<Min: CannType>: CannType {}
+pub trait AtLeast<Min: CannType>: CannType + Reaches<Min> {}
+
+#[diagnostic::do_not_recommend]
+impl<V: CannType + Reaches<Min>, Min: CannType> AtLeast<Min> for V {}
 
 /// Version `Self` accepts `What` (a product, location or attribute marker),
-/// which exists from version `Since` on. The leaf of every per-version rule,
+/// which exists from version `Since` on: the leaf of every per-release rule,
 /// so a refusal names what, since when, and the version the code targets.
+///
+/// `V: Accepts<W, S>` holds exactly when `V: AtLeast<S>`. Where a gate
+/// fails in code generic over the release, rustc reports this trait and
+/// suggests `V: Accepts<W, S>`; that bound works, but state the one it
+/// stands for, `V: AtLeast<S>` (the message's note says so), which also
+/// covers every gate of older releases.
 #[diagnostic::on_unimplemented(
     message = "`{What}` needs `{Since}` or later; this code targets `{Self}`",
     label = "not available in `{Self}`",
-    note = "the CANN version is the product marker's parameter (`AtlasA2<Cann8_3>`; `AtlasA2` alone targets `Cann9_0`); see `aclmem diff` or docs/rules.md for what each release accepts"
+    note = "the CANN version is the product marker's parameter (`AtlasA2<Cann8_3>`; `AtlasA2` alone targets `Cann9_0`); code generic over it states the oldest release it needs, `V: AtLeast<{Since}>`; `aclmem diff` and docs/rules.md say what each release accepts"
 )]
 pub trait Accepts<What, Since: CannType>: CannType {}
 
-macro_rules! cann_markers {
-    ($($(#[$doc:meta])* $name:ident => $v:ident;)*) => {
-        $(
-            $(#[$doc])*
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-            #[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
-            pub struct $name;
-            impl Sealed for $name {}
-            impl CannType for $name {
-                const VERSION: CannVersion = CannVersion::$v;
-            }
-        )*
-        cann_markers!(@order [] $($name)*);
-    };
-    // Every version is at least itself and every earlier one.
-    // (`do_not_recommend`: a refusal names its rule; a list of the
-    // versions that would have worked adds nothing.)
-    (@order [$($earlier:ident)*] $first:ident $($rest:ident)*) => {
-        #[diagnostic::do_not_recommend]
-        impl AtLeast<$first> for $first {}
-        #[diagnostic::do_not_recommend]
-        impl<W> Accepts<W, $first> for $first {}
-        $(
-            #[diagnostic::do_not_recommend]
-            impl AtLeast<$earlier> for $first {}
-            #[diagnostic::do_not_recommend]
-            impl<W> Accepts<W, $earlier> for $first {}
-        )*
-        cann_markers!(@order [$($earlier)* $first] $($rest)*);
-    };
-    (@order [$($earlier:ident)*]) => {};
-}
+// (`do_not_recommend`: a refusal reports the rule, `Accepts`, and not the
+// order behind it.)
+#[diagnostic::do_not_recommend]
+impl<V: AtLeast<Since>, What, Since: CannType> Accepts<What, Since> for V {}
 
-cann_markers! {
-    /// Marker: CANN 8.0 (8.0.RC1 – 8.0.0).
-    Cann8_0 => V8_0;
-    /// Marker: CANN 8.1 (8.1.RC1).
-    Cann8_1 => V8_1;
-    /// Marker: CANN 8.2 (8.2.RC1).
-    Cann8_2 => V8_2;
-    /// Marker: CANN 8.3 (8.3.RC1).
-    Cann8_3 => V8_3;
-    /// Marker: CANN 8.5 (8.5.0).
-    Cann8_5 => V8_5;
-    /// Marker: CANN 9.0 (9.0.0), the default of every product marker.
-    Cann9_0 => V9_0;
+// ===========================================================================
+// THE RELEASES. Each release is one row; everything about releases derives
+// from here. Sources in docs/facts.md ("CANN versions").
+// ===========================================================================
+releases! {
+    V8_0 Cann8_0 = (8, 0) release "8.0.0" covers "8.0.RC1 – 8.0.0"
+        acl (1, 15, 0) expected_address NullOnly granularity HbmOnly
+        reserve_alignment_zero true;
+    V8_1 Cann8_1 = (8, 1) release "8.1.RC1" covers "8.1.RC1"
+        acl (1, 15, 0) expected_address NullOnly granularity HbmOnly
+        reserve_alignment_zero true;
+    V8_2 Cann8_2 = (8, 2) release "8.2.RC1" covers "8.2.RC1"
+        acl (1, 15, 0) expected_address NullOnly granularity HbmOnly
+        reserve_alignment_zero true;
+    V8_3 Cann8_3 = (8, 3) release "8.3.RC1" covers "8.3.RC1"
+        acl (1, 15, 0) expected_address NullOnly granularity HbmOnly
+        reserve_alignment_zero true;
+    V8_5 Cann8_5 = (8, 5) release "8.5.0" covers "8.5.0"
+        acl (1, 16, 0) expected_address Aligned1G granularity HbmOnly
+        reserve_alignment_zero true;
+    V9_0 Cann9_0 = (9, 0) release "9.0.0" covers "9.0.0"
+        acl (1, 17, 0) expected_address Window16To24TiB granularity Allocatable
+        reserve_alignment_zero true;
+    // A release that does not exist, in this crate's own tests only: it
+    // proves that a row is all a new release needs (`docs/extending.md`).
+    #[cfg(test)]
+    V9_9 Cann9_9 = (9, 9) release "9.9.0" covers "9.9.0 (test only)"
+        acl (1, 99, 0) expected_address Window16To24TiB granularity Allocatable
+        reserve_alignment_zero true;
+    // The release a product marker targets unless told otherwise.
+    @default Cann9_0;
 }
 
 #[cfg(test)]
@@ -343,22 +611,62 @@ mod tests {
         for v in CannVersion::ALL {
             assert_eq!(CannVersion::parse(v.release()), Ok(v));
             assert_eq!(CannVersion::parse(v.id()), Ok(v));
+            assert_eq!(v.id().parse::<CannVersion>(), Ok(v));
         }
-        assert_eq!(CannVersion::parse("8.0.RC2"), Ok(CannVersion::V8_0));
-        assert_eq!(CannVersion::parse("8.5.0-beta.1"), Ok(CannVersion::V8_5));
-        assert_eq!(CannVersion::parse(" 8.3.rc1 "), Ok(CannVersion::V8_3));
-        for bad in ["", "8", "8.4", "7.0.0", "9.1", "x.y", "8.3x", "eight"] {
-            assert_eq!(CannVersion::parse(bad), Err(UnknownCannVersion), "{bad}");
+        for (text, v) in [
+            ("8.0.RC2", CannVersion::V8_0),
+            ("8.0.RC1", CannVersion::V8_0),
+            ("8.1.RC1.beta1", CannVersion::V8_1),
+            ("8.2.RC1.alpha002", CannVersion::V8_2),
+            ("8.3.RC1.alpha003", CannVersion::V8_3),
+            ("8.5.0-beta.1", CannVersion::V8_5),
+            ("9.0.0-beta.1", CannVersion::V9_0),
+            (" 8.3.rc1 ", CannVersion::V8_3),
+        ] {
+            assert_eq!(CannVersion::parse(text), Ok(v), "{text}");
+        }
+    }
+
+    #[test]
+    fn anything_else_is_refused() {
+        for bad in [
+            "",
+            "8",
+            "8.",
+            "8.4",
+            "7.0.0",
+            "9.1",
+            "x.y",
+            "8.3x",
+            "eight",
+            "8.3.garbage",
+            "9.0.0 and more",
+            "8.5.💥",
+            "8.3.RC1; rm -rf",
+            "8.0.-",
+            "8.3-garbage",
+            "+8.3",
+            "8.03",
+            "08.3",
+            "8.3.RC",
+            "8.3.RC01",
+            "8.3.00",
+            "8.3.RC1.gamma1",
+            "8.3.RC1.alpha",
+            "8.3.RC1-beta.1.2",
+            "8.3..RC1",
+            "8.3.RC1.",
+        ] {
+            assert_eq!(CannVersion::parse(bad), Err(UnknownCannVersion), "{bad:?}");
+            assert_eq!(CannVersion::for_installed(bad), None, "{bad:?}");
         }
     }
 
     #[test]
     fn newer_installations_use_the_newest_rules() {
-        assert_eq!(CannVersion::for_installed("9.2.0"), Some(CannVersion::V9_0));
-        assert_eq!(
-            CannVersion::for_installed("10.0.RC1"),
-            Some(CannVersion::V9_0)
-        );
+        let newest = CannVersion::NEWEST;
+        assert_eq!(CannVersion::for_installed("99.2.0"), Some(newest));
+        assert_eq!(CannVersion::for_installed("100.0.RC1"), Some(newest));
         assert_eq!(
             CannVersion::for_installed("8.3.RC1"),
             Some(CannVersion::V8_3)
@@ -370,6 +678,38 @@ mod tests {
     #[test]
     fn versions_are_ordered_by_release() {
         assert!(CannVersion::ALL.windows(2).all(|w| w[0] < w[1]));
+        assert!(
+            CannVersion::ALL
+                .windows(2)
+                .all(|w| w[0].major_minor() < w[1].major_minor())
+        );
         assert_eq!(CannVersion::DEFAULT, CannVersion::V9_0);
+        for (i, v) in CannVersion::ALL.into_iter().enumerate() {
+            assert_eq!(v as usize, i);
+            assert_eq!(RELEASES[i].marker, v.marker_name());
+        }
+    }
+
+    #[test]
+    fn the_list_is_every_id() {
+        let ids: std::vec::Vec<_> = CannVersion::ALL.iter().map(|v| v.id()).collect();
+        assert_eq!(CannVersion::LIST, ids.join(", "));
+        let (init, last) = ids.split_at(ids.len() - 1);
+        assert_eq!(
+            CannVersion::EXPECTED,
+            std::format!(
+                "a CANN release aclmem models: {} or {}",
+                init.join(", "),
+                last[0]
+            )
+        );
+    }
+
+    #[test]
+    fn the_unknown_version_message_lists_the_releases() {
+        let text = std::format!("{UnknownCannVersion}");
+        for v in CannVersion::ALL {
+            assert!(text.contains(v.id()), "{text}");
+        }
     }
 }

@@ -54,14 +54,14 @@ families! {
 }
 
 fn at<F: Family, Vis: ProductVisitor>(cann: CannVersion, visitor: Vis) -> Vis::Output {
-    match cann {
-        CannVersion::V8_0 => visitor.visit::<F::At<Cann8_0>>(),
-        CannVersion::V8_1 => visitor.visit::<F::At<Cann8_1>>(),
-        CannVersion::V8_2 => visitor.visit::<F::At<Cann8_2>>(),
-        CannVersion::V8_3 => visitor.visit::<F::At<Cann8_3>>(),
-        CannVersion::V8_5 => visitor.visit::<F::At<Cann8_5>>(),
-        CannVersion::V9_0 => visitor.visit::<F::At<Cann9_0>>(),
+    struct Visit<F, Vis>(Vis, core::marker::PhantomData<F>);
+    impl<F: Family, Vis: ProductVisitor> MarkerVisitor for Visit<F, Vis> {
+        type Output = Vis::Output;
+        fn visit<V: CannType>(self) -> Vis::Output {
+            self.0.visit::<F::At<V>>()
+        }
     }
+    visit_marker(cann, Visit::<F, Vis>(visitor, core::marker::PhantomData))
 }
 
 /// Calls `visitor.visit::<P>()` with `P` the marker type of `product` in

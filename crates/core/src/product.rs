@@ -65,9 +65,11 @@ impl Product {
         }
     }
 
-    /// Parses [`Product::id`] back.
+    /// Parses [`Product::id`] back: the product parser (`FromStr`, which
+    /// also takes marker and documentation names, any case), without its
+    /// error.
     pub fn from_id(id: &str) -> Option<Product> {
-        Product::ALL.into_iter().find(|p| p.id() == id)
+        id.parse().ok()
     }
 
     /// Whether the device of this product has HBM. On products without HBM,
@@ -203,6 +205,9 @@ pub enum RunMode {
 }
 
 impl RunMode {
+    /// Both run modes.
+    pub const ALL: [RunMode; 2] = [RunMode::Ep, RunMode::Rc];
+
     /// `ACL_DEVICE`.
     pub const ACL_DEVICE: u32 = 0;
     /// `ACL_HOST`.
@@ -223,6 +228,15 @@ impl RunMode {
         match self {
             RunMode::Rc => RunMode::ACL_DEVICE,
             RunMode::Ep => RunMode::ACL_HOST,
+        }
+    }
+
+    /// The `aclrtRunMode` enumerator: `"ACL_HOST"` (EP) or `"ACL_DEVICE"`
+    /// (RC).
+    pub const fn acl_name(self) -> &'static str {
+        match self {
+            RunMode::Ep => "ACL_HOST",
+            RunMode::Rc => "ACL_DEVICE",
         }
     }
 
@@ -316,7 +330,7 @@ macro_rules! markers {
         $(#[$doc])*
         ///
         /// `V` is the CANN version the code targets ([`Cann9_0`] by default).
-        pub struct $name<V: CannType = Cann9_0>(PhantomData<fn() -> V>);
+        pub struct $name<V: CannType = <Cann9_0 as CannType>::Marker>(PhantomData<fn() -> V>);
         marker_impls!($name [V: CannType] "{}<{}>", stringify!($name), V::VERSION.marker_name());
         impl<V: CannType> ProductType for $name<V> {
             type Cann = V;
@@ -363,7 +377,9 @@ impl RunModeType for Rc {
 /// Marker: Atlas 200I/500 A2 inference products in run mode `M` ([`Ep`] or
 /// [`Rc`]), targeting CANN version `V` ([`Cann9_0`] by default). In RC form
 /// the physical-memory API is not supported.
-pub struct Atlas200IA2<M: RunModeType, V: CannType = Cann9_0>(PhantomData<fn() -> (M, V)>);
+pub struct Atlas200IA2<M: RunModeType, V: CannType = <Cann9_0 as CannType>::Marker>(
+    PhantomData<fn() -> (M, V)>,
+);
 marker_impls!(
     Atlas200IA2 [M: RunModeType, V: CannType]
     "Atlas200IA2<{:?}, {}>", M::RUN_MODE, V::VERSION.marker_name()
@@ -373,3 +389,9 @@ impl<M: RunModeType, V: CannType> ProductType for Atlas200IA2<M, V> {
     const PRODUCT: Product = Product::Atlas200IA2;
     const RUN_MODE: RunMode = M::RUN_MODE;
 }
+
+// The markers' default parameter is the table's default release.
+const _: () = assert!(
+    <AtlasA2 as ProductType>::CANN as u8 == CannVersion::DEFAULT as u8,
+    "product markers default to the release the table marks @default"
+);

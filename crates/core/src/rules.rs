@@ -10,8 +10,9 @@
 //! * the constant arrays read by the run-time [`check`], for code that learns
 //!   its product and version only at run time.
 //!
-//! A test in this crate visits every one of the 312 combinations in each of
-//! the six modelled CANN versions and proves the two projections agree.
+//! A test in this crate visits every product × run mode × location ×
+//! attribute in every modelled CANN version and proves the two projections
+//! agree.
 //!
 //! The facts encoded, with their sources, are in `docs/facts.md`
 //! ("aclrtMallocPhysical" and "CANN versions"). In CANN 9.0: no physical
@@ -233,13 +234,24 @@ impl From<Denial> for AclError {
 pub struct MallocPhysical;
 
 /// The physical-memory API is available on product `P` (in `P`'s run mode
-/// and CANN version). Implemented for [`MallocPhysical`] by the rules table.
+/// and CANN version): the product has it ([`HasPhysicalApi`]), the run mode
+/// allows it ([`FormAllowsPhysical`]) and the release has it on the product
+/// ([`Accepts`]). Implemented for [`MallocPhysical`] by the rules table.
+#[diagnostic::on_unimplemented(
+    message = "`{P}` cannot allocate physical memory",
+    label = "no physical-memory API on `{P}`"
+)]
+pub trait AvailableOn<P: ProductType> {}
+
+/// Product `P` has the physical-memory API (in some form and release).
+/// Implemented for [`MallocPhysical`] by the rules table, for every product
+/// but Atlas 200/300/500.
 #[diagnostic::on_unimplemented(
     message = "`{P}` cannot allocate physical memory: this product does not support aclrtMallocPhysical",
     label = "`{P}` has no physical-memory API",
     note = "Atlas 200/300/500 inference products do not support the physical-memory API; the runtime answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)"
 )]
-pub trait AvailableOn<P: ProductType> {}
+pub trait HasPhysicalApi<P: ProductType> {}
 
 /// The run mode (`Ep` or `Rc`) permits the physical-memory API.
 #[diagnostic::on_unimplemented(
@@ -289,6 +301,17 @@ pub trait Introduced {
     type Since: CannType;
 }
 
+/// The location or attribute marker `Self` exists in release `V`: the
+/// release gate of every rule, implemented by the rules table through
+/// [`Accepts`] (whose message names the marker, the release that introduced
+/// it and the one the code targets).
+///
+/// A bound on the marker rather than on `V: Accepts<Self, Since>` with the
+/// release as an associated type, so that the gate waits until the marker
+/// is known (an attribute inferred from a later argument still gets the
+/// [`Accepts`] message).
+pub trait ExistsIn<V: CannType> {}
+
 /// The product `Self` can allocate attribute `A` at location `L`, in the
 /// CANN version `Self` targets: the one bound typed code needs. Implemented
 /// exactly for the combinations the rules table allows; [`Supports::VERDICT`]
@@ -311,6 +334,26 @@ pub trait Introduced {
 pub trait Supports<L: LocationType, A: AttrType>: ProductType {
     /// How the combination is allowed.
     const VERDICT: Verdict;
+}
+
+/// The rules table's row for one product family: `Self` may allocate `A`
+/// at `L` when every rule holds (the API on the product in its run mode and
+/// release, the location, the product's attributes, and the releases that
+/// introduced the location and the attribute). Implemented by the table;
+/// [`Supports`] is implemented for every product through it, so that a
+/// refusal reports the rule that failed and nothing else.
+///
+/// As a bound, `P: Rules<L, A>` is the same as `P: Supports<L, A>`; state
+/// the latter.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not known to allocate `{A}` memory at `{L}`: require `{Self}: Supports<{L}, {A}>`",
+    label = "the rules hold only for concrete products, or where this bound is required",
+    note = "generic code states the capability it uses, `P: Supports<L, A>`, and the caller's concrete product is checked against the rules table"
+)]
+pub trait Rules<L: LocationType, A: AttrType>: ProductType {}
+
+impl<P: ProductType + Rules<L, A>, L: LocationType, A: AttrType> Supports<L, A> for P {
+    const VERDICT: Verdict = verdict_of(P::PRODUCT, P::RUN_MODE, P::CANN, L::LOCATION, A::ATTR);
 }
 
 /// The verdict of an implemented `Supports`: read from the run-time table.
@@ -631,13 +674,25 @@ macro_rules! rules_table {
             rules_table!(@product $papi $psince $pty $(<$pgen>)?);
             rules_table!(@offers $pty $(<$pgen>)? [$($gattr)*]);
         )*
-        $( impl<P: ProductType> OfferedBy<P> for $battr {} )*
-        $( $( impl Introduced for $aattr { type Since = $asince; } )* )*
         $(
-            $( impl $ltrait for $lattr {} )*
+            // (`do_not_recommend`: a product that lacks a 1 GiB attribute
+            // gets its rule, not a list of the attributes every product has.)
+            #[diagnostic::do_not_recommend]
+            impl<P: ProductType> OfferedBy<P> for $battr {}
+        )*
+        $( $(
+            impl Introduced for $aattr { type Since = $asince; }
+            impl<V: Accepts<$aattr, $asince>> ExistsIn<V> for $aattr {}
+        )* )*
+        $(
+            $(
+                #[diagnostic::do_not_recommend]
+                impl $ltrait for $lattr {}
+            )*
             $(
                 impl<A: $ltrait> Holds<A> for $loc {}
                 impl Introduced for $loc { type Since = $lsince; }
+                impl<V: Accepts<$loc, $lsince>> ExistsIn<V> for $loc {}
             )+
             // The run-time copy of the same list (value namespace, so it may
             // share the trait's name).
@@ -670,7 +725,7 @@ macro_rules! rules_table {
         }),*];
 
         /// Every product marker in every run mode it has, in table order:
-        /// the eight row groups of the support matrix.
+        /// the row groups of the support matrix.
         pub const PLATFORMS: &[Platform] = &{
             const N: usize = 0 $(+ rules_table!(@platforms $pty $(<$pgen>)?).len())*;
             let mut out = [Platform {
@@ -693,7 +748,10 @@ macro_rules! rules_table {
         };
     };
 
-    (@run_mode $rm:ident supported) => { impl FormAllowsPhysical for $rm {} };
+    (@run_mode $rm:ident supported) => {
+        #[diagnostic::do_not_recommend]
+        impl FormAllowsPhysical for $rm {}
+    };
     (@run_mode $rm:ident unsupported) => {};
 
     // A product with the API: available from its release on (and, with a run
@@ -701,51 +759,67 @@ macro_rules! rules_table {
     // location, attribute and version bounds hold. The bounds are in the
     // order `check` tests them, so both report the same rule.
     (@product supported $since:ident $pty:ident <$pgen:ident>) => {
-        impl<$pgen: FormAllowsPhysical, V: Accepts<$pty<$pgen>, $since>>
-            AvailableOn<$pty<$pgen, V>> for MallocPhysical {}
-        rules_table!(@supports $since $pty [$pgen: RunModeType] <$pgen, V> <$pgen>);
+        // (`do_not_recommend`: a product without the API gets its rule, not
+        // a list of the products that have it.)
+        #[diagnostic::do_not_recommend]
+        impl<$pgen: RunModeType, V: CannType> HasPhysicalApi<$pty<$pgen, V>> for MallocPhysical {}
+        rules_table!(@available $since $pty <$pgen>);
     };
     (@product supported $since:ident $pty:ident) => {
-        impl<V: Accepts<$pty, $since>> AvailableOn<$pty<V>> for MallocPhysical {}
-        rules_table!(@supports $since $pty [] <V> <>);
+        #[diagnostic::do_not_recommend]
+        impl<V: CannType> HasPhysicalApi<$pty<V>> for MallocPhysical {}
+        rules_table!(@available $since $pty);
     };
-    // A product without the API: no `AvailableOn`, so `Supports` fails on it
-    // with its rule.
+    // A product without the API: no `HasPhysicalApi`, so `Supports` fails
+    // on it with its rule.
     (@product unsupported $since:ident $pty:ident $(<$pgen:ident>)?) => {
-        rules_table!(@supports $since $pty [$($pgen: RunModeType)?] <$($pgen,)? V> <$($pgen)?>);
+        rules_table!(@available $since $pty $(<$pgen>)?);
     };
-    (@supports $since:ident $pty:ident [$($g:ident: $gb:ident)?] <$($full:ident),+> <$($fam:ident)?>) => {
+    // The API on a product: the product has it, the run mode allows it, and
+    // the release has it on this product (in `check`'s order).
+    (@available $since:ident $pty:ident <$pgen:ident>) => {
+        impl<$pgen: FormAllowsPhysical, V: CannType> AvailableOn<$pty<$pgen, V>> for MallocPhysical
+        where
+            MallocPhysical: HasPhysicalApi<$pty<$pgen, V>>,
+            V: Accepts<$pty<$pgen, V>, $since>,
+        {
+        }
+        rules_table!(@supports $since $pty [$pgen: RunModeType] <$pgen, V>);
+    };
+    (@available $since:ident $pty:ident) => {
+        impl<V: CannType> AvailableOn<$pty<V>> for MallocPhysical
+        where
+            MallocPhysical: HasPhysicalApi<$pty<V>>,
+            V: Accepts<$pty<V>, $since>,
+        {
+        }
+        rules_table!(@supports $since $pty [] <V>);
+    };
+    (@supports $since:ident $pty:ident [$($g:ident: $gb:ident)?] <$($full:ident),+>) => {
         impl<$($g: $gb,)? V: CannType> Introduced for $pty<$($full),+> {
             type Since = $since;
         }
-        impl<$($g: $gb,)? V: CannType, L: LocationType + Introduced, A: AttrType + Introduced>
-            Supports<L, A> for $pty<$($full),+>
+        impl<$($g: $gb,)? V: CannType, L: LocationType, A: AttrType>
+            Rules<L, A> for $pty<$($full),+>
         where
             MallocPhysical: AvailableOn<$pty<$($full),+>>,
             L: Holds<A>,
-            A: OfferedBy<$pty<$($fam)?>>,
-            V: Accepts<A, <A as Introduced>::Since>,
-            V: Accepts<L, <L as Introduced>::Since>,
+            A: OfferedBy<$pty<$($full),+>>,
+            A: ExistsIn<V>,
+            L: ExistsIn<V>,
         {
-            const VERDICT: Verdict = verdict_of(
-                <Self as ProductType>::PRODUCT,
-                <Self as ProductType>::RUN_MODE,
-                V::VERSION,
-                L::LOCATION,
-                A::ATTR,
-            );
         }
     };
     (@offers $pty:ident <$pgen:ident> [$($gattr:ident)*]) => {
         $(
             #[diagnostic::do_not_recommend]
-            impl<$pgen: RunModeType> OfferedBy<$pty<$pgen>> for $gattr {}
+            impl<$pgen: RunModeType, V: CannType> OfferedBy<$pty<$pgen, V>> for $gattr {}
         )*
     };
     (@offers $pty:ident [$($gattr:ident)*]) => {
         $(
             #[diagnostic::do_not_recommend]
-            impl OfferedBy<$pty> for $gattr {}
+            impl<V: CannType> OfferedBy<$pty<V>> for $gattr {}
         )*
     };
     (@bool supported) => { true };

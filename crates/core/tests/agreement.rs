@@ -51,8 +51,33 @@ macro_rules! visit {
     };
 }
 
+/// Cells of one platform's grid, and of one release's matrix.
+const PER_PLATFORM: usize = Location::ALL.len() * MemAttr::ALLOCATABLE.len();
+const PER_RELEASE: usize = PLATFORMS.len() * PER_PLATFORM;
+
 fn all_combos() -> Vec<Combo> {
-    visit!(versions [Cann8_0, Cann8_1, Cann8_2, Cann8_3, Cann8_5, Cann9_0])
+    let combos = visit!(versions [Cann8_0, Cann8_1, Cann8_2, Cann8_3, Cann8_5, Cann9_0]);
+    // The lists above are written out (each marker is a type); they must
+    // be the tables' lists, or a new release, location or attribute would
+    // go unvisited.
+    let mut releases: Vec<CannVersion> = combos.iter().map(|c| c.cann).collect();
+    releases.dedup();
+    assert_eq!(releases, CannVersion::ALL, "visit every release");
+    let mut attrs: Vec<MemAttr> = combos
+        .iter()
+        .take(MemAttr::ALLOCATABLE.len())
+        .map(|c| c.attr)
+        .collect();
+    attrs.sort();
+    assert_eq!(attrs, MemAttr::ALLOCATABLE, "visit every attribute");
+    let locations: Vec<Location> = combos
+        .iter()
+        .step_by(MemAttr::ALLOCATABLE.len())
+        .take(Location::ALL.len())
+        .map(|c| c.location)
+        .collect();
+    assert_eq!(locations, Location::ALL, "visit every location");
+    combos
 }
 
 #[test]
@@ -60,8 +85,8 @@ fn every_combination_compiles_exactly_when_check_allows_it() {
     let combos = all_combos();
     assert_eq!(
         combos.len(),
-        312 * 6,
-        "8 platforms x 3 locations x 13 attributes, in 6 CANN versions"
+        PER_RELEASE * CannVersion::COUNT,
+        "platforms x locations x attributes, in every CANN version"
     );
     let mut disagreements = Vec::new();
     for c in &combos {
@@ -83,7 +108,7 @@ fn every_combination_compiles_exactly_when_check_allows_it() {
     let mut allowed_per_version = Vec::new();
     for v in CannVersion::ALL {
         let allowed = combos.iter().filter(|c| c.cann == v && c.compiles).count();
-        assert!(allowed > 0 && allowed < 312, "{v}: {allowed}");
+        assert!(allowed > 0 && allowed < PER_RELEASE, "{v}: {allowed}");
         allowed_per_version.push(allowed);
     }
     assert!(
@@ -97,7 +122,7 @@ fn every_combination_compiles_exactly_when_check_allows_it() {
 fn the_visited_markers_are_exactly_the_platforms() {
     let combos = all_combos();
     for (i, platform) in PLATFORMS.iter().enumerate() {
-        let c = &combos[i * 39];
+        let c = &combos[i * PER_PLATFORM];
         assert_eq!(
             (c.product, c.run_mode),
             (platform.product, platform.run_mode)
@@ -486,4 +511,43 @@ fn dispatch_reaches_the_marker_of_every_platform() {
     );
     let (host, _) = PhysicalMemProp::<AtlasA2, Host, DdrHuge>::checked(9).unwrap();
     assert_eq!(host.location_id(), 0);
+}
+
+/// The run-time half of one precedence of denials; the compile-time half is
+/// the order of errors in `ui-tests/cases/fail/rc_form_before_release` and
+/// `ddr_on_device_before_release`: the rule that no release changes comes
+/// before the release gate, in both.
+#[test]
+fn rules_come_before_release_gates() {
+    use CannVersion::V8_3;
+    assert_eq!(
+        check(
+            Product::Atlas200IA2,
+            RunMode::Rc,
+            V8_3,
+            Location::Device,
+            MemAttr::MemHuge
+        ),
+        Err(Denial::RcForm)
+    );
+    assert_eq!(
+        check(
+            Product::AtlasA2,
+            RunMode::Ep,
+            V8_3,
+            Location::Device,
+            MemAttr::DdrMemHuge
+        ),
+        Err(Denial::HostOnlyAttr)
+    );
+    assert_eq!(
+        check(
+            Product::AtlasTraining,
+            RunMode::Ep,
+            V8_3,
+            Location::Device,
+            MemAttr::MemHuge1G
+        ),
+        Err(Denial::NotOffered)
+    );
 }

@@ -137,7 +137,7 @@ impl EmuConfig {
     /// | `ACLMEM_EMU_DEVICES` | device count, 1 to 64 | `8` |
     /// | `ACLMEM_EMU_HBM` | device memory per device (`64GiB`, `512MiB`, bytes) | `64GiB` |
     /// | `ACLMEM_EMU_HOST` | host memory for `aclrtMallocPhysical` | `64GiB` |
-    /// | `ACLMEM_EMU_RUN_MODE` | `host` (EP, `ACL_HOST`) or `device` (RC, `ACL_DEVICE`) | `host` |
+    /// | `ACLMEM_EMU_RUN_MODE` | `host` (EP, `ACL_HOST`) or `device` (RC, `ACL_DEVICE`); `ep` or `rc` too, any case | `host` |
     /// | `ACLMEM_EMU_CANN` | the CANN release emulated (`8.0` … `9.0`, `8.3.RC1` style) | `9.0` |
     ///
     /// `get` reads one variable (`std::env::var` in a program; a map in
@@ -180,20 +180,18 @@ impl EmuConfig {
                 .ok_or_else(|| bad("ACLMEM_EMU_HOST", &v, "a size above zero, such as 64GiB"))?;
         }
         if let Some(v) = var("ACLMEM_EMU_RUN_MODE") {
-            config.run_mode = match v.trim() {
-                "host" => RunMode::Ep,
-                "device" => RunMode::Rc,
-                _ => return Err(bad("ACLMEM_EMU_RUN_MODE", &v, "`host` or `device`")),
-            };
-        }
-        if let Some(v) = var("ACLMEM_EMU_CANN") {
-            config.cann = CannVersion::parse(&v).map_err(|_| {
+            config.run_mode = v.trim().parse::<RunMode>().map_err(|_| {
                 bad(
-                    "ACLMEM_EMU_CANN",
+                    "ACLMEM_EMU_RUN_MODE",
                     &v,
-                    "a CANN release aclmem models: 8.0, 8.1, 8.2, 8.3, 8.5 or 9.0",
+                    "`host` (EP) or `device` (RC), or `ep` or `rc`",
                 )
             })?;
+        }
+        if let Some(v) = var("ACLMEM_EMU_CANN") {
+            config.cann = v
+                .parse::<CannVersion>()
+                .map_err(|_| bad("ACLMEM_EMU_CANN", &v, CannVersion::EXPECTED))?;
         }
         config.validate()?;
         Ok(config)

@@ -51,6 +51,9 @@ pub struct Config {
     targets: Vec<(Product, Option<CannVersion>)>,
 }
 
+/// `a2,a3@8.3,Ascend910B3@9.0`: products (by the core parser: id, marker
+/// or documentation name, any case) or SoC names, each with an optional
+/// release (the core release parser).
 fn parse_targets(text: &str) -> Vec<(Product, Option<CannVersion>)> {
     let mut out = Vec::new();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -58,18 +61,16 @@ fn parse_targets(text: &str) -> Vec<(Product, Option<CannVersion>)> {
             Some((p, c)) => (p, Some(c)),
             None => (item, None),
         };
-        let product = Product::from_id(p)
-            .or_else(|| {
-                Product::from_id(p.trim_start_matches("atlas-").trim_start_matches("atlas"))
-            })
-            .or_else(|| Product::from_soc_name(p).ok());
-        let cann = c.map(CannVersion::parse);
+        let product = p
+            .parse::<Product>()
+            .or_else(|e| Product::from_soc_name(p).map_err(|_| e));
+        let cann = c.map(str::parse::<CannVersion>).transpose();
         match (product, cann) {
-            (Some(p), None) => out.push((p, None)),
-            (Some(p), Some(Ok(c))) => out.push((p, Some(c))),
-            _ => eprintln!(
-                "aclmem-sanitizer: ACLMEM_SANITIZER_TARGETS: `{item}` is not product[@release] (a2, a3@8.3, Ascend910B3@9.0)"
+            (Ok(p), Ok(c)) => out.push((p, c)),
+            (Err(e), _) => eprintln!(
+                "aclmem-sanitizer: ACLMEM_SANITIZER_TARGETS: `{item}`: {e}, or a SoC name such as Ascend910B3"
             ),
+            (_, Err(e)) => eprintln!("aclmem-sanitizer: ACLMEM_SANITIZER_TARGETS: `{item}`: {e}"),
         }
     }
     out
@@ -1022,4 +1023,24 @@ aclmem_sys::with_acl_functions!(prototypes);
 #[unsafe(no_mangle)]
 pub extern "C" fn aclmem_sanitizer_findings() -> u64 {
     report::total()
+}
+
+#[cfg(test)]
+mod target_tests {
+    use super::*;
+
+    #[test]
+    fn targets_use_the_core_parsers() {
+        // `A2` was refused here while `aclmem matrix --product A2` took it.
+        assert_eq!(
+            parse_targets("A2, atlas-a3@8.3.RC1,Ascend910B3@9.0, AtlasTraining"),
+            vec![
+                (Product::AtlasA2, None),
+                (Product::AtlasA3, Some(CannVersion::V8_3)),
+                (Product::AtlasA2, Some(CannVersion::V9_0)),
+                (Product::AtlasTraining, None),
+            ]
+        );
+        assert!(parse_targets("a2@8.3.garbage,a9").is_empty());
+    }
 }

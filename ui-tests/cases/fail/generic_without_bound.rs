@@ -1,4 +1,5 @@
-// Generic code must state the capability it relies on.
+// Generic code must state the capability it relies on. (rustc suggests
+// `Rules`, the table's row behind `Supports`: the same bound.)
 use aclmem_core::{Device, HbmHuge, PhysicalMemProp, ProductType};
 
 fn device_prop<P: ProductType>() -> PhysicalMemProp<P, Device, HbmHuge> {
