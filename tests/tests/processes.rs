@@ -32,7 +32,8 @@ fn machine(test: &str) -> String {
 }
 
 impl Peer {
-    fn start(name: &str, machine: &str, env: &[(&str, &str)]) -> Peer {
+    /// The command that runs a peer on `machine`, with `env` on top.
+    fn command(machine: &str, env: &[(&str, &str)]) -> std::process::Command {
         let mut cmd = through_test_runner(env!("CARGO_BIN_EXE_peer"));
         cmd.env(
             "ACLMEM_ASCENDCL",
@@ -48,7 +49,17 @@ impl Peer {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().expect("the peer starts");
+        cmd
+    }
+
+    fn start(name: &str, machine: &str, env: &[(&str, &str)]) -> Peer {
+        let child = Peer::command(machine, env)
+            .spawn()
+            .expect("the peer starts");
+        Peer::from_child(name, child)
+    }
+
+    fn from_child(name: &str, mut child: Child) -> Peer {
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let (tx, lines) = channel();
@@ -372,12 +383,7 @@ fn a_machine_whose_processes_were_all_killed_is_swept() {
     let dead = machine("swept");
     let (mut a, _) = Peer::started("killed", &dead);
     a.ok("malloc 2097152");
-    let dir = std::env::var("ACLMEM_EMU_DIR").unwrap_or_else(|_| "/dev/shm".into());
-    let path = std::path::Path::new(&dir).join(format!(
-        "aclmem-emu.{}.{dead}",
-        // SAFETY: getuid has no preconditions.
-        unsafe { libc::getuid() }
-    ));
+    let path = aclmem_emu::machine_path(&dead);
     assert!(
         path.exists(),
         "{} exists while the machine runs",
@@ -477,14 +483,148 @@ fn chaos_across_processes_leaks_nothing() {
         "descriptors and mappings of the observer (fds, maps)"
     );
     observer.exit();
-    let dir = std::env::var("ACLMEM_EMU_DIR").unwrap_or_else(|_| "/dev/shm".into());
-    let file = std::path::Path::new(&dir).join(format!(
-        "aclmem-emu.{}.{m}",
-        // SAFETY: getuid has no preconditions.
-        unsafe { libc::getuid() }
-    ));
+    let file = aclmem_emu::machine_path(&m);
     assert!(
         !file.exists(),
         "the machine's state is gone with its last process"
     );
+}
+
+/// This user's private directory for machine files under a fresh base
+/// directory (what `ACLMEM_EMU_DIR` names), for the tests that plant
+/// things there.
+fn fresh_base(test: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let base = std::env::temp_dir().join(format!("aclmem-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("a scratch directory");
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let private = base.join(format!("aclmem-emu.{uid}"));
+    (base, private)
+}
+
+/// Whoever plants the machine's directory or file (a link, a directory
+/// other users may enter, a link in place of the file) gets `aclInit`
+/// refused with 207006, and nothing is written through what was planted.
+#[test]
+fn planted_machine_files_are_refused() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    let m = machine("planted");
+    // The private directory is a link to a directory of the attacker's.
+    let (base, private) = fresh_base("planted-link");
+    let elsewhere = base.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    symlink(&elsewhere, &private).unwrap();
+    // The private directory exists but is open to others.
+    let (open_base, open_dir) = fresh_base("planted-open");
+    std::fs::create_dir(&open_dir).unwrap();
+    std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The machine file is a link to a file of the victim's.
+    let (file_base, file_dir) = fresh_base("planted-file");
+    std::fs::create_dir(&file_dir).unwrap();
+    std::fs::set_permissions(&file_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let victim = file_base.join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    symlink(&victim, file_dir.join(&m)).unwrap();
+
+    for (what, dir) in [
+        ("a linked directory", &base),
+        ("an open directory", &open_base),
+        ("a linked file", &file_base),
+    ] {
+        let dir = dir.to_str().unwrap();
+        let mut p = Peer::start(what, &m, &[("ACLMEM_EMU_DIR", dir)]);
+        assert_eq!(p.err("init"), AclError::RT_NO_PERMISSION, "{what}");
+        p.exit();
+    }
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    for b in [base, open_base, file_base] {
+        let _ = std::fs::remove_dir_all(b);
+    }
+}
+
+/// A machine whose shared state was scribbled over while a process of it
+/// lives is refused to joiners, never initialised again under the live
+/// process, which carries on with its memory.
+#[test]
+fn a_corrupt_machine_with_a_live_process_is_refused_not_reset() {
+    use std::os::unix::fs::FileExt;
+
+    let m = machine("corrupt");
+    let (mut a, _) = Peer::started("resident", &m);
+    let h = a.ok("malloc 2097152");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(aclmem_emu::machine_path(&m))
+        .unwrap();
+    file.write_all_at(&[0xAB; 8], 0).unwrap();
+    let mut b = Peer::start("joiner", &m, &[]);
+    assert_eq!(b.err("init"), AclError::RT_NO_PERMISSION);
+    b.exit();
+    a.ok(&format!("free {h}"));
+    a.ok("malloc 2097152");
+    a.exit();
+}
+
+/// A filesystem without room for the machine's state is an error at
+/// `aclInit`, not a `SIGBUS` when the state is first written: a 4 MiB
+/// tmpfs (mounted in a mount namespace of the peer's own, where the machine
+/// allows one), and a file size limit the process runs under.
+#[test]
+fn no_room_for_the_machine_is_an_error_not_a_crash() {
+    use std::os::unix::process::CommandExt;
+
+    let m = machine("no-room");
+    let (base, _) = fresh_base("no-room");
+    let dir = base.to_str().unwrap().to_owned();
+    let namespaces = std::process::Command::new("unshare")
+        .args(["-m", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if namespaces && std::env::var_os("ACLMEM_TEST_RUNNER").is_none() {
+        let peer = env!("CARGO_BIN_EXE_peer");
+        let cmd = Peer::command(&m, &[("ACLMEM_EMU_DIR", &dir)]);
+        let script = format!("mount -t tmpfs -o size=4m tmpfs '{dir}' && exec '{peer}'");
+        let mut unshared = std::process::Command::new("unshare");
+        unshared.args(["-m", "sh", "-c", &script]);
+        for (k, v) in cmd.get_envs() {
+            if let Some(v) = v {
+                unshared.env(k, v);
+            }
+        }
+        drop(cmd);
+        unshared.stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut p = Peer::from_child("small tmpfs", unshared.spawn().expect("unshare starts"));
+        assert_eq!(
+            p.err("init"),
+            AclError::RT_RESOURCE_ALLOC_FAIL,
+            "a 4 MiB tmpfs"
+        );
+        p.exit();
+    } else {
+        eprintln!("no mount namespace here: the small-tmpfs case is skipped");
+    }
+    let mut cmd = Peer::command(&m, &[("ACLMEM_EMU_DIR", &dir)]);
+    // SAFETY: async-signal-safe calls only, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 1 << 20,
+                rlim_max: 1 << 20,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut p = Peer::from_child("file size limit", cmd.spawn().expect("the peer starts"));
+    assert_eq!(
+        p.err("init"),
+        AclError::RT_RESOURCE_ALLOC_FAIL,
+        "RLIMIT_FSIZE"
+    );
+    p.exit();
+    let _ = std::fs::remove_dir_all(base);
 }

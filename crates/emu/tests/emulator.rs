@@ -657,3 +657,20 @@ fn process_exit_tears_everything_down() {
         (0, 0, 0, 0)
     );
 }
+
+/// A capacity word found in shared memory above what the configuration
+/// gives the pool (here set through the API; a scribbling process could
+/// write it) never makes the machine hand out more than it has.
+#[test]
+fn capacity_never_exceeds_the_configuration() {
+    let mut config = EmuConfig::preset(Product::AtlasA2);
+    config.device_memory = 8 * MIB;
+    let emu = Emulator::new(config).unwrap();
+    emu.set_capacity(PoolId::Device(0), usize::MAX).unwrap();
+    assert_eq!(emu.stats().device[0].capacity, 8 * MIB);
+    let held: Vec<_> = (0..4).map(|_| small(&emu, 1).unwrap()).collect();
+    assert_eq!(small(&emu, 1), Err(AclError::RT_MEMORY_ALLOCATION));
+    for h in held {
+        emu.free_physical(h).unwrap();
+    }
+}

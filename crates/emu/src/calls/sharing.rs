@@ -86,12 +86,19 @@ impl Process {
             }
             (h, info, pools)
         };
-        // Register, with no process lock held.
-        let registered = {
+        // Register, with no process lock held; between processes the
+        // exporter must be able to answer first (a process out of
+        // descriptors fails here, with nothing registered).
+        let registered = if self.machine.name.is_some() {
+            crate::machine::listener::ensure_listener(self)
+        } else {
+            Ok(())
+        }
+        .and_then(|()| {
             let region = &self.machine.region;
             let g = region.lock(self.slot);
             region.export(&g, kind, self.slot, check_pid, pools, info)
-        };
+        });
         // Commit, or roll back; either way the claim's reference goes.
         let released = {
             let mut shard = self.shards.lock(id.shard);
@@ -110,11 +117,7 @@ impl Process {
             shard.unref(h.alloc)
         };
         self.finish_release(id.shard, released);
-        let export = registered?;
-        if self.machine.name.is_some() {
-            crate::machine::listener::ensure_listener(self)?;
-        }
-        Ok(export)
+        registered
     }
 
     /// `aclrtMemSetPidToShareableHandle` (and the IPC key's): adds pids to

@@ -26,6 +26,9 @@ pub enum JoinError {
     Full,
     /// The machine file could not be created or mapped.
     Io(String),
+    /// The machine's directory, file or state is not what this user's
+    /// emulator made (another user's, a link, corrupt): refused.
+    Unsafe(String),
 }
 
 impl JoinError {
@@ -36,6 +39,7 @@ impl JoinError {
             JoinError::BadName(_) | JoinError::BadConfig(_) => AclError::INVALID_PARAM,
             JoinError::Full => Situation::TooManyProcesses.code(),
             JoinError::Io(_) => AclError::RT_RESOURCE_ALLOC_FAIL,
+            JoinError::Unsafe(_) => AclError::RT_NO_PERMISSION,
         }
     }
 }
@@ -59,6 +63,7 @@ impl std::fmt::Display for JoinError {
             JoinError::BadConfig(e) => f.write_str(e),
             JoinError::Full => write!(f, "the machine has {MAX_PROCS} processes already"),
             JoinError::Io(e) => write!(f, "cannot create the machine's shared state: {e}"),
+            JoinError::Unsafe(e) => write!(f, "refusing the machine's files: {e}"),
         }
     }
 }

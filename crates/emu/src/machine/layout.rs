@@ -20,7 +20,7 @@ pub const WHITELIST: usize = 128;
 /// Extents a dead importer left for their exporter to give back.
 pub(crate) const ORPHANS: usize = 16;
 
-pub(crate) const MAGIC: u64 = 0x6163_6c6d_656d_7534; // "aclmemu4"
+pub(crate) const MAGIC: u64 = 0x6163_6c6d_656d_7535; // "aclmemu5"
 pub(crate) const CONFIG_WORDS: usize = 24;
 pub(crate) const SOC_BYTES: usize = 64;
 pub(crate) const EXPORT_INDEX_BITS: u32 = 14;
@@ -72,6 +72,8 @@ pub(crate) struct Slot {
     pub(crate) pid: AtomicI32,
     pub(crate) _pad: AtomicU32,
     pub(crate) generation: AtomicU64,
+    /// When the process started (`/proc/PID/stat`): with the pid, who it is.
+    pub(crate) start_time: AtomicU64,
     pub(crate) listener: AtomicU64,
     pub(crate) charged: [AtomicU64; MAX_POOLS],
     pub(crate) orphan_count: AtomicU32,

@@ -156,8 +156,12 @@ fn answer(process: &Process, conn: &OwnedFd) {
     };
     let pid = cred.pid.as_raw_nonzero().get();
     let region = &process.machine.region;
-    // The importer names its slot; it must be the kernel's pid's.
-    if region.slot_owner(importer_slot) != Some((pid, request.generation)) {
+    // Only this user's processes, and only the live member the importer
+    // says it is: its slot, pid, generation and start time must agree
+    // (a process that reused a dead member's pid is not that member).
+    if cred.uid != rustix::process::getuid()
+        || !region.is_member(importer_slot, pid, request.generation)
+    {
         return reply(Situation::NotWhitelisted.code(), None);
     }
     let info = match region.admit(process.slot, (importer_slot, pid), id, kind) {
@@ -182,78 +186,135 @@ fn answer(process: &Process, conn: &OwnedFd) {
 }
 
 /// Asks the exporter of `id` for its memory. On success this process is
-/// a holder of the export, and owns the descriptor.
+/// a holder of the export, and owns the descriptor; on any failure it holds
+/// nothing (an exporter that admitted it and then did not get an answer
+/// through is not left counting it).
 pub fn request(
     process: &Process,
     id: u64,
     kind: ExportKind,
 ) -> Result<(ExportInfo, OwnedFd), AclError> {
     let region = &process.machine.region;
-    let exporter = {
+    let expected = {
         let g = region.lock(process.slot);
         region
             .export_info(&g, id)
             .ok_or(Situation::UnknownShareable.code())?
-            .exporter
     };
-    let gone = |process: &Process| {
+    let gone = || {
         let g = region.lock(process.slot);
         region.reap(&g);
         Situation::UnknownShareable.code()
     };
-    let Some(nonce) = region.listener(exporter.0) else {
-        return Err(gone(process));
+    let socket = connect_to_exporter(process, &expected).ok_or_else(gone)?;
+    let request = Request::new(kind, id, process.slot, process.generation);
+    let answer = match exchange(&socket, &request) {
+        Ok(Some((reply, fd, truncated))) => granted(reply, fd, truncated, &expected),
+        // The exporter closed the connection without a word: it is gone.
+        Ok(None) => Err(gone()),
+        Err(e) => Err(e),
     };
-    let addr = socket_name(process, exporter.0, nonce)?;
-    let socket = seqpacket()?;
-    if connect(&socket, &addr).is_err() {
-        // Nobody listens: the exporter is gone (its memory with it).
-        return Err(gone(process));
+    if answer.is_err() {
+        let g = region.lock(process.slot);
+        region.drop_holder(&g, id, process.slot);
+    }
+    answer
+}
+
+/// A connection to the exporter of `export`, if the one answering is it:
+/// this user's live member in the exporter's slot, not a process that took
+/// the name after the exporter died.
+fn connect_to_exporter(process: &Process, export: &ExportInfo) -> Option<OwnedFd> {
+    let region = &process.machine.region;
+    let (slot, generation, pid) = export.exporter;
+    let addr = socket_name(process, slot, region.listener(slot)?).ok()?;
+    let socket = seqpacket().ok()?;
+    connect(&socket, &addr).ok()?;
+    let genuine = sockopt::socket_peercred(&socket).is_ok_and(|c| {
+        c.uid == rustix::process::getuid()
+            && c.pid.as_raw_nonzero().get() == pid
+            && region.is_member(slot, pid, generation)
+    });
+    if !genuine {
+        return None;
     }
     let _ = sockopt::set_socket_timeout(&socket, sockopt::Timeout::Recv, Some(IMPORT_TIMEOUT));
     let _ = sockopt::set_socket_timeout(&socket, sockopt::Timeout::Send, Some(IMPORT_TIMEOUT));
-    let request = Request::new(kind, id, process.slot, process.generation);
-    rustix::io::write(&socket, request.as_bytes()).map_err(|_| AclError::RT_IPC_ERROR)?;
+    Some(socket)
+}
+
+/// Sends the request and reads the reply: the reply, the descriptor sent
+/// with it, and whether the kernel had to drop a descriptor for want of
+/// room in this process; `None` if the exporter hung up.
+fn exchange(
+    socket: &OwnedFd,
+    request: &Request,
+) -> Result<Option<(Reply, Option<OwnedFd>, bool)>, AclError> {
+    rustix::io::write(socket, request.as_bytes()).map_err(|_| AclError::RT_IPC_ERROR)?;
     let mut bytes = [0u8; REPLY_BYTES];
     let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let got = recvmsg(
-        &socket,
+        socket,
         &mut [IoSliceMut::new(&mut bytes)],
         &mut control,
         RecvFlags::CMSG_CLOEXEC,
     );
+    // Every descriptor received is owned (and closed) here; one is kept.
     let mut fd: Option<OwnedFd> = None;
     for msg in control.drain() {
         if let RecvAncillaryMessage::ScmRights(fds) = msg {
             for f in fds {
-                if fd.is_none() {
-                    fd = Some(f);
-                }
+                fd.get_or_insert(f);
             }
         }
     }
-    let got = match got {
-        Ok(m) => m.bytes,
-        // A timeout: the exporter lives but does not answer.
-        Err(_) => return Err(AclError::RT_IPC_ERROR),
-    };
-    let Some(reply) = Reply::parse(&bytes[..got]) else {
-        return Err(if got == 0 {
-            gone(process)
-        } else {
-            AclError::RT_IPC_ERROR
-        });
-    };
-    if let Some(e) = AclError::from_code(reply.code) {
-        return Err(e);
+    // A timeout: the exporter lives but does not answer.
+    let got = got.map_err(|_| AclError::RT_IPC_ERROR)?;
+    if got.bytes == 0 {
+        return Ok(None);
     }
-    match fd {
-        Some(fd) => Ok((reply.info(kind), fd)),
-        None => {
-            let g = region.lock(process.slot);
-            region.drop_holder(&g, id, process.slot);
-            Err(AclError::RT_IPC_ERROR)
+    let reply = Reply::parse(&bytes[..got.bytes]).ok_or(AclError::RT_IPC_ERROR)?;
+    let truncated = got.flags.contains(rustix::net::ReturnFlags::CTRUNC);
+    Ok(Some((reply, fd, truncated)))
+}
+
+/// What a reply grants: success only for exactly the export asked for,
+/// with a descriptor of a sealed pool file that holds it. Anything else is
+/// the exporter's failure (or this process's want of descriptors).
+fn granted(
+    reply: Reply,
+    fd: Option<OwnedFd>,
+    truncated: bool,
+    expected: &ExportInfo,
+) -> Result<(ExportInfo, OwnedFd), AclError> {
+    if reply.code != 0 {
+        return Err(refusal(reply.code));
+    }
+    let info = reply.info(expected.kind);
+    let end = info.offset.checked_add(info.size);
+    let consistent = info.id == expected.id
+        && (info.pool, info.offset, info.size) == (expected.pool, expected.offset, expected.size);
+    match (fd, end) {
+        (Some(fd), Some(end)) if consistent && crate::os::sys::is_sealed_pool(fd.as_fd(), end) => {
+            Ok((info, fd))
         }
+        _ if truncated => Err(Situation::FdLimit.code()),
+        _ => Err(AclError::RT_IPC_ERROR),
     }
+}
+
+/// The code of a refusal the exporter sent: one of those its admission
+/// check answers, else an IPC error (a made-up code is not passed on).
+fn refusal(code: i32) -> AclError {
+    [
+        Situation::UnknownShareable,
+        Situation::ImportOwnExport,
+        Situation::NotWhitelisted,
+        Situation::ImportTwice,
+    ]
+    .into_iter()
+    .map(Situation::code)
+    .find(|c| c.code() == code)
+    .unwrap_or(AclError::RT_IPC_ERROR)
 }

@@ -8,7 +8,6 @@
 //! (even killed) re-creates the machine with its own configuration. A joiner
 //! whose configuration differs from a live machine's is refused.
 
-use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Weak};
@@ -16,7 +15,7 @@ use std::sync::{Arc, Weak};
 use parking_lot::Mutex;
 
 use aclmem_core::AclError;
-use rustix::fs::{FlockOperation, Mode, OFlags, flock, fstat, ftruncate, open};
+use rustix::fs::{FlockOperation, Mode, OFlags, flock, fstat, open};
 
 use aclmem_core::{CannVersion, Product, check_platform};
 
@@ -26,6 +25,7 @@ use crate::os::sys;
 use crate::process::Process;
 
 mod error;
+mod files;
 mod layout;
 pub(crate) mod listener;
 mod pools;
@@ -35,6 +35,7 @@ mod slots;
 mod wire;
 
 pub use error::JoinError;
+pub use files::machine_path;
 pub(crate) use layout::{ExportInfo, ExportKind, REGION_BYTES};
 pub use layout::{MAX_EXPORTS, MAX_PROCS, WHITELIST};
 pub use pools::{PoolId, Pools};
@@ -89,14 +90,6 @@ fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
-/// The file of machine `name`.
-pub fn machine_path(name: &str) -> PathBuf {
-    crate::env::machine_dir().join(format!(
-        "aclmem-emu.{}.{name}",
-        rustix::process::getuid().as_raw()
-    ))
-}
-
 fn io(e: impl std::fmt::Display) -> JoinError {
     JoinError::Io(e.to_string())
 }
@@ -128,45 +121,21 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
         return Ok(p);
     }
     static SWEEP: std::sync::Once = std::sync::Once::new();
-    SWEEP.call_once(sweep_stale_machines);
-    let path = machine_path(name);
-    let file = loop {
-        let fd = open(
-            &path,
-            OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC,
-            Mode::RUSR | Mode::WUSR,
-        )
-        .map_err(|e| io(format!("{}: {e}", path.display())))?;
-        flock(&fd, FlockOperation::LockExclusive).map_err(io)?;
-        // Removed by a last leaver between our open and our lock: start over.
-        if fstat(&fd).map_err(io)?.st_nlink > 0 {
-            break fd;
-        }
-    };
+    SWEEP.call_once(files::sweep_stale_machines);
+    let (file, path) = files::open_locked(name)?;
     let joined_process = (|| {
-        if (fstat(&file).map_err(io)?.st_size as u64) < REGION_BYTES as u64 {
-            ftruncate(&file, REGION_BYTES as u64).map_err(io)?;
-        }
+        files::allocate(&path, &file)?;
         let holder = open(&path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty()).map_err(io)?;
         let probe = rustix::io::dup(&file).map_err(io)?;
-        let region = Region::map(probe, Some(holder)).map_err(io)?;
-        if !region.initialised() || region.live_slots() == 0 {
-            // New, or every process of it is gone: this configuration.
-            region.initialise(config);
-        } else {
-            let running = region
-                .config()
-                .ok_or_else(|| io("unreadable machine state"))?;
-            if running != *config {
-                return Err(JoinError::ConfigMismatch {
-                    machine: name.to_owned(),
-                    running: Box::new(running),
-                    requested: Box::new(config.clone()),
-                });
-            }
-        }
+        let region = Region::map(probe, Some(holder), config).map_err(io)?;
+        adopt_state(&region, name, config)?;
         let pid = sys::pid();
         let (slot, generation) = region.claim_slot(pid, false).map_err(|_| JoinError::Full)?;
+        {
+            // Whatever died since the last join goes now.
+            let g = region.lock(slot);
+            region.reap(&g);
+        }
         let machine = Arc::new(Machine {
             region,
             config: config.clone(),
@@ -184,41 +153,29 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
     Ok(p)
 }
 
-/// Removes the files of this user's machines whose processes were all
-/// killed (a machine's last process removes the file when it leaves, but a
-/// SIGKILL leaves it behind). A machine is stale when nobody holds its
-/// join lock and no slot byte is locked: every live process of a named
-/// machine holds the lock on its slot's byte for as long as it runs. A
-/// joiner racing with the sweep sees the file unlinked and starts over
-/// (see `join`). Runs once per OS process, at its first join.
-fn sweep_stale_machines() {
-    let prefix = format!("aclmem-emu.{}.", rustix::process::getuid().as_raw());
-    let Ok(entries) = std::fs::read_dir(crate::env::machine_dir()) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if !entry.file_name().to_string_lossy().starts_with(&prefix) {
-            continue;
-        }
-        let path = entry.path();
-        let Ok(fd) = open(
-            &path,
-            OFlags::RDWR | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-            Mode::empty(),
-        ) else {
-            continue;
-        };
-        // Busy: someone is joining or leaving it right now; it is not stale.
-        if flock(&fd, FlockOperation::NonBlockingLockExclusive).is_err() {
-            continue;
-        }
-        let stale = fstat(&fd).is_ok_and(|st| st.st_nlink > 0)
-            && sys::range_locked_elsewhere(fd.as_fd(), 0, MAX_PROCS as u64) == Ok(false);
-        if stale {
-            let _ = rustix::fs::unlink(&path);
-        }
-        let _ = flock(&fd, FlockOperation::Unlock);
+/// Makes the machine's state this configuration's, or checks that it is:
+/// the state is written anew only when the kernel says no process of the
+/// machine is alive (no slot's byte is locked), never because of what the
+/// shared memory holds; a machine with live processes whose state does not
+/// read back is refused.
+fn adopt_state(region: &Region, name: &str, config: &EmuConfig) -> Result<(), JoinError> {
+    if !region.anyone_alive() {
+        region.initialise(config);
+        return Ok(());
     }
+    let running = region.config().ok_or_else(|| {
+        JoinError::Unsafe(format!(
+            "machine `{name}` has live processes but its shared state is corrupt; not joining it"
+        ))
+    })?;
+    if running != *config {
+        return Err(JoinError::ConfigMismatch {
+            machine: name.to_owned(),
+            running: Box::new(running),
+            requested: Box::new(config.clone()),
+        });
+    }
+    Ok(())
 }
 
 /// A private machine of this process only, with its first (simulated)
@@ -228,7 +185,7 @@ pub(crate) fn private(config: &EmuConfig) -> Result<Arc<Process>, AclError> {
     crate::os::fork::install();
     let file = sys::new_pool_file("aclmem-emu-machine", REGION_BYTES as u64)
         .map_err(|_| Situation::FdLimit.code())?;
-    let region = Region::map(file, None).map_err(|_| AclError::RT_RESOURCE_ALLOC_FAIL)?;
+    let region = Region::map(file, None, config).map_err(|_| AclError::RT_RESOURCE_ALLOC_FAIL)?;
     region.initialise(config);
     let pid = sys::pid();
     let machine = Arc::new(Machine {

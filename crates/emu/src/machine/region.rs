@@ -36,6 +36,10 @@ pub struct Region {
     /// Held only by a real process: the open file description whose byte
     /// locks say this process's slots are alive.
     pub(super) holder: Option<OwnedFd>,
+    /// The capacity of each pool as this process's configuration says: what
+    /// the shared capacity words are clamped to, so that no value found in
+    /// shared memory makes the machine hand out more than it has.
+    pub(super) limits: [u64; MAX_POOLS],
 }
 
 // SAFETY: the mapping is shared memory accessed only through atomics; the
@@ -83,7 +87,11 @@ impl Region {
     }
 
     /// Maps `file` (at least `REGION_BYTES` long).
-    pub fn map(file: OwnedFd, holder: Option<OwnedFd>) -> Result<Region, rustix::io::Errno> {
+    pub fn map(
+        file: OwnedFd,
+        holder: Option<OwnedFd>,
+        config: &EmuConfig,
+    ) -> Result<Region, rustix::io::Errno> {
         let base = sys::map_shared_region(file.as_fd(), REGION_BYTES)?;
         crate::os::fork::register_mapping(base, REGION_BYTES);
         crate::os::fork::register_fd(&file);
@@ -95,12 +103,10 @@ impl Region {
             fork_gen: crate::os::fork::generation(),
             file,
             holder,
+            limits: std::array::from_fn(|i| {
+                super::pools::initial_capacity(config, PoolId::from_index(i))
+            }),
         })
-    }
-
-    /// Whether the region holds an initialised machine.
-    pub fn initialised(&self) -> bool {
-        self.layout().header.magic.load(Ordering::Acquire) == MAGIC
     }
 
     /// Writes a fresh machine: `config`, capacities, an empty process table
@@ -143,6 +149,9 @@ impl Region {
 
     /// The configuration the machine was created with.
     pub fn config(&self) -> Option<EmuConfig> {
+        if self.layout().header.magic.load(Ordering::Acquire) != MAGIC {
+            return None;
+        }
         let words: Vec<u64> = self
             .layout()
             .header

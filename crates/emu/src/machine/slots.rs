@@ -38,6 +38,12 @@ impl Region {
             s.kind
                 .store(if simulated { SIMULATED } else { REAL }, Ordering::Relaxed);
             s.pid.store(pid, Ordering::Relaxed);
+            let started = if simulated {
+                0
+            } else {
+                sys::start_time(pid).unwrap_or(0)
+            };
+            s.start_time.store(started, Ordering::Relaxed);
             s.listener.store(0, Ordering::Relaxed);
             s.orphan_count.store(0, Ordering::Relaxed);
             for c in &s.charged {
@@ -45,7 +51,33 @@ impl Region {
             }
             return Ok((i as u32, generation));
         }
+        if !simulated && self.release_a_dead_slot() {
+            return self.claim_slot(pid, simulated);
+        }
         Err(AclError::RT_RESOURCE_ALLOC_FAIL)
+    }
+
+    /// Every slot is taken: frees one whose process died (its byte lock is
+    /// free to take), holding that byte while it is released so that the
+    /// machine's lock is taken as a live slot. Whether one was freed.
+    fn release_a_dead_slot(&self) -> bool {
+        let Some(holder) = self.holder.as_ref() else {
+            return false;
+        };
+        for (i, s) in self.layout().slots.iter().enumerate() {
+            if s.state.load(Ordering::Acquire) != LIVE || s.kind.load(Ordering::Acquire) != REAL {
+                continue;
+            }
+            if sys::lock_byte(holder.as_fd(), i as u64) == Ok(true) {
+                {
+                    let g = self.lock(i as u32);
+                    self.release_slot(&g, i as u32);
+                }
+                let _ = sys::unlock_byte(holder.as_fd(), i as u64);
+                return true;
+            }
+        }
+        false
     }
 
     /// Whether slot `slot` belongs to a live process: for a real process,
@@ -66,6 +98,18 @@ impl Region {
         }
     }
 
+    /// Whether the process in `slot` is the live process `pid` that started
+    /// at the time its slot records: who a peer on a socket really is, even
+    /// if a process that left had the same pid.
+    pub fn is_member(&self, slot: u32, pid: i32, generation: u64) -> bool {
+        let Some(s) = self.layout().slots.get(slot as usize) else {
+            return false;
+        };
+        self.slot_owner(slot) == Some((pid, generation))
+            && self.slot_alive(slot)
+            && sys::start_time(pid).is_some_and(|t| t == s.start_time.load(Ordering::Acquire))
+    }
+
     /// The pid and generation of a live slot.
     pub fn slot_owner(&self, slot: u32) -> Option<(i32, u64)> {
         let s = self.layout().slots.get(slot as usize)?;
@@ -75,6 +119,12 @@ impl Region {
                 s.generation.load(Ordering::Acquire),
             )
         })
+    }
+
+    /// Whether any process holds a slot of the machine, as the kernel's
+    /// byte locks say (a probe that fails counts as yes).
+    pub fn anyone_alive(&self) -> bool {
+        sys::range_locked_elsewhere(self.file.as_fd(), 0, MAX_PROCS as u64) != Ok(false)
     }
 
     /// Number of live slots.
@@ -128,6 +178,16 @@ impl Region {
         s.state.store(FREE, Ordering::Release);
     }
 
+    /// This process leaves `slot` for good: released, and its byte lock
+    /// dropped, so that the kernel no longer counts it alive even while the
+    /// machine file stays open here.
+    pub fn leave_slot(&self, g: &Guard<'_>, slot: u32) {
+        self.release_slot(g, slot);
+        if let Some(holder) = &self.holder {
+            let _ = sys::unlock_byte(holder.as_fd(), u64::from(slot));
+        }
+    }
+
     /// Finds and releases every slot whose process died. Returns how many.
     pub fn reap(&self, g: &Guard<'_>) -> usize {
         let mut reaped = 0;
@@ -158,8 +218,8 @@ impl Region {
         let h = &self.layout().header;
         for p in pools.iter() {
             let i = p.index();
-            let free = h.capacity[i]
-                .load(Ordering::Relaxed)
+            let free = self
+                .capacity(i)
                 .saturating_sub(h.used[i].load(Ordering::Relaxed));
             if free < size {
                 return Err(AclError::RT_MEMORY_ALLOCATION);
@@ -186,11 +246,19 @@ impl Region {
 
     /// (capacity, used) of a pool.
     pub fn pool(&self, pool: PoolId) -> (u64, u64) {
-        let h = &self.layout().header;
+        let i = pool.index();
         (
-            h.capacity[pool.index()].load(Ordering::Acquire),
-            h.used[pool.index()].load(Ordering::Acquire),
+            self.capacity(i),
+            self.layout().header.used[i].load(Ordering::Acquire),
         )
+    }
+
+    /// A pool's capacity: the shared word, never above what the
+    /// configuration gives the pool.
+    fn capacity(&self, i: usize) -> u64 {
+        self.layout().header.capacity[i]
+            .load(Ordering::Acquire)
+            .min(self.limits[i])
     }
 
     /// Sets a pool's capacity (fault injection; what is allocated stays).

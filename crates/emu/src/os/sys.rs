@@ -20,9 +20,38 @@ use rustix::mm::{MapFlags, ProtFlags, mmap, mmap_anonymous, munmap};
 /// Pages are allocated by the kernel on first touch and given back by
 /// [`punch`].
 pub fn new_pool_file(name: &str, len: u64) -> Result<OwnedFd, Errno> {
-    let fd = memfd_create(name, MemfdFlags::CLOEXEC)?;
+    let fd = memfd_create(name, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)?;
     ftruncate(&fd, len)?;
+    // Its size is fixed for good: no holder (an importer among them) can
+    // shrink it under another process's mappings, which would fault.
+    rustix::fs::fcntl_add_seals(&fd, SIZE_SEALS | rustix::fs::SealFlags::SEAL)?;
     Ok(fd)
+}
+
+/// The seals every pool file carries: its size can change no more.
+pub const SIZE_SEALS: rustix::fs::SealFlags =
+    rustix::fs::SealFlags::SHRINK.union(rustix::fs::SealFlags::GROW);
+
+/// Whether `fd` is a sealed pool file of at least `len` bytes: what an
+/// importer checks of a descriptor another process sent it.
+pub fn is_sealed_pool(fd: BorrowedFd<'_>, len: u64) -> bool {
+    let Ok(st) = rustix::fs::fstat(fd) else {
+        return false;
+    };
+    rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+        && st.st_size as u64 >= len
+        && rustix::fs::fcntl_get_seals(fd).is_ok_and(|s| s.contains(SIZE_SEALS))
+}
+
+/// When process `pid` started, in clock ticks since boot
+/// (`/proc/PID/stat`, field 22): with the pid, an identity that pid reuse
+/// does not fake. `None` if the process is gone.
+pub fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count
+    // fields after its closing parenthesis.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// Gives the pages of `offset..offset + len` of a pool file back to the
@@ -309,6 +338,18 @@ pub fn lock_byte(fd: BorrowedFd<'_>, index: u64) -> Result<bool, Errno> {
     }
 }
 
+/// Releases this open file's lock on byte `index`.
+pub fn unlock_byte(fd: BorrowedFd<'_>, index: u64) -> Result<(), Errno> {
+    let mut fl = flock_of(libc::F_UNLCK, index);
+    // SAFETY: F_OFD_SETLK takes a pointer to a live, initialised `flock`.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_OFD_SETLK, &mut fl) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(Errno::IO))
+    }
+}
+
 /// Whether an open file other than `fd`'s holds the lock on byte `index`
 /// (the probe itself takes nothing).
 pub fn byte_locked_elsewhere(fd: BorrowedFd<'_>, index: u64) -> Result<bool, Errno> {
@@ -375,4 +416,31 @@ pub fn random_u64() -> u64 {
 /// The calling process's id, as the kernel knows it.
 pub fn pid() -> i32 {
     rustix::process::getpid().as_raw_nonzero().get()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_files_cannot_change_size() {
+        let fd = new_pool_file("aclmem-test-sealed", 1 << 20).unwrap();
+        assert_eq!(ftruncate(&fd, 4096), Err(Errno::PERM), "shrink");
+        assert_eq!(ftruncate(&fd, 2 << 20), Err(Errno::PERM), "grow");
+        // Pages still go back (a hole keeps the size).
+        punch(fd.as_fd(), 0, 4096).unwrap();
+        assert!(is_sealed_pool(fd.as_fd(), 1 << 20));
+        assert!(!is_sealed_pool(fd.as_fd(), (1 << 20) + 1), "too small");
+        let plain = memfd_create("aclmem-test-plain", MemfdFlags::CLOEXEC).unwrap();
+        ftruncate(&plain, 1 << 20).unwrap();
+        assert!(!is_sealed_pool(plain.as_fd(), 1), "not sealed");
+    }
+
+    #[test]
+    fn a_process_knows_its_start_time() {
+        let me = pid();
+        assert!(start_time(me).is_some_and(|t| t > 0));
+        assert_eq!(start_time(me), start_time(me));
+        assert_eq!(start_time(i32::MAX), None);
+    }
 }

@@ -202,7 +202,7 @@ impl Process {
                     file.punch(a.offset, a.extent_len());
                 }
             }
-            region.release_slot(&g, self.slot);
+            region.leave_slot(&g, self.slot);
         }
         drop(allocs);
         for (_, s) in self.shards.iter() {
