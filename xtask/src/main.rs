@@ -389,6 +389,9 @@ const NO_STD_CLOSURE: &[&str] = &[
     "aclmem-rc-stub",
     "defmt",
     "bitflags",
+    // With default features off (the workspace's `serde` entry): no_std.
+    "serde",
+    "serde_core",
     "portable-atomic",
     "heapless",
     "hash32",
