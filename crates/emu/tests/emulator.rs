@@ -674,3 +674,35 @@ fn capacity_never_exceeds_the_configuration() {
         emu.free_physical(h).unwrap();
     }
 }
+
+/// Shareable handles carry 64 random bits: one id tells nothing about the
+/// next (they are not a sequence, and every bit position varies).
+#[test]
+fn shareable_ids_are_not_guessable_from_one_another() {
+    let a = Emulator::preset(Product::AtlasA2);
+    let handles: Vec<_> = (0..64).map(|_| small(&a, 1).unwrap()).collect();
+    let ids: Vec<u64> = handles
+        .iter()
+        .map(|&h| a.export(h, EXPORT_FLAG_DEFAULT).unwrap().0)
+        .collect();
+    for (i, x) in ids.iter().enumerate() {
+        for y in &ids[i + 1..] {
+            assert!(
+                (x.wrapping_sub(*y) as i64).unsigned_abs() > 1 << 32,
+                "{x:#x} and {y:#x} are close"
+            );
+        }
+    }
+    let (ones, zeros) = ids
+        .iter()
+        .fold((0u64, 0u64), |(o, z), id| (o | id, z | !id));
+    assert_eq!(
+        (ones, zeros),
+        (u64::MAX, u64::MAX),
+        "a bit that never varies"
+    );
+    for h in handles {
+        a.free_physical(h).unwrap();
+    }
+    assert_eq!(a.stats().shareable_handles, 0);
+}

@@ -23,8 +23,7 @@ pub(crate) const ORPHANS: usize = 16;
 pub(crate) const MAGIC: u64 = 0x6163_6c6d_656d_7535; // "aclmemu5"
 pub(crate) const CONFIG_WORDS: usize = 24;
 pub(crate) const SOC_BYTES: usize = 64;
-pub(crate) const EXPORT_INDEX_BITS: u32 = 14;
-const _: () = assert!(1 << EXPORT_INDEX_BITS == MAX_EXPORTS);
+const _: () = assert!(MAX_EXPORTS.is_power_of_two());
 
 pub(crate) const FREE: u32 = 0;
 pub(crate) const LIVE: u32 = 1;
@@ -58,8 +57,6 @@ pub(crate) struct Header {
     pub(crate) lock: AtomicU32,
     pub(crate) waiters: AtomicU32,
     pub(crate) config: [AtomicU64; CONFIG_WORDS],
-    pub(crate) next_seq: AtomicU64,
-    pub(crate) exports_hwm: AtomicU32,
     pub(crate) _pad: AtomicU32,
     pub(crate) capacity: [AtomicU64; MAX_POOLS],
     pub(crate) used: [AtomicU64; MAX_POOLS],

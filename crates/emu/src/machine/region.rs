@@ -120,11 +120,6 @@ impl Region {
         for (w, v) in h.config.iter().zip(encode_config(config)) {
             w.store(v, Ordering::Relaxed);
         }
-        // A random start: shareable handles of one machine never repeat,
-        // not even across its re-creations.
-        h.next_seq
-            .store((sys::random_u64() >> 24) | 1, Ordering::Relaxed);
-        h.exports_hwm.store(0, Ordering::Relaxed);
         for i in 0..MAX_POOLS {
             h.capacity[i].store(
                 super::pools::initial_capacity(config, PoolId::from_index(i)),
@@ -143,6 +138,7 @@ impl Region {
         }
         for e in &l.exports {
             e.id.store(0, Ordering::Relaxed);
+            e.kind.store(super::registry::NEVER_USED, Ordering::Relaxed);
         }
         h.magic.store(MAGIC, Ordering::Release);
     }
@@ -223,8 +219,7 @@ impl Region {
                 }
             }
         }
-        let hwm = l.header.exports_hwm.load(Ordering::Relaxed) as usize;
-        for e in &l.exports[..hwm.min(MAX_EXPORTS)] {
+        for e in &l.exports {
             if e.id.load(Ordering::Relaxed) != 0 {
                 for p in Pools::from_word(e.charge_pools.load(Ordering::Relaxed)).iter() {
                     used[p.index()] += e.size.load(Ordering::Relaxed);

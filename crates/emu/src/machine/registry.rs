@@ -11,6 +11,16 @@ use super::region::{Guard, Region};
 use super::slots::sub;
 use crate::errors::Situation;
 
+/// An entry's kind before any export used it.
+pub(crate) const NEVER_USED: u32 = 0;
+
+/// Where export `id`'s entry may be, in order: from the entry its low bits
+/// name (ids are random, so entries spread evenly) around the table.
+fn probe(id: u64) -> impl Iterator<Item = usize> {
+    let start = id as usize & (MAX_EXPORTS - 1);
+    (0..MAX_EXPORTS).map(move |k| (start + k) & (MAX_EXPORTS - 1))
+}
+
 impl Region {
     /// Registers an export of `slot`'s memory. Its charge moves from the
     /// slot to the export (so it outlives the exporter while anyone holds
@@ -26,18 +36,18 @@ impl Region {
         info: ExportInfo,
     ) -> Result<u64, AclError> {
         let l = self.layout();
-        let h = &l.header;
-        // The first free entry below the high-water mark, else the next one
-        // (entries above it were never touched: the file stays sparse).
-        let hwm = h.exports_hwm.load(Ordering::Relaxed) as usize;
-        let index = l.exports[..hwm.min(MAX_EXPORTS)]
-            .iter()
-            .position(|e| e.id.load(Ordering::Relaxed) == 0)
-            .or((hwm < MAX_EXPORTS).then_some(hwm))
-            .ok_or(crate::errors::Situation::TooManyExports.code())?;
+        // A random id: 64 bits no one guesses, and unique among the live
+        // exports (the id is also where its entry is looked for first).
+        let id = loop {
+            let id = crate::os::sys::random_u64();
+            if id != 0 && self.export_index(id).is_none() {
+                break id;
+            }
+        };
+        let index = probe(id)
+            .find(|&i| l.exports[i].id.load(Ordering::Relaxed) == 0)
+            .ok_or(Situation::TooManyExports.code())?;
         let e = &l.exports[index];
-        let seq = h.next_seq.fetch_add(1, Ordering::Relaxed);
-        let id = (seq << EXPORT_INDEX_BITS) | index as u64;
         let (exporter_pid, exporter_gen) = self.slot_owner(slot).ok_or(AclError::INTERNAL_ERROR)?;
         e.kind.store(kind as u32, Ordering::Relaxed);
         e.check_pid.store(u32::from(check_pid), Ordering::Relaxed);
@@ -63,17 +73,25 @@ impl Region {
         for p in pools.iter() {
             sub(&s.charged[p.index()], info.size);
         }
-        if hwm <= index {
-            h.exports_hwm.store(index as u32 + 1, Ordering::Relaxed);
-        }
         e.id.store(id, Ordering::Release);
         let _ = g;
         Ok(id)
     }
 
+    /// The entry of the live export `id`: found along its probe sequence,
+    /// which ends at an entry never used (a freed entry keeps its kind, so
+    /// a search goes on past it).
     fn export_index(&self, id: u64) -> Option<usize> {
-        let index = (id & (MAX_EXPORTS as u64 - 1)) as usize;
-        (id != 0 && self.layout().exports[index].id.load(Ordering::Acquire) == id).then_some(index)
+        if id == 0 {
+            return None;
+        }
+        let exports = &self.layout().exports;
+        probe(id)
+            .take_while(|&i| {
+                exports[i].id.load(Ordering::Acquire) != 0
+                    || exports[i].kind.load(Ordering::Relaxed) != NEVER_USED
+            })
+            .find(|&i| exports[i].id.load(Ordering::Acquire) == id)
     }
 
     /// What the registry knows of a live export.
@@ -242,8 +260,7 @@ impl Region {
     /// Live exports on the machine.
     pub fn export_count(&self) -> usize {
         let l = self.layout();
-        let hwm = l.header.exports_hwm.load(Ordering::Acquire) as usize;
-        l.exports[..hwm.min(MAX_EXPORTS)]
+        l.exports
             .iter()
             .filter(|e| e.id.load(Ordering::Acquire) != 0)
             .count()

@@ -165,8 +165,7 @@ impl Region {
             let v = c.swap(0, Ordering::Relaxed);
             u.fetch_sub(v.min(u.load(Ordering::Relaxed)), Ordering::Relaxed);
         }
-        let hwm = l.header.exports_hwm.load(Ordering::Relaxed) as usize;
-        for (i, e) in l.exports[..hwm.min(MAX_EXPORTS)].iter().enumerate() {
+        for (i, e) in l.exports.iter().enumerate() {
             if e.id.load(Ordering::Relaxed) == 0 {
                 continue;
             }
