@@ -628,3 +628,202 @@ fn no_room_for_the_machine_is_an_error_not_a_crash() {
     p.exit();
     let _ = std::fs::remove_dir_all(base);
 }
+
+/// The abstract socket names of `machine`'s listeners, as anyone on the
+/// host can read them from `/proc/net/unix`.
+fn listener_names(machine: &str) -> Vec<String> {
+    // SAFETY: getuid has no preconditions.
+    let prefix = format!("@aclmem-emu.{}.{machine}.", unsafe { libc::getuid() });
+    std::fs::read_to_string("/proc/net/unix")
+        .expect("/proc/net/unix")
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(7))
+        .filter(|n| n.starts_with(&prefix))
+        .map(|n| n[1..].to_owned())
+        .collect()
+}
+
+/// An import request made by hand (the wire format of the emulator's
+/// listener: magic, kind, id, the slot and generation the asker claims),
+/// sent to listener `name` from a child process, under `uid` when given:
+/// the code of the reply, and whether a descriptor came with it.
+fn forged_import(name: &str, id: u64, claim: (u32, u64), uid: Option<u32>) -> (i32, bool) {
+    forged_import_as(name, id, claim, uid, None).expect("no pid asked for")
+}
+
+/// [`forged_import`] from a child whose pid is `pid` when given (root
+/// only: the kernel's next pid is set first); `None` if another process
+/// took that pid meanwhile.
+fn forged_import_as(
+    name: &str,
+    id: u64,
+    claim: (u32, u64),
+    uid: Option<u32>,
+    pid: Option<i32>,
+) -> Option<(i32, bool)> {
+    let mut request = [0u8; 32];
+    request[0..4].copy_from_slice(&0x4143_4c4du32.to_ne_bytes());
+    request[4..8].copy_from_slice(&1u32.to_ne_bytes());
+    request[8..16].copy_from_slice(&id.to_ne_bytes());
+    request[16..20].copy_from_slice(&claim.0.to_ne_bytes());
+    request[24..32].copy_from_slice(&claim.1.to_ne_bytes());
+    // SAFETY: a zeroed sockaddr_un is valid; the name is copied after its
+    // leading NUL (an abstract address) and fits.
+    let (addr, len) = unsafe {
+        let mut addr: libc::sockaddr_un = std::mem::zeroed();
+        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        for (d, s) in addr.sun_path[1..].iter_mut().zip(name.bytes()) {
+            *d = s as libc::c_char;
+        }
+        let len = std::mem::size_of::<libc::sa_family_t>() + 1 + name.len();
+        (addr, len as libc::socklen_t)
+    };
+    let mut pipe = [0i32; 2];
+    // SAFETY: fork in a test process: the child makes only system calls on
+    // buffers prepared above, and leaves with `_exit`; the parent reads the
+    // child's 8-byte answer from a pipe and reaps it.
+    unsafe {
+        assert_eq!(libc::pipe(pipe.as_mut_ptr()), 0);
+        if let Some(pid) = pid {
+            std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string())
+                .expect("root sets the next pid");
+        }
+        match libc::fork() {
+            0 => {
+                if pid.is_some_and(|p| p != libc::getpid()) {
+                    libc::_exit(0);
+                }
+                if let Some(uid) = uid
+                    && (libc::setgid(uid) != 0 || libc::setuid(uid) != 0)
+                {
+                    libc::_exit(3);
+                }
+                let mut answer = [0xFFu8; 8];
+                let s = libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET, 0);
+                if s >= 0
+                    && libc::connect(s, (&raw const addr).cast(), len) == 0
+                    && libc::send(s, request.as_ptr().cast(), 32, 0) == 32
+                {
+                    let mut reply = [0u8; 64];
+                    let mut iov = libc::iovec {
+                        iov_base: reply.as_mut_ptr().cast(),
+                        iov_len: 64,
+                    };
+                    let mut control = [0u64; 8];
+                    let mut msg: libc::msghdr = std::mem::zeroed();
+                    msg.msg_iov = &raw mut iov;
+                    msg.msg_iovlen = 1;
+                    msg.msg_control = control.as_mut_ptr().cast();
+                    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+                    if libc::recvmsg(s, &raw mut msg, 0) >= 8 {
+                        answer[..4].copy_from_slice(&reply[4..8]);
+                        let first = libc::CMSG_FIRSTHDR(&raw const msg);
+                        answer[4] =
+                            u8::from(!first.is_null() && (*first).cmsg_type == libc::SCM_RIGHTS);
+                    }
+                }
+                libc::write(pipe[1], answer.as_ptr().cast(), 8);
+                libc::_exit(0);
+            }
+            child => {
+                libc::close(pipe[1]);
+                let mut answer = [0u8; 8];
+                let n = libc::read(pipe[0], answer.as_mut_ptr().cast(), 8);
+                libc::close(pipe[0]);
+                libc::waitpid(child, std::ptr::null_mut(), 0);
+                if n == 0 && pid.is_some() {
+                    return None;
+                }
+                assert_eq!(n, 8, "the forging child answered");
+                let code = i32::from_ne_bytes(answer[..4].try_into().unwrap());
+                Some((code, answer[4] == 1))
+            }
+        }
+    }
+}
+
+/// Imports made by hand, bypassing the library, get no memory: not from a
+/// process of this user that is no member of the machine (whatever slot it
+/// claims), not from another user (when the tests run as root, as
+/// `nobody`), even for an export any member may import; a real member's
+/// import of the same export works.
+#[test]
+fn forged_imports_receive_no_memory() {
+    let m = machine("forged");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let h = a.ok("malloc 2097152");
+    a.ok(&format!("fill {h} 7"));
+    let s = a.ok(&format!("export {h} 1"));
+    let (mut b, _) = Peer::started("member", &m);
+    let names = listener_names(&m);
+    assert_eq!(names.len(), 1, "one exporter listens: {names:?}");
+    let id: u64 = s.parse().unwrap();
+    let refused = AclError::RT_NO_PERMISSION.code();
+    for claim in [(0, 1), (1, 1), (2, 1), (1, u64::MAX)] {
+        assert_eq!(
+            forged_import(&names[0], id, claim, None),
+            (refused, false),
+            "a non-member claiming {claim:?}"
+        );
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        for claim in [(0, 1), (1, 1)] {
+            assert_eq!(
+                forged_import(&names[0], id, claim, Some(65534)),
+                (refused, false),
+                "another user claiming {claim:?}"
+            );
+        }
+    } else {
+        eprintln!("not root: the other-user case needs a second uid and is skipped");
+    }
+    let hb = b.ok(&format!("import {s} 0"));
+    assert_eq!(b.ok(&format!("check {hb} 7")), "yes");
+    b.ok(&format!("free {hb}"));
+    a.ok(&format!("free {h}"));
+    b.exit();
+    a.exit();
+}
+
+/// A whitelisted member is killed before it imports; a process that gets
+/// its pid (root sets the kernel's next pid, as a patient attacker forks
+/// until it wraps) and claims its slot gets no memory: the slot is dead and
+/// the start time is not the member's.
+#[test]
+fn a_reused_pid_is_not_the_member_it_was() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: choosing the next pid needs root; skipped");
+        return;
+    }
+    let m = machine("reused-pid");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (b, b_pid) = Peer::started("victim", &m);
+    let h = a.ok("malloc 2097152");
+    let s = a.ok(&format!("export {h} 0"));
+    a.ok(&format!("setpid {s} {b_pid}"));
+    b.kill();
+    let names = listener_names(&m);
+    let id: u64 = s.parse().unwrap();
+    let mut tried = 0;
+    // The victim's slot and generation are among the first few.
+    for slot in 0..4u32 {
+        for generation in 1..4u64 {
+            let claim = (slot, generation);
+            let answer =
+                (0..50).find_map(|_| forged_import_as(&names[0], id, claim, None, Some(b_pid)));
+            if let Some(answer) = answer {
+                tried += 1;
+                assert_eq!(
+                    answer,
+                    (AclError::RT_NO_PERMISSION.code(), false),
+                    "pid {b_pid} claiming {claim:?}"
+                );
+            }
+        }
+    }
+    assert!(tried > 0, "pid {b_pid} could never be taken again");
+    a.ok(&format!("free {h}"));
+    a.exit();
+}
