@@ -132,6 +132,12 @@ impl Peer {
         self.child.wait().expect("reaped");
     }
 
+    /// Ends a peer that may never have initialised.
+    fn exit_quietly(&mut self) {
+        let _ = writeln!(self.stdin, "exit");
+        let _ = self.child.wait();
+    }
+
     fn exit(mut self) {
         writeln!(self.stdin, "exit").expect("sent");
         let status = self.child.wait().expect("reaped");
@@ -824,6 +830,46 @@ fn a_reused_pid_is_not_the_member_it_was() {
         }
     }
     assert!(tried > 0, "pid {b_pid} could never be taken again");
+    a.ok(&format!("free {h}"));
+    a.exit();
+}
+
+/// A whitelisted process leaves; a later process that gets its pid and
+/// joins the machine as a member of its own is still not whitelisted: the
+/// whitelist knows when the process it names started.
+#[test]
+fn a_whitelist_names_a_process_not_a_pid() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: choosing the next pid needs root; skipped");
+        return;
+    }
+    let m = machine("whitelist-pid");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (b, b_pid) = Peer::started("whitelisted", &m);
+    let h = a.ok("malloc 2097152");
+    let s = a.ok(&format!("export {h} 0"));
+    a.ok(&format!("setpid {s} {b_pid}"));
+    b.exit();
+    let successor = (0..50).find_map(|_| {
+        std::fs::write("/proc/sys/kernel/ns_last_pid", (b_pid - 1).to_string())
+            .expect("root sets the next pid");
+        let child = Peer::command(&m, &[]).spawn().expect("the peer starts");
+        if child.id() as i32 == b_pid {
+            Some(Peer::from_child("successor", child))
+        } else {
+            let mut other = Peer::from_child("bystander", child);
+            other.exit_quietly();
+            None
+        }
+    });
+    let Some(mut c) = successor else {
+        panic!("pid {b_pid} could never be taken again");
+    };
+    c.ok("init");
+    assert_eq!(c.ok("pid"), b_pid.to_string());
+    assert_eq!(c.err(&format!("import {s} 0")), AclError::RT_NO_PERMISSION);
+    c.exit();
     a.ok(&format!("free {h}"));
     a.exit();
 }

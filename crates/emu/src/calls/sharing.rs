@@ -128,6 +128,16 @@ impl Process {
         if pids.iter().any(|&p| p <= 0) {
             return Err(Situation::BadPid.code());
         }
+        // Who each pid is now (its start time), read before the machine's
+        // lock is taken: a later process with the same pid is not it.
+        let processes: Vec<(i32, u64)> = pids
+            .iter()
+            .map(|&p| match self.machine.name {
+                // Simulated processes of a private machine have made-up pids.
+                None => (p, 0),
+                Some(_) => (p, crate::os::sys::start_time(p).unwrap_or(0)),
+            })
+            .collect();
         let region = &self.machine.region;
         let g = region.lock(self.slot);
         let info = region
@@ -136,7 +146,7 @@ impl Process {
         if (info.exporter.0, info.exporter.1) != (self.slot, self.generation) {
             return Err(Situation::NotExporter.code());
         }
-        match region.add_to_whitelist(&g, shareable, pids) {
+        match region.add_to_whitelist(&g, shareable, &processes) {
             Some(true) => Ok(()),
             Some(false) => Err(Situation::WhitelistFull.code()),
             None => Err(Situation::UnknownShareable.code()),

@@ -11,6 +11,11 @@ use super::region::{Guard, Region};
 use super::slots::sub;
 use crate::errors::Situation;
 
+/// A whitelist entry: the pid, and the low 32 bits of the start time.
+fn whitelist_entry(pid: i32, started: u64) -> u64 {
+    (started & 0xFFFF_FFFF) << 32 | u64::from(pid as u32)
+}
+
 /// An entry's kind before any export used it.
 pub(crate) const NEVER_USED: u32 = 0;
 
@@ -119,20 +124,27 @@ impl Region {
         })
     }
 
-    /// Adds pids to an export's whitelist; duplicates are ignored. Returns
-    /// `false` if the whitelist would overflow (nothing is added then).
-    pub fn add_to_whitelist(&self, _g: &Guard<'_>, id: u64, pids: &[i32]) -> Option<bool> {
+    /// Adds processes (pid, start time) to an export's whitelist;
+    /// duplicates are ignored. Returns `false` if the whitelist would
+    /// overflow (nothing is added then).
+    pub fn add_to_whitelist(
+        &self,
+        _g: &Guard<'_>,
+        id: u64,
+        processes: &[(i32, u64)],
+    ) -> Option<bool> {
         let e = &self.layout().exports[self.export_index(id)?];
         let len = e.whitelist_len.load(Ordering::Relaxed) as usize;
-        let mut present: Vec<i32> = e.whitelist[..len.min(WHITELIST)]
+        let mut present: Vec<u64> = e.whitelist[..len.min(WHITELIST)]
             .iter()
             .map(|p| p.load(Ordering::Relaxed))
             .collect();
         let mut new = Vec::new();
-        for &p in pids {
-            if !present.contains(&p) {
-                present.push(p);
-                new.push(p);
+        for &(pid, started) in processes {
+            let entry = whitelist_entry(pid, started);
+            if !present.contains(&entry) {
+                present.push(entry);
+                new.push(entry);
             }
         }
         if present.len() > WHITELIST {
@@ -146,16 +158,19 @@ impl Region {
         Some(true)
     }
 
-    /// Whether `pid` is on an export's whitelist.
-    pub fn whitelisted(&self, _g: &Guard<'_>, id: u64, pid: i32) -> bool {
+    /// Whether process `pid`, started at `started`, is on an export's
+    /// whitelist: the pid and, when the whitelist knew the process, its
+    /// start time (a later process with the same pid is not on it).
+    pub fn whitelisted(&self, _g: &Guard<'_>, id: u64, pid: i32, started: u64) -> bool {
         let Some(index) = self.export_index(id) else {
             return false;
         };
         let e = &self.layout().exports[index];
         let len = e.whitelist_len.load(Ordering::Relaxed) as usize;
-        e.whitelist[..len.min(WHITELIST)]
-            .iter()
-            .any(|p| p.load(Ordering::Relaxed) == pid)
+        e.whitelist[..len.min(WHITELIST)].iter().any(|p| {
+            let p = p.load(Ordering::Relaxed);
+            p == whitelist_entry(pid, started) || p == whitelist_entry(pid, 0)
+        })
     }
 
     /// Stops an export from being imported any more (its holders keep it).
@@ -291,7 +306,10 @@ impl Region {
             self.reap(&g);
             return Err(Situation::UnknownShareable.code());
         }
-        if info.check_pid && !self.whitelisted(&g, id, importer_pid) {
+        let started = self.layout().slots[importer_slot as usize % MAX_PROCS]
+            .start_time
+            .load(Ordering::Acquire);
+        if info.check_pid && !self.whitelisted(&g, id, importer_pid, started) {
             return Err(Situation::NotWhitelisted.code());
         }
         if self.holds(&g, id, importer_slot) {
