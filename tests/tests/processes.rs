@@ -386,10 +386,14 @@ fn shareable_handles_differ_across_machine_restarts() {
 /// next process to join any machine of the user removes it.
 #[test]
 fn a_machine_whose_processes_were_all_killed_is_swept() {
+    // A directory of this test's own: a process of another test joining
+    // meanwhile would sweep the machine too early.
+    let (base, private) = fresh_base("swept");
+    let env = [("ACLMEM_EMU_DIR", base.to_str().unwrap())];
     let dead = machine("swept");
-    let (mut a, _) = Peer::started("killed", &dead);
+    let (mut a, _) = Peer::started_with("killed", &dead, &env);
     a.ok("malloc 2097152");
-    let path = aclmem_emu::machine_path(&dead);
+    let path = private.join(&dead);
     assert!(
         path.exists(),
         "{} exists while the machine runs",
@@ -397,9 +401,10 @@ fn a_machine_whose_processes_were_all_killed_is_swept() {
     );
     a.kill();
     assert!(path.exists(), "a killed process cannot remove the file");
-    let (b, _) = Peer::started("sweeper", &machine("sweeper"));
+    let (b, _) = Peer::started_with("sweeper", &machine("sweeper"), &env);
     assert!(!path.exists(), "{} was swept", path.display());
     b.exit();
+    let _ = std::fs::remove_dir_all(base);
 }
 
 /// Chaos: four processes allocate, export, import, free and kill each

@@ -175,6 +175,25 @@ fn provoke(s: Situation) -> Option<AclError> {
             }
             code?
         }
+        Situation::MachineStuck => {
+            // A machine of this process alone, whose lock word is then
+            // scribbled to name this process (its slot 0, plus one) as the
+            // holder: the shared file begins with the magic (8 bytes), then
+            // the lock word.
+            use std::os::unix::fs::FileExt;
+            let name = format!("stuck-{}", std::process::id());
+            let m = Emulator::join(&name, &EmuConfig::preset(Product::AtlasA2)).unwrap();
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(aclmem_emu::machine_path(&name))
+                .unwrap();
+            file.write_all_at(&1u32.to_ne_bytes(), 8).unwrap();
+            let code = m.mem_info(MemAttr::HbmMem, 0).err();
+            file.write_all_at(&0u32.to_ne_bytes(), 8).unwrap();
+            m.leave();
+            code?
+        }
         Situation::TooManyProcesses => {
             let mut code = None;
             let mut procs = Vec::new();

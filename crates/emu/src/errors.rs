@@ -176,6 +176,11 @@ error_table! {
     /// `aclInit` in a process whose configuration differs from the
     /// machine's (both are printed on stderr).
     ConfigMismatch => INVALID_PARAM, Unconfirmed, "the machine runs another configuration";
+    /// A call that needs the machine's lock while one live process has held
+    /// it for longer than a critical section ever takes (stopped with
+    /// `SIGSTOP`, or a lock word scribbled to name it): answered after
+    /// `LOCK_WAIT` instead of waiting forever.
+    MachineStuck => RT_DRV_INTERNAL_ERROR, Unconfirmed, "a stopped or stuck process holds the machine's lock";
 }
 
 impl From<Situation> for AclError {

@@ -126,7 +126,7 @@ impl Emulator {
             return p.release_range(addr, true);
         }
         let region = &p.machine.region;
-        let g = region.lock(p.slot);
+        let g = region.lock(p.slot)?;
         match region.export_info(&g, key) {
             Some(i)
                 if i.kind == ExportKind::Ipc

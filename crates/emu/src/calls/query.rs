@@ -27,7 +27,7 @@ impl Emulator {
         p.on_device()?;
         let region = &p.machine.region;
         {
-            let g = region.lock(p.slot);
+            let g = region.lock(p.slot)?;
             region.reap(&g);
         }
         let pool = match attr {

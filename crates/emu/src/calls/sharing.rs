@@ -96,7 +96,7 @@ impl Process {
         }
         .and_then(|()| {
             let region = &self.machine.region;
-            let g = region.lock(self.slot);
+            let g = region.lock(self.slot)?;
             region.export(&g, kind, self.slot, check_pid, pools, info)
         });
         // Commit, or roll back; either way the claim's reference goes.
@@ -139,7 +139,7 @@ impl Process {
             })
             .collect();
         let region = &self.machine.region;
-        let g = region.lock(self.slot);
+        let g = region.lock(self.slot)?;
         let info = region
             .export_info(&g, shareable)
             .ok_or(Situation::UnknownShareable.code())?;
@@ -169,7 +169,7 @@ impl Process {
         // Refuse what needs no exporter first.
         {
             let region = &self.machine.region;
-            let g = region.lock(self.slot);
+            let g = region.lock(self.slot)?;
             match region.export_info(&g, shareable) {
                 None => return Err(Situation::UnknownShareable.code()),
                 Some(i) if i.kind != kind => return Err(Situation::UnknownShareable.code()),
@@ -185,8 +185,9 @@ impl Process {
         let (info, file) = self.fetch(shareable, kind)?;
         let Some(attr) = MemAttr::from_raw(info.attr) else {
             // Not an attribute: the reply is not the registry's.
-            let g = self.machine.region.lock(self.slot);
-            self.machine.region.drop_holder(&g, shareable, self.slot);
+            if let Ok(g) = self.machine.region.lock(self.slot) {
+                self.machine.region.drop_holder(&g, shareable, self.slot);
+            }
             return Err(AclError::RT_IPC_ERROR);
         };
         let index = device as u8;

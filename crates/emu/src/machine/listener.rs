@@ -169,8 +169,9 @@ fn answer(process: &Process, conn: &OwnedFd) {
             info
         }
         Ok(_) => {
-            let g = region.lock(process.slot);
-            region.drop_holder(&g, id, importer_slot);
+            if let Ok(g) = region.lock(process.slot) {
+                region.drop_holder(&g, id, importer_slot);
+            }
             return reply(Situation::UnknownShareable.code(), None);
         }
         Err(e) => return reply(e, None),
@@ -178,8 +179,9 @@ fn answer(process: &Process, conn: &OwnedFd) {
     match process.pool_file(info.pool) {
         Some(file) => reply(AclError::INTERNAL_ERROR, Some((info, file.owned()))),
         None => {
-            let g = region.lock(process.slot);
-            region.drop_holder(&g, id, importer_slot);
+            if let Ok(g) = region.lock(process.slot) {
+                region.drop_holder(&g, id, importer_slot);
+            }
             reply(Situation::UnknownShareable.code(), None)
         }
     }
@@ -196,14 +198,15 @@ pub fn request(
 ) -> Result<(ExportInfo, OwnedFd), AclError> {
     let region = &process.machine.region;
     let expected = {
-        let g = region.lock(process.slot);
+        let g = region.lock(process.slot)?;
         region
             .export_info(&g, id)
             .ok_or(Situation::UnknownShareable.code())?
     };
     let gone = || {
-        let g = region.lock(process.slot);
-        region.reap(&g);
+        if let Ok(g) = region.lock(process.slot) {
+            region.reap(&g);
+        }
         Situation::UnknownShareable.code()
     };
     let socket = connect_to_exporter(process, &expected).ok_or_else(gone)?;
@@ -214,8 +217,9 @@ pub fn request(
         Ok(None) => Err(gone()),
         Err(e) => Err(e),
     };
-    if answer.is_err() {
-        let g = region.lock(process.slot);
+    if answer.is_err()
+        && let Ok(g) = region.lock(process.slot)
+    {
         region.drop_holder(&g, id, process.slot);
     }
     answer

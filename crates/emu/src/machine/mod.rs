@@ -133,8 +133,9 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
         let (slot, generation) = region.claim_slot(pid, false).map_err(|_| JoinError::Full)?;
         {
             // Whatever died since the last join goes now.
-            let g = region.lock(slot);
-            region.reap(&g);
+            if let Ok(g) = region.lock(slot) {
+                region.reap(&g);
+            }
         }
         let machine = Arc::new(Machine {
             region,

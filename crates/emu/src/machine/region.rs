@@ -18,6 +18,9 @@
 //! are dropped.
 
 use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use aclmem_core::AclError;
 use std::sync::atomic::Ordering;
 
 use super::layout::*;
@@ -61,6 +64,11 @@ impl Drop for Region {
         let _ = unsafe { sys::unmap_region(self.base, REGION_BYTES) };
     }
 }
+
+/// How long one live process may hold the machine's lock before a waiter
+/// gives up: every critical section takes microseconds, so only a stopped
+/// or stuck holder (or a scribbled lock word) reaches it.
+pub const LOCK_WAIT: Duration = Duration::from_secs(2);
 
 /// The lock on the region; unlocks when dropped.
 pub struct Guard<'a> {
@@ -160,49 +168,61 @@ impl Region {
 
     /// Takes the lock for the process in slot `me`. A lock left behind by a
     /// killed process is taken over (and the derived counters recomputed)
-    /// instead of waited for forever.
-    pub fn lock(&self, me: u32) -> Guard<'_> {
+    /// instead of waited for forever; a lock held longer than
+    /// [`LOCK_WAIT`] by one live owner (stopped with `SIGSTOP`, or a lock
+    /// word naming a process that does not hold it) is `MachineStuck`,
+    /// not a hang.
+    pub fn lock(&self, me: u32) -> Result<Guard<'_>, AclError> {
         let h = &self.layout().header;
         let want = me + 1;
         let mut spins = 0u32;
+        let mut held: Option<(u32, Instant)> = None;
         loop {
-            match h
+            let owner = match h
                 .lock
                 .compare_exchange(0, want, Ordering::Acquire, Ordering::Relaxed)
             {
-                Ok(_) => return Guard { region: self },
+                Ok(_) => return Ok(Guard { region: self }),
                 Err(_) if spins < 200 => {
                     spins += 1;
                     std::hint::spin_loop();
+                    continue;
                 }
-                Err(owner) => {
-                    h.waiters.fetch_add(1, Ordering::AcqRel);
-                    let timeout = rustix::thread::futex::Timespec {
-                        tv_sec: 0,
-                        tv_nsec: 20_000_000,
-                    };
-                    let _ = rustix::thread::futex::wait(
-                        &h.lock,
-                        rustix::thread::futex::Flags::empty(),
-                        owner,
-                        Some(&timeout),
-                    );
-                    h.waiters.fetch_sub(1, Ordering::AcqRel);
-                    if owner != 0
-                        && h.lock.load(Ordering::Acquire) == owner
-                        && !self.slot_alive(owner - 1)
-                    {
-                        // The owner died holding the lock: take it over.
-                        if h.lock
-                            .compare_exchange(owner, want, Ordering::Acquire, Ordering::Relaxed)
-                            .is_ok()
-                        {
-                            let g = Guard { region: self };
-                            self.recompute_used(&g);
-                            return g;
-                        }
-                    }
+                Err(owner) => owner,
+            };
+            h.waiters.fetch_add(1, Ordering::AcqRel);
+            let timeout = rustix::thread::futex::Timespec {
+                tv_sec: 0,
+                tv_nsec: 20_000_000,
+            };
+            let _ = rustix::thread::futex::wait(
+                &h.lock,
+                rustix::thread::futex::Flags::empty(),
+                owner,
+                Some(&timeout),
+            );
+            h.waiters.fetch_sub(1, Ordering::AcqRel);
+            if owner == 0 || h.lock.load(Ordering::Acquire) != owner {
+                continue;
+            }
+            if !self.slot_alive(owner - 1) {
+                // The owner died holding the lock: take it over.
+                if h.lock
+                    .compare_exchange(owner, want, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    let g = Guard { region: self };
+                    self.recompute_used(&g);
+                    return Ok(g);
                 }
+                continue;
+            }
+            let since = match held {
+                Some((o, t)) if o == owner => t,
+                _ => held.insert((owner, Instant::now())).1,
+            };
+            if since.elapsed() > LOCK_WAIT {
+                return Err(crate::errors::Situation::MachineStuck.code());
             }
         }
     }

@@ -292,7 +292,7 @@ impl Region {
         id: u64,
         kind: ExportKind,
     ) -> Result<ExportInfo, AclError> {
-        let g = self.lock(lock_owner);
+        let g = self.lock(lock_owner)?;
         let info = self
             .export_info(&g, id)
             .filter(|i| i.kind == kind && !self.withdrawn(&g, id))

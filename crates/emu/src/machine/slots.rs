@@ -69,12 +69,9 @@ impl Region {
                 continue;
             }
             if sys::lock_byte(holder.as_fd(), i as u64) == Ok(true) {
-                {
-                    let g = self.lock(i as u32);
-                    self.release_slot(&g, i as u32);
-                }
+                let released = self.lock(i as u32).map(|g| self.release_slot(&g, i as u32));
                 let _ = sys::unlock_byte(holder.as_fd(), i as u64);
-                return true;
+                return released.is_ok();
             }
         }
         false
@@ -182,6 +179,12 @@ impl Region {
     /// machine file stays open here.
     pub fn leave_slot(&self, g: &Guard<'_>, slot: u32) {
         self.release_slot(g, slot);
+        self.unlock_slot_byte(slot);
+    }
+
+    /// Drops this process's byte lock on `slot`: the kernel no longer
+    /// counts it alive.
+    pub fn unlock_slot_byte(&self, slot: u32) {
         if let Some(holder) = &self.holder {
             let _ = sys::unlock_byte(holder.as_fd(), u64::from(slot));
         }

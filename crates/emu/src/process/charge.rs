@@ -12,7 +12,7 @@ impl Process {
     /// memory comes back first when there is no room.
     pub(crate) fn charge(&self, pools: Pools, size: u64) -> Result<()> {
         let region = &self.machine.region;
-        let g = region.lock(self.slot);
+        let g = region.lock(self.slot)?;
         if region.charge(&g, self.slot, pools, size).is_ok() {
             return Ok(());
         }
@@ -25,8 +25,11 @@ impl Process {
     /// Gives back what [`Process::charge`] took.
     pub(crate) fn uncharge(&self, pools: Pools, size: u64) {
         let region = &self.machine.region;
-        let g = region.lock(self.slot);
-        region.uncharge(&g, self.slot, pools, size);
+        // Without the machine's lock (a stuck holder) the charge stays with
+        // this process's slot, given back when the slot is released.
+        if let Ok(g) = region.lock(self.slot) {
+            region.uncharge(&g, self.slot, pools, size);
+        }
     }
 
     /// The last reference of an allocation went: give its pages back, then
@@ -39,8 +42,11 @@ impl Process {
         let region = &self.machine.region;
         let last_holder = match a.export {
             Some(id) => {
-                let g = region.lock(self.slot);
-                region.drop_holder(&g, id.get(), self.slot)
+                // Without the machine's lock this process stays a holder (the
+                // extent is kept) until its slot is released.
+                region
+                    .lock(self.slot)
+                    .is_ok_and(|g| region.drop_holder(&g, id.get(), self.slot))
             }
             None => true,
         };
@@ -87,7 +93,9 @@ impl Process {
             return;
         }
         let orphans = {
-            let g = self.machine.region.lock(self.slot);
+            let Ok(g) = self.machine.region.lock(self.slot) else {
+                return;
+            };
             self.machine.region.take_orphans(&g, self.slot)
         };
         for (pool, offset, size) in orphans {

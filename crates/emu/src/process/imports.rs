@@ -39,8 +39,9 @@ impl Process {
         match exporter.and_then(|p| p.pool_file(info.pool)) {
             Some(f) => Ok((info, f)),
             None => {
-                let g = region.lock(self.slot);
-                region.drop_holder(&g, id, self.slot);
+                if let Ok(g) = region.lock(self.slot) {
+                    region.drop_holder(&g, id, self.slot);
+                }
                 Err(Situation::UnknownShareable.code())
             }
         }

@@ -193,7 +193,12 @@ impl Process {
         self.hosts.lock().clear();
         let region = &self.machine.region;
         {
-            let g = region.lock(self.slot);
+            let Ok(g) = region.lock(self.slot) else {
+                // A stuck holder of the machine's lock: the slot is left to be
+                // reaped (by whoever gets the lock) once this process is gone.
+                region.unlock_slot_byte(self.slot);
+                return;
+            };
             for a in &allocs {
                 if let Some(id) = a.export
                     && region.drop_holder(&g, id.get(), self.slot)
