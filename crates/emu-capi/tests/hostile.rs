@@ -72,7 +72,11 @@ unsafe fn set_pid_counts_and_duplicates() {
         let h = malloc(0);
         let mut s = 0u64;
         assert_eq!(aclrtMemExportToShareableHandle(h, 0, 0, &mut s), 0);
-        let mut pids: Vec<i32> = (1000..1016).collect();
+        // Pids above the kernel's largest (2^22), so that no process has
+        // them: a whitelist records who a live pid is, and a pid of this
+        // busy machine could be taken by a new process between calls.
+        const NO_PROCESS: i32 = 1 << 23;
+        let mut pids: Vec<i32> = (NO_PROCESS..NO_PROCESS + 16).collect();
         let full = code(Situation::WhitelistFull);
         // The array has 16 entries; the count claims far more.
         assert_eq!(
@@ -88,12 +92,12 @@ unsafe fn set_pid_counts_and_duplicates() {
             100000
         );
         // The same 16 pids many times: the list stays at 16 ...
-        for _ in 0..100_000 {
+        for _ in 0..10_000 {
             assert_eq!(aclrtMemSetPidToShareableHandle(s, pids.as_mut_ptr(), 16), 0);
         }
         // ... so 112 more distinct pids still fit (128 in all), and then
         // the list is full.
-        let mut more: Vec<i32> = (2000..2112).collect();
+        let mut more: Vec<i32> = (NO_PROCESS + 1000..NO_PROCESS + 1112).collect();
         assert_eq!(
             aclrtMemSetPidToShareableHandle(s, more.as_mut_ptr(), 112),
             0
