@@ -229,9 +229,14 @@ pub unsafe extern "C" fn aclrtIpcMemGetExportKey(
         if len < ACL_IPC_KEY_LEN {
             return Err(Situation::IpcKeyLength.code());
         }
-        let text = with_global(|g| g.emu.ipc_export_key_checked(dev_ptr as usize, checked))?;
-        // SAFETY: the C caller's key buffer of `len` bytes.
-        unsafe { cptr::write_cstr(key, len, &text) }
+        with_global(|g| {
+            let text = g.emu.ipc_export_key_checked(dev_ptr as usize, checked)?;
+            // SAFETY: the C caller's key buffer of `len` bytes.
+            unsafe { cptr::write_cstr(key, len, &text) }.inspect_err(|_| {
+                // The caller never learns the key: withdraw it.
+                let _ = g.emu.ipc_close(&text);
+            })
+        })
     })
 }
 

@@ -7,6 +7,7 @@
 //! process may not use with an error code instead of a crash.
 
 use std::fmt;
+use std::os::fd::AsFd;
 use std::sync::Arc;
 
 use aclmem_core::AclError;
@@ -108,7 +109,6 @@ impl Process {
         if to_dev != dst_dev || from_dev != src_dev {
             return Err(Situation::CopyKindMismatch.code());
         }
-        let bad = |_| Situation::BadCopyAddress.code();
         match (to_dev, from_dev) {
             (false, false)
                 if host::plain(src, count, Use::Read) && host::plain(dst, count, Use::Write) =>
@@ -119,7 +119,16 @@ impl Process {
                 unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, count) };
                 Ok(())
             }
-            (false, false) => sys::copy_host_to_host(dst, src, count, self.scratch()?).map_err(bad),
+            (false, false) => {
+                sys::copy_host_to_host(dst, src, count, || Some(self.scratch().ok()?.as_fd()))
+                    .map_err(|e| {
+                        if e == rustix::io::Errno::MFILE {
+                            Situation::FdLimit.code()
+                        } else {
+                            Situation::BadCopyAddress.code()
+                        }
+                    })
+            }
             (true, false) => self.host_device(dst, src, count, Way::ToFile),
             (false, true) => self.host_device(src, dst, count, Way::FromFile),
             (true, true) => {
@@ -346,25 +355,27 @@ impl Emulator {
 /// the kernel: an address the process may not read or write is an error,
 /// never a crash.
 pub mod hostmem {
-    use std::os::fd::OwnedFd;
+    use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
     use std::sync::OnceLock;
 
     use crate::os::sys;
 
     static SCRATCH: OnceLock<Option<OwnedFd>> = OnceLock::new();
 
-    fn scratch() -> Option<&'static OwnedFd> {
+    /// The scratch file of the fallback path (made at its first use: where
+    /// `process_vm_readv` works, as everywhere but under qemu-user, no
+    /// descriptor is needed at all).
+    fn scratch() -> Option<BorrowedFd<'static>> {
         SCRATCH
             .get_or_init(|| sys::new_pool_file("aclmem-emu-hostmem", 1 << 20).ok())
             .as_ref()
+            .map(AsFd::as_fd)
     }
 
     /// Copies `dst.len()` bytes from the address `src` into `dst`.
     /// `false` if the kernel refused the source.
     pub fn read(src: usize, dst: &mut [u8]) -> bool {
-        scratch().is_some_and(|s| {
-            sys::copy_host_to_host(dst.as_mut_ptr() as usize, src, dst.len(), s).is_ok()
-        })
+        sys::copy_host_to_host(dst.as_mut_ptr() as usize, src, dst.len(), scratch).is_ok()
     }
 
     /// Copies `src` to the address `dst`. `false` if the kernel refused the
@@ -374,8 +385,6 @@ pub mod hostmem {
     /// `dst..dst + src.len()` must not be memory that Rust code holds a
     /// reference to (the C caller's contract: it passes memory of its own).
     pub unsafe fn write(dst: usize, src: &[u8]) -> bool {
-        scratch().is_some_and(|s| {
-            sys::copy_host_to_host(dst, src.as_ptr() as usize, src.len(), s).is_ok()
-        })
+        sys::copy_host_to_host(dst, src.as_ptr() as usize, src.len(), scratch).is_ok()
     }
 }

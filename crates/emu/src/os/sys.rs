@@ -262,11 +262,11 @@ pub fn copy_with_file(
 /// Copies `count` bytes between two host addresses a C caller passed,
 /// letting the kernel check both (`process_vm_readv` on this process, or,
 /// where that call is missing, as under qemu-user, through `scratch`).
-pub fn copy_host_to_host(
+pub fn copy_host_to_host<'f>(
     dst: usize,
     src: usize,
     count: usize,
-    scratch: &OwnedFd,
+    scratch: impl FnOnce() -> Option<BorrowedFd<'f>>,
 ) -> Result<(), Errno> {
     let local = libc::iovec {
         iov_base: dst as *mut c_void,
@@ -286,13 +286,15 @@ pub fn copy_host_to_host(
     if n >= 0 || e != Errno::NOSYS {
         return Err(if n >= 0 { Errno::FAULT } else { e });
     }
-    // Chunked through a scratch file: each half is checked by the kernel.
+    // Chunked through a scratch file (made only now, when it is needed):
+    // each half is checked by the kernel.
+    let scratch = scratch().ok_or(Errno::MFILE)?;
     const CHUNK: usize = 1 << 20;
     let mut done = 0;
     while done < count {
         let n = CHUNK.min(count - done);
-        copy_with_file(scratch.as_fd(), 0, src + done, n, Way::ToFile)?;
-        copy_with_file(scratch.as_fd(), 0, dst + done, n, Way::FromFile)?;
+        copy_with_file(scratch, 0, src + done, n, Way::ToFile)?;
+        copy_with_file(scratch, 0, dst + done, n, Way::FromFile)?;
         done += n;
     }
     Ok(())
