@@ -249,3 +249,29 @@ def test_a_pid_iterable_that_raises_is_100000(device):
 
     assert acl.rt.mem_set_pid_to_shareable_handle(1, pids()) == INVALID_PARAM
     assert acl.rt.ipc_mem_set_import_pid("no-such-key", pids()) == INVALID_PARAM
+
+
+# ----- the Pythonic layer: exceptions, never a panic ---------------------------------
+
+
+@pytest.mark.parametrize("size, error", [(-1, ValueError), (2**64, ValueError), (2**200, ValueError), (1.5, TypeError), ("2", TypeError)])
+def test_the_pythonic_layer_checks_sizes(size, error):
+    with aclmem.Session() as s:
+        with pytest.raises(error):
+            s.malloc(size)
+        with pytest.raises(error):
+            s.reserve(size)
+        with s.malloc(2 * MIB) as mem, s.reserve(2 * MIB) as va, va.map(mem) as m:
+            with pytest.raises(error):
+                m.read(size)
+            with pytest.raises((ValueError, TypeError)):
+                m.write(b"x", offset=size)
+
+
+def test_a_size_the_runtime_refuses_is_an_acl_error():
+    with aclmem.Session() as s:
+        with pytest.raises(aclmem.AclError) as e:
+            s.malloc(2**63)
+        assert e.value.call == "aclrtMallocPhysical" and e.value.code != 0
+        with pytest.raises(aclmem.AclError):
+            s.reserve(2**63)
