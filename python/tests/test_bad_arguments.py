@@ -21,10 +21,17 @@ PAGE = os.sysconf("SC_PAGESIZE")
 
 def run_isolated(code):
     """Runs ``code`` in a fresh interpreter (an abort there does not take
-    pytest down); returns the completed process."""
+    pytest down); returns the completed process. It runs in the tests'
+    directory, so that it imports the installed package, not the source
+    tree."""
     env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pytest-isolated-{os.getpid()}")
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=os.path.dirname(os.path.abspath(__file__)),
     )
 
 

@@ -39,16 +39,29 @@ def test_the_readmes_have_python_examples():
     assert len(EXAMPLES) >= 3
 
 
+def _run(code, name):
+    """Runs an example in a fresh interpreter on a machine of its own, in
+    the tests' directory (so that it imports the installed package, not the
+    source tree)."""
+    env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pytest-readme-{os.getpid()}-{name}")
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=pathlib.Path(__file__).parent,
+    )
+
+
 @pytest.mark.parametrize("path, i, code", EXAMPLES, ids=lambda v: str(v) if isinstance(v, int) else None)
 def test_a_readme_example_runs(path, i, code):
-    env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pytest-readme-{os.getpid()}-{i}")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    p = _run(code, f"{path.parent.name}-{i}")
     assert p.returncode == 0, f"{path.name} example {i}:\n{code}\n{p.stderr}"
 
 
 def test_the_readme_reads_device_memory_through_a_host_copy():
     (code,) = [c for p, _, c in EXAMPLES if p.parent.name == "python" and "malloc_physical" in c]
     assert "ptr_to_bytes(va" not in code
-    env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pytest-readme-{os.getpid()}-copy")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    p = _run(code, "copy")
     assert p.stdout.strip() == "b'hello, device'", p.stderr
