@@ -38,7 +38,8 @@ def finalize() -> int:
 
 
 def get_soc_name() -> Optional[str]:
-    """``name = acl.get_soc_name()``: the SoC name, or ``None`` on failure."""
+    """``name = acl.get_soc_name()``: the SoC name, or ``None`` on failure
+    (as ``aclrtGetSocName``, it answers ``None`` before :func:`init`)."""
     return _native.get_soc_name()
 
 
