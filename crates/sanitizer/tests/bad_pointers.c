@@ -16,6 +16,10 @@
 
 #define MIB ((size_t)1 << 20)
 
+#ifndef MAP_FIXED_NOREPLACE /* glibc before 2.28; the kernel's value */
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
 static int calls;
 
 static void show(const char *call, const char *arg, const char *how, aclError code) {
