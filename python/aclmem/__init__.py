@@ -14,10 +14,10 @@ The backend is the emulator unless ``ACLMEM_BACKEND=driver``.
 
 from __future__ import annotations
 
-import sys
-from typing import Any, Dict, List, Optional, Union
+import sys as _sys
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from . import _native
+from . import _native, acl
 from ._session import (
     AclError,
     Exported,
@@ -28,6 +28,9 @@ from ._session import (
     Session,
 )
 
+if _TYPE_CHECKING:  # annotations only: nothing but the API in the namespace
+    from typing import Any, Dict, List, Optional, Union
+
 __all__ = [
     "AclError",
     "Exported",
@@ -36,6 +39,7 @@ __all__ = [
     "Reservation",
     "RuleError",
     "Session",
+    "acl",
     "backend",
     "cann_releases",
     "check",
@@ -97,8 +101,10 @@ def install() -> None:
     ``acl.util``), so ``import acl`` and ``from acl.rt import memcpy`` work
     in code written for pyACL. It replaces whatever ``acl`` was imported
     before, so call it before importing code that imports ``acl``."""
-    from . import acl
+    _sys.modules["acl"] = acl
+    _sys.modules["acl.rt"] = acl.rt
+    _sys.modules["acl.util"] = acl.util
 
-    sys.modules["acl"] = acl
-    sys.modules["acl.rt"] = acl.rt
-    sys.modules["acl.util"] = acl.util
+
+# `from __future__ import annotations` binds the name `annotations`.
+del annotations

@@ -43,16 +43,85 @@ class AclError(Exception):
 
 
 class RuleError(AclError):
-    """The rules table refuses the combination: ``denial`` names the rule
-    broken, ``rule`` says it, ``since`` is the release that adds it (if
-    any), ``code`` is what the runtime would answer."""
+    """The rules table refuses the combination before the runtime is asked.
+
+    ``denial`` names the rule broken (``"host-only-attr"``), ``rule`` says
+    it, ``since`` is the release that adds what is missing (if any),
+    ``code`` is what the runtime would answer, ``hint`` says what the same
+    platform and release accept instead (from the same table), and
+    ``verdict`` is the whole record :func:`aclmem.check` returns.
+    """
 
     def __init__(self, verdict: dict) -> None:
         self.verdict = verdict
         self.denial = verdict.get("denial")
         self.rule = verdict.get("rule")
         self.since = verdict.get("since")
-        super().__init__(verdict["code"], "aclrtMallocPhysical", verdict.get("message", ""))
+        self.hint = _hint(verdict)
+        code = verdict["code"]
+        AclError.__init__(self, code, "aclrtMallocPhysical")
+        # The message in the core's words, without the code it ends with
+        # (said once, below).
+        words = verdict.get("message") or self.rule or "refused"
+        name = verdict.get("code_name")
+        if name and words.endswith(f"; {name} = {code}"):
+            words = words[: -len(f"; {name} = {code}")]
+        text = (
+            f"{verdict.get('attribute')} at {verdict.get('location')} on "
+            f"{verdict.get('product')} ({verdict.get('run_mode', '').upper()}, "
+            f"CANN {verdict.get('cann')}): {words} [rule {self.denial}]; "
+            f"aclrtMallocPhysical would return {code}"
+        )
+        if self.name:
+            text += f" ({self.name})"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        self.args = (text,)
+
+
+def _hint(verdict: dict) -> str:
+    """What the platform and release of a refused ``verdict`` accept
+    instead, from the rules table: other attributes at the location, the
+    attribute at other locations, or the release that adds it. Empty when
+    the table has nothing to offer."""
+    try:
+        return _hint_from_table(verdict)
+    except Exception:  # a hint must never hide the refusal itself
+        return ""
+
+
+def _hint_from_table(verdict: dict) -> str:
+    product, mode = verdict["product"], verdict["run_mode"]
+    attr, location, cann = verdict["attribute"], verdict["location"], verdict["cann"]
+    platform = [r for r in _native.matrix(cann) if r["product"] == product and r["run_mode"] == mode]
+    if not any(r["allowed"] for r in platform):
+        return (
+            f"{product} in {mode.upper()} form has no physical-memory API in CANN {cann}: "
+            "allocate device memory with aclrtMalloc (acl.rt.malloc) instead"
+        )
+    parts = []
+    here = [r["attribute"] for r in platform if r["allowed"] and r["location"] == location]
+    if here:
+        parts.append(f"at {location} it accepts {', '.join(here)}")
+    elsewhere = [r["location"] for r in platform if r["allowed"] and r["attribute"] == attr]
+    if elsewhere:
+        parts.append(f"{attr} is accepted at {' or '.join(elsewhere)}")
+    if verdict.get("since"):
+        parts.append(f"{attr} at {location} is accepted from CANN {verdict['since']} on")
+    elif not elsewhere:
+        releases = _native.cann_releases()
+        later = releases[[_native.matrix(r)[0]["cann"] for r in releases].index(cann) + 1 :]
+        for release in later:
+            rows = [
+                r
+                for r in _native.matrix(release)
+                if r["product"] == product and r["run_mode"] == mode and r["attribute"] == attr and r["allowed"]
+            ]
+            if rows:
+                where = " or ".join(r["location"] for r in rows)
+                parts.append(f"{attr} is accepted at {where} from CANN {rows[0]['cann']} on")
+                break
+    return "; ".join(parts)
 
 
 def _ok(ret: int, call: str) -> None:
@@ -60,10 +129,29 @@ def _ok(ret: int, call: str) -> None:
         raise AclError(ret, call)
 
 
+def _uint(value: Any, what: str, bits: int = 64) -> int:
+    """``value`` as an unsigned integer of ``bits`` bits: ``TypeError`` if it
+    is not an ``int``, ``ValueError`` if it is negative or too large (checked
+    here, so that no size reaches the native module that it cannot take)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    if value < 0 or value >= 1 << bits:
+        raise ValueError(f"{what} {value} is not a {bits}-bit unsigned integer")
+    return int(value)
+
+
+def _int32(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    if not -(1 << 31) <= value < 1 << 31:
+        raise ValueError(f"{what} {value} is not a 32-bit integer")
+    return int(value)
+
+
 def _attr_value(attr: Union[str, int]) -> int:
-    if isinstance(attr, int):
-        return attr
-    if attr in _CONSTANTS:
+    if isinstance(attr, int) and not isinstance(attr, bool):
+        return _uint(attr, "memAttr", 32)
+    if isinstance(attr, str) and attr in _CONSTANTS:
         return _CONSTANTS[attr]
     raise ValueError(f"unknown memAttr {attr!r}")
 
@@ -82,6 +170,7 @@ class Session:
     """
 
     def __init__(self, soc: Optional[str] = None, device: int = 0, cann: Optional[str] = None):
+        device = _int32(device, "device")
         if soc is not None and _native.backend_name() == "emulator":
             os.environ.setdefault("ACLMEM_EMU_SOC", soc)
         self.device = device
@@ -118,6 +207,13 @@ class Session:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    def __repr__(self) -> str:
+        state = "" if self._open else ", closed"
+        return (
+            f"Session(soc={getattr(self, 'soc', None)!r}, device={self.device}, "
+            f"cann={self.cann!r}, backend={_native.backend_name()!r}{state})"
+        )
+
     def close(self) -> None:
         """Resets the device and, if this session initialised ACL, finalises it."""
         if not self._open:
@@ -150,6 +246,9 @@ class Session:
         ``location`` (``"device"``, ``"host"``, ``"host-numa"``; id default:
         this session's device, or 0 for the host). The rules are checked
         first (:class:`RuleError`)."""
+        size = _uint(size, "size")
+        if location_id is not None:
+            location_id = _uint(location_id, "location_id", 32)
         verdict = self.check(location, attr)
         if not verdict["allowed"]:
             raise RuleError(verdict)
@@ -164,13 +263,16 @@ class Session:
     def import_memory(self, shareable: int, size: int, device: Optional[int] = None) -> "PhysicalMemory":
         """``aclrtMemImportFromShareableHandle``: memory another process
         exported, ``size`` bytes (the size is not carried by the handle)."""
-        dev = self.device if device is None else device
+        shareable = _uint(shareable, "shareable")
+        size = _uint(size, "size")
+        dev = self.device if device is None else _int32(device, "device")
         handle, ret = _native.mem_import_from_shareable_handle(shareable, dev)
         _ok(ret, "aclrtMemImportFromShareableHandle")
         return PhysicalMemory(handle, size, (0, 0, 0, dev, 1, 0))
 
     def reserve(self, size: int) -> "Reservation":
         """``aclrtReserveMemAddress``: ``size`` bytes of address space."""
+        size = _uint(size, "size")
         addr, ret = _native.reserve_mem_address(size, 0, 0, 0)
         _ok(ret, "aclrtReserveMemAddress")
         return Reservation(addr, size)
@@ -184,14 +286,22 @@ class Session:
 
 
 class PhysicalMemory:
-    """A physical allocation; freed at the end of a ``with`` block (the
-    memory itself lives until its last mapping goes)."""
+    """A physical allocation; freed at the end of a ``with`` block.
+
+    It cannot be freed while a :class:`Mapping` of it is live: :meth:`free`
+    (and so the end of its ``with`` block) raises ``BufferError`` until every
+    mapping is unmapped. (The runtime would take the call and only kill the
+    handle, keeping the memory until its last mapping goes; the Rust API
+    refuses it at compile time, since a mapping borrows the memory.)
+    """
 
     def __init__(self, handle: int, size: int, prop: Tuple[int, ...]):
         self.handle = handle
         self.size = size
         self.prop = prop
         self._live = True
+        #: Live mappings of this memory (see :meth:`Reservation.map`).
+        self._mappings = 0
 
     def __enter__(self) -> "PhysicalMemory":
         return self
@@ -204,6 +314,10 @@ class PhysicalMemory:
         """``aclrtFreePhysical``."""
         if not self._live:
             raise AclError(_CONSTANTS["ACL_ERROR_RT_INVALID_HANDLE"], "aclrtFreePhysical", "already freed")
+        if self._mappings:
+            raise BufferError(
+                f"{self!r} is still mapped ({self._mappings} mapping(s)): unmap it before freeing it"
+            )
         self._live = False
         _ok(_native.free_physical(self.handle), "aclrtFreePhysical")
 
@@ -218,7 +332,8 @@ class PhysicalMemory:
         return Exported(shareable)
 
     def __repr__(self) -> str:
-        return f"PhysicalMemory(handle={self.handle:#x}, size={self.size})"
+        state = ", freed" if not self._live else (f", mapped {self._mappings}x" if self._mappings else "")
+        return f"PhysicalMemory(handle={self.handle:#x}, size={self.size}{state})"
 
 
 class Exported:
@@ -227,9 +342,12 @@ class Exported:
     def __init__(self, shareable: int):
         self.shareable = shareable
 
+    def __repr__(self) -> str:
+        return f"Exported(shareable={self.shareable:#x})"
+
     def set_pids(self, pids: Union[int, Sequence[int]]) -> None:
         """``aclrtMemSetPidToShareableHandle``: whitelists processes."""
-        pid_list = [pids] if isinstance(pids, int) else list(pids)
+        pid_list = [_int32(p, "pid") for p in ([pids] if isinstance(pids, int) else list(pids))]
         _ok(
             _native.mem_set_pid_to_shareable_handle(self.shareable, pid_list),
             "aclrtMemSetPidToShareableHandle",
@@ -243,6 +361,10 @@ class Reservation:
         self.addr = addr
         self.size = size
         self._live = True
+
+    def __repr__(self) -> str:
+        state = "" if self._live else ", released"
+        return f"Reservation(addr={self.addr:#x}, size={self.size}{state})"
 
     def __enter__(self) -> "Reservation":
         return self
@@ -259,11 +381,13 @@ class Reservation:
     def map(self, memory: PhysicalMemory, offset: int = 0) -> "Mapping":
         """``aclrtMapMem``: maps all of ``memory`` at ``offset`` bytes into
         the range."""
-        if offset < 0 or offset + memory.size > self.size:
+        offset = _uint(offset, "offset")
+        if offset + memory.size > self.size:
             raise ValueError("the mapping must lie inside the reservation")
         addr = self.addr + offset
         _ok(_native.map_mem(addr, memory.size, 0, memory.handle, 0), "aclrtMapMem")
-        return Mapping(addr, memory.size)
+        memory._mappings += 1
+        return Mapping(addr, memory.size, memory)
 
 
 class Mapping:
@@ -275,11 +399,18 @@ class Mapping:
     memory is never pulled from under a live view.
     """
 
-    def __init__(self, addr: int, size: int):
+    def __init__(self, addr: int, size: int, memory: Optional[PhysicalMemory] = None):
         self.addr = addr
         self.size = size
+        #: The memory mapped here (which cannot be freed while this lives).
+        self.memory = memory
         self._array: Optional[ctypes.Array] = None
         self._live = True
+
+    def __repr__(self) -> str:
+        handle = f", handle={self.memory.handle:#x}" if self.memory is not None else ""
+        state = "" if self._live else ", unmapped"
+        return f"Mapping(addr={self.addr:#x}, size={self.size}{handle}{state})"
 
     def __enter__(self) -> "Mapping":
         return self
@@ -304,7 +435,8 @@ class Mapping:
 
     def write(self, data: bytes, offset: int = 0) -> None:
         """Copies ``data`` to the mapping (``aclrtMemcpy`` host to device)."""
-        if offset < 0 or offset + len(data) > self.size:
+        offset = _uint(offset, "offset")
+        if offset + len(data) > self.size:
             raise ValueError("write past the mapping")
         src = ctypes.create_string_buffer(bytes(data), len(data))
         ret = _native.memcpy(self.addr + offset, self.size - offset, ctypes.addressof(src), len(data), _HOST_TO_DEVICE)
@@ -312,8 +444,9 @@ class Mapping:
 
     def read(self, count: Optional[int] = None, offset: int = 0) -> bytes:
         """Copies bytes out (``aclrtMemcpy`` device to host)."""
-        n = self.size - offset if count is None else count
-        if offset < 0 or n < 0 or offset + n > self.size:
+        offset = _uint(offset, "offset")
+        n = self.size - offset if count is None else _uint(count, "count")
+        if n < 0 or offset + n > self.size:
             raise ValueError("read past the mapping")
         dst = ctypes.create_string_buffer(n)
         ret = _native.memcpy(ctypes.addressof(dst), n, self.addr + offset, n, _DEVICE_TO_HOST)
@@ -328,4 +461,6 @@ class Mapping:
                 raise BufferError("release the memoryviews of this mapping before unmapping it")
             self._array = None
         _ok(_native.unmap_mem(self.addr), "aclrtUnmapMem")
+        if self._live and self.memory is not None:
+            self.memory._mappings -= 1
         self._live = False

@@ -1,6 +1,9 @@
 """pyACL's calls, as pyACL scripts make them."""
 
 import ctypes
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -181,3 +184,16 @@ def test_a_process_cannot_import_its_own_export(device):
 def test_calls_before_init_answer_100001():
     _, ret = acl.rt.malloc_physical(2 * MIB, prop(), 0)
     assert ret == aclmem.constants["ACL_ERROR_UNINITIALIZE"]
+
+
+def test_the_soc_name_is_none_before_init_and_known_after(device):
+    # `device` initialised and finalises again; a fresh process (no test
+    # has left ACL initialised) is checked in a child.
+    assert acl.get_soc_name() == "Ascend910B3"
+    code = "import aclmem.acl as acl; print(acl.get_soc_name()); acl.init(); print(acl.get_soc_name())"
+    env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pytest-soc-{os.getpid()}")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+        cwd=os.path.dirname(os.path.abspath(__file__)),
+    )
+    assert out.stdout.split() == ["None", "Ascend910B3"], out.stderr

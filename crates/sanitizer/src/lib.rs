@@ -37,6 +37,7 @@ use parking_lot::{Mutex, MutexGuard};
 use aclmem_core::{AclError, CannVersion, Location, MemAttr, Product, RawPhysicalMemProp, RunMode};
 use aclmem_sys::{self as sys, AclFunctions};
 
+mod cmem;
 mod model;
 pub mod report;
 mod trace;
@@ -346,19 +347,16 @@ pub unsafe extern "C" fn aclrtCreateContext(
     context: *mut sys::aclrtContext,
     device_id: i32,
 ) -> sys::aclError {
-    // SAFETY: forwarded unchanged; `context` is read only after the
-    // library succeeded, which wrote it.
-    unsafe {
-        let r = forward!(aclrtCreateContext(context, device_id));
-        if r == 0 && !context.is_null() {
-            let dev = u32::try_from(device_id).ok();
-            DEVICE.with(|d| d.set(dev));
-            if let Some(dev) = dev {
-                contexts().insert(*context as usize, dev);
-            }
+    let r = forward!(aclrtCreateContext(context, device_id));
+    if r == 0 {
+        let dev = u32::try_from(device_id).ok();
+        DEVICE.with(|d| d.set(dev));
+        // SAFETY: a pointer is plain data; the kernel checks the address.
+        if let (Some(dev), Some(ctx)) = (dev, unsafe { cmem::read(context) }) {
+            contexts().insert(ctx as usize, dev);
         }
-        r
     }
+    r
 }
 
 /// # Safety
@@ -384,23 +382,22 @@ unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
     flags: u64,
 ) -> sys::aclError {
     let site = Site::at(ra);
-    // SAFETY: a prop the caller passes is read only if it is non-NULL
-    // and the library accepted it below (the library checks it first).
-    let copy = unsafe { prop.as_ref().copied() };
+    // SAFETY: the prop is plain C data, read through the kernel: an
+    // address the process may not read is left to the library to refuse.
+    let copy = unsafe { cmem::read(prop) };
     if let Some(p) = &copy {
         check_rules(p, size, site);
     }
     let r = forward!(aclrtMallocPhysical(handle, size, prop, flags));
     let mut totals = None;
     if r == 0
-        && !handle.is_null()
         && let Some(p) = copy
+        // SAFETY: a handle is plain data; the kernel checks the address.
+        && let Some(h) = unsafe { cmem::read(handle) }
     {
         let device = (p.location.type_ == Location::Device.raw()).then_some(p.location.id);
-        // SAFETY: the library succeeded, so it wrote `*handle`.
-        let h = unsafe { *handle } as usize;
         let mut m = model();
-        m.handle_made(h, size, device, site, true);
+        m.handle_made(h as usize, size, device, site, true);
         totals = Some(m.totals(device));
     }
     trace::call("aclrtMallocPhysical", totals, size, r);
@@ -438,17 +435,17 @@ unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
     flags: u64,
 ) -> sys::aclError {
     let site = Site::at(ra);
-    // SAFETY: forwarded unchanged; `*vir_ptr` is read only after success.
-    unsafe {
-        let r = forward!(aclrtReserveMemAddress(
-            vir_ptr, size, alignment, expect_ptr, flags
-        ));
-        if r == 0 && !vir_ptr.is_null() {
-            model().resv_made(*vir_ptr as usize, size, site);
-        }
-        trace::call("aclrtReserveMemAddress", None, size, r);
-        r
+    let r = forward!(aclrtReserveMemAddress(
+        vir_ptr, size, alignment, expect_ptr, flags
+    ));
+    if r == 0
+        // SAFETY: a pointer is plain data; the kernel checks the address.
+        && let Some(va) = unsafe { cmem::read(vir_ptr) }
+    {
+        model().resv_made(va as usize, size, site);
     }
+    trace::call("aclrtReserveMemAddress", None, size, r);
+    r
 }
 
 /// # Safety
@@ -514,19 +511,19 @@ unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandle(
 ) -> sys::aclError {
     let site = Site::at(ra);
     model().check_live("aclrtMemExportToShareableHandle", handle as usize, site);
-    // SAFETY: forwarded unchanged; the out value is read after success.
-    unsafe {
-        let r = forward!(aclrtMemExportToShareableHandle(
-            handle,
-            handle_type,
-            flags,
-            shareable_handle
-        ));
-        if r == 0 && !shareable_handle.is_null() {
-            model().exported(*shareable_handle);
-        }
-        r
+    let r = forward!(aclrtMemExportToShareableHandle(
+        handle,
+        handle_type,
+        flags,
+        shareable_handle
+    ));
+    if r == 0
+        // SAFETY: a `uint64_t`; the kernel checks the address.
+        && let Some(id) = unsafe { cmem::read(shareable_handle) }
+    {
+        model().exported(id);
     }
+    r
 }
 
 /// # Safety
@@ -540,23 +537,21 @@ unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandleV2(
 ) -> sys::aclError {
     let site = Site::at(ra);
     model().check_live("aclrtMemExportToShareableHandleV2", handle as usize, site);
-    // SAFETY: forwarded unchanged; a DEFAULT handle (a `uint64_t`) is
-    // read after success.
-    unsafe {
-        let r = forward!(aclrtMemExportToShareableHandleV2(
-            handle,
-            flags,
-            share_type,
-            shareable_handle
-        ));
-        if r == 0
-            && !shareable_handle.is_null()
-            && share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT
-        {
-            model().exported(*shareable_handle.cast::<u64>());
-        }
-        r
+    let r = forward!(aclrtMemExportToShareableHandleV2(
+        handle,
+        flags,
+        share_type,
+        shareable_handle
+    ));
+    if r == 0
+        && share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT
+        // SAFETY: a DEFAULT handle is a `uint64_t`; the kernel checks the
+        // address.
+        && let Some(id) = unsafe { cmem::read(shareable_handle.cast::<u64>().cast_const()) }
+    {
+        model().exported(id);
     }
+    r
 }
 
 /// # Safety
@@ -569,26 +564,20 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandle(
 ) -> sys::aclError {
     let site = Site::at(ra);
     model().check_import("aclrtMemImportFromShareableHandle", shareable_handle, site);
-    // SAFETY: forwarded unchanged; `*handle` is read after success.
-    unsafe {
-        let r = forward!(aclrtMemImportFromShareableHandle(
-            shareable_handle,
-            device_id,
-            handle
-        ));
-        if r == 0 && !handle.is_null() {
-            // The size is the exporter's; imports do not count as this
-            // process's physical memory in the timeline.
-            model().handle_made(
-                *handle as usize,
-                0,
-                u32::try_from(device_id).ok(),
-                site,
-                false,
-            );
-        }
-        r
+    let r = forward!(aclrtMemImportFromShareableHandle(
+        shareable_handle,
+        device_id,
+        handle
+    ));
+    if r == 0
+        // SAFETY: a handle is plain data; the kernel checks the address.
+        && let Some(h) = unsafe { cmem::read(handle) }
+    {
+        // The size is the exporter's; imports do not count as this
+        // process's physical memory in the timeline.
+        model().handle_made(h as usize, 0, u32::try_from(device_id).ok(), site, false);
     }
+    r
 }
 
 /// # Safety
@@ -601,25 +590,27 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandleV2(
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
     let site = Site::at(ra);
-    if !shareable_handle.is_null() && share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT {
+    if share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT
         // SAFETY: a DEFAULT shareable handle is a `uint64_t` the caller
-        // passes; reading it is what the library underneath does too.
-        let id = unsafe { shareable_handle.cast::<u64>().read_unaligned() };
+        // passes, read through the kernel: an address the process may not
+        // read is left to the library to refuse.
+        && let Some(id) = unsafe { cmem::read(shareable_handle.cast::<u64>().cast_const()) }
+    {
         model().check_import("aclrtMemImportFromShareableHandleV2", id, site);
     }
-    // SAFETY: forwarded unchanged; `*handle` is read after success.
-    unsafe {
-        let r = forward!(aclrtMemImportFromShareableHandleV2(
-            shareable_handle,
-            share_type,
-            flags,
-            handle
-        ));
-        if r == 0 && !handle.is_null() {
-            model().handle_made(*handle as usize, 0, DEVICE.with(Cell::get), site, false);
-        }
-        r
+    let r = forward!(aclrtMemImportFromShareableHandleV2(
+        shareable_handle,
+        share_type,
+        flags,
+        handle
+    ));
+    if r == 0
+        // SAFETY: a handle is plain data; the kernel checks the address.
+        && let Some(h) = unsafe { cmem::read(handle) }
+    {
+        model().handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
     }
+    r
 }
 
 /// # Safety
@@ -630,14 +621,14 @@ unsafe extern "C" fn aclmem_san_aclrtMemRetainAllocationHandle(
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
     let site = Site::at(ra);
-    // SAFETY: forwarded unchanged; `*handle` is read after success.
-    unsafe {
-        let r = forward!(aclrtMemRetainAllocationHandle(vir_ptr, handle));
-        if r == 0 && !handle.is_null() {
-            model().handle_made(*handle as usize, 0, DEVICE.with(Cell::get), site, false);
-        }
-        r
+    let r = forward!(aclrtMemRetainAllocationHandle(vir_ptr, handle));
+    if r == 0
+        // SAFETY: a handle is plain data; the kernel checks the address.
+        && let Some(h) = unsafe { cmem::read(handle) }
+    {
+        model().handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
     }
+    r
 }
 
 unsafe fn device_malloc(
@@ -648,20 +639,21 @@ unsafe fn device_malloc(
     size: usize,
     policy: u32,
 ) -> sys::aclError {
-    // SAFETY: forwarded unchanged; `*dev_ptr` is read after success.
-    unsafe {
-        let r = match f {
-            Some(f) => f(dev_ptr, size, policy),
-            None => missing(name),
-        };
-        let mut totals = None;
-        if r == 0 && !dev_ptr.is_null() {
-            totals =
-                Some(model().device_alloc(*dev_ptr as usize, size, DEVICE.with(Cell::get), site));
-        }
-        trace::call(name, totals, size, r);
-        r
+    let r = match f {
+        // SAFETY: the library's own definition, given the caller's
+        // arguments unchanged.
+        Some(f) => unsafe { f(dev_ptr, size, policy) },
+        None => missing(name),
+    };
+    let mut totals = None;
+    if r == 0
+        // SAFETY: a pointer is plain data; the kernel checks the address.
+        && let Some(p) = unsafe { cmem::read(dev_ptr) }
+    {
+        totals = Some(model().device_alloc(p as usize, size, DEVICE.with(Cell::get), site));
     }
+    trace::call(name, totals, size, r);
+    r
 }
 
 /// # Safety
@@ -728,14 +720,14 @@ unsafe extern "C" fn aclmem_san_aclrtMallocHost(
     size: usize,
 ) -> sys::aclError {
     let site = Site::at(ra);
-    // SAFETY: forwarded unchanged; `*host_ptr` is read after success.
-    unsafe {
-        let r = forward!(aclrtMallocHost(host_ptr, size));
-        if r == 0 && !host_ptr.is_null() {
-            model().host_alloc(*host_ptr as usize, size, site);
-        }
-        r
+    let r = forward!(aclrtMallocHost(host_ptr, size));
+    if r == 0
+        // SAFETY: a pointer is plain data; the kernel checks the address.
+        && let Some(p) = unsafe { cmem::read(host_ptr) }
+    {
+        model().host_alloc(p as usize, size, site);
     }
+    r
 }
 
 /// # Safety
@@ -827,21 +819,19 @@ pub unsafe extern "C" fn aclrtIpcMemImportByKey(
     key: *const c_char,
     flags: u64,
 ) -> sys::aclError {
-    // SAFETY: forwarded unchanged; `*dev_ptr` is read after success, and
-    // its extent asked of the library underneath.
-    unsafe {
-        let r = forward!(aclrtIpcMemImportByKey(dev_ptr, key, flags));
-        if r == 0 && !dev_ptr.is_null() {
-            let p = *dev_ptr;
-            let (mut base, mut size) = (std::ptr::null_mut(), 0usize);
-            if let Some(range) = next().aclrtMemGetAddressRange
-                && range(p, &mut base, &mut size) == 0
-            {
-                model().foreign_range(base as usize, size);
-            }
+    let r = forward!(aclrtIpcMemImportByKey(dev_ptr, key, flags));
+    if r == 0
+        // SAFETY: a pointer is plain data; the kernel checks the address.
+        && let Some(p) = unsafe { cmem::read(dev_ptr) }
+        && let Some(range) = next().aclrtMemGetAddressRange
+    {
+        let (mut base, mut size) = (std::ptr::null_mut(), 0usize);
+        // SAFETY: the library's documented prototype; live locals.
+        if unsafe { range(p, &mut base, &mut size) } == 0 {
+            model().foreign_range(base as usize, size);
         }
-        r
     }
+    r
 }
 
 /// # Safety

@@ -11,11 +11,15 @@ with ``import aclmem.acl as acl``, or unchanged after
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from .. import _native
 from . import rt, util
-from ._args import INVALID_PARAM, guarded
+from ._args import INVALID_PARAM as _INVALID_PARAM
+from ._args import guarded as _guarded
+
+if _TYPE_CHECKING:  # annotations only: nothing but the API in the namespace
+    from typing import Any, Dict, Optional, Tuple
 
 __all__ = ["init", "finalize", "get_soc_name", "get_version", "get_cann_version", "rt", "util"]
 
@@ -24,7 +28,7 @@ def init(config_path: Optional[str] = None) -> int:
     """``ret = acl.init(config_path)``: joins the emulated machine (or
     initialises the real runtime). ``config_path`` may be omitted."""
     if config_path is not None and not isinstance(config_path, str):
-        return INVALID_PARAM
+        return _INVALID_PARAM
     return _native.init(config_path)
 
 
@@ -34,7 +38,8 @@ def finalize() -> int:
 
 
 def get_soc_name() -> Optional[str]:
-    """``name = acl.get_soc_name()``: the SoC name, or ``None`` on failure."""
+    """``name = acl.get_soc_name()``: the SoC name, or ``None`` on failure
+    (as ``aclrtGetSocName``, it answers ``None`` before :func:`init`)."""
     return _native.get_soc_name()
 
 
@@ -47,4 +52,8 @@ def get_version() -> Tuple[int, int, int, int]:
 def get_cann_version(name: int) -> Tuple[Dict[str, Any], int]:
     """``version, ret = acl.get_cann_version(name)``: the version strings of
     a CANN package (``ACL_PKG_NAME_*``); 100003 if it is not installed."""
-    return guarded(_native.get_cann_version, ({},), name)
+    return _guarded(_native.get_cann_version, ({},), name)
+
+
+# `from __future__ import annotations` binds the name `annotations`.
+del annotations

@@ -6,10 +6,16 @@ as with pyACL."""
 
 from __future__ import annotations
 
-from typing import Any, List, Sequence, Tuple, Union
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from .. import _native
-from ._args import INVALID_PARAM, guarded, prop_tuple
+from ._args import INVALID_PARAM as _INVALID_PARAM
+from ._args import guarded as _guarded
+from ._args import pid_list as _pid_list
+from ._args import prop_tuple as _prop_tuple
+
+if _TYPE_CHECKING:  # annotations only: nothing but the API in the namespace
+    from typing import Any, Sequence, Tuple, Union
 
 __all__ = [
     "set_device", "reset_device", "reset_device_force", "get_device", "get_device_count",
@@ -32,17 +38,17 @@ __all__ = [
 
 def set_device(device_id: int) -> int:
     """``ret = acl.rt.set_device(device_id)``."""
-    return guarded(_native.set_device, (), device_id)
+    return _guarded(_native.set_device, (), device_id)
 
 
 def reset_device(device_id: int) -> int:
     """``ret = acl.rt.reset_device(device_id)``."""
-    return guarded(_native.reset_device, (), device_id)
+    return _guarded(_native.reset_device, (), device_id)
 
 
 def reset_device_force(device_id: int) -> int:
     """``ret = acl.rt.reset_device_force(device_id)``."""
-    return guarded(_native.reset_device_force, (), device_id)
+    return _guarded(_native.reset_device_force, (), device_id)
 
 
 def get_device() -> Tuple[int, int]:
@@ -62,7 +68,7 @@ def get_run_mode() -> Tuple[int, int]:
 
 def get_mem_info(attr: int) -> Tuple[int, int, int]:
     """``free, total, ret = acl.rt.get_mem_info(attr)`` for the current device."""
-    return guarded(_native.get_mem_info, (0, 0), attr)
+    return _guarded(_native.get_mem_info, (0, 0), attr)
 
 
 def device_get_bare_tgid() -> Tuple[int, int]:
@@ -77,7 +83,7 @@ def synchronize_device() -> int:
 
 def synchronize_device_with_timeout(timeout: int) -> int:
     """``ret = acl.rt.synchronize_device_with_timeout(timeout)`` (ms, -1 forever)."""
-    return guarded(_native.synchronize_device_with_timeout, (), timeout)
+    return _guarded(_native.synchronize_device_with_timeout, (), timeout)
 
 
 # ----- contexts and streams -------------------------------------------------------
@@ -85,17 +91,17 @@ def synchronize_device_with_timeout(timeout: int) -> int:
 
 def create_context(device_id: int) -> Tuple[int, int]:
     """``context, ret = acl.rt.create_context(device_id)``."""
-    return guarded(_native.create_context, (0,), device_id)
+    return _guarded(_native.create_context, (0,), device_id)
 
 
 def destroy_context(context: int) -> int:
     """``ret = acl.rt.destroy_context(context)``."""
-    return guarded(_native.destroy_context, (), context)
+    return _guarded(_native.destroy_context, (), context)
 
 
 def set_context(context: int) -> int:
     """``ret = acl.rt.set_context(context)``."""
-    return guarded(_native.set_context, (), context)
+    return _guarded(_native.set_context, (), context)
 
 
 def get_context() -> Tuple[int, int]:
@@ -110,12 +116,12 @@ def create_stream() -> Tuple[int, int]:
 
 def destroy_stream(stream: int) -> int:
     """``ret = acl.rt.destroy_stream(stream)``."""
-    return guarded(_native.destroy_stream, (), stream)
+    return _guarded(_native.destroy_stream, (), stream)
 
 
 def synchronize_stream(stream: int) -> int:
     """``ret = acl.rt.synchronize_stream(stream)``."""
-    return guarded(_native.synchronize_stream, (), stream)
+    return _guarded(_native.synchronize_stream, (), stream)
 
 
 # ----- plain memory and copies ----------------------------------------------------
@@ -123,42 +129,42 @@ def synchronize_stream(stream: int) -> int:
 
 def malloc(size: int, policy: int) -> Tuple[int, int]:
     """``dev_ptr, ret = acl.rt.malloc(size, policy)``."""
-    return guarded(_native.malloc, (0,), size, policy)
+    return _guarded(_native.malloc, (0,), size, policy)
 
 
 def malloc_align32(size: int, policy: int) -> Tuple[int, int]:
     """``dev_ptr, ret = acl.rt.malloc_align32(size, policy)``."""
-    return guarded(_native.malloc_align32, (0,), size, policy)
+    return _guarded(_native.malloc_align32, (0,), size, policy)
 
 
 def free(dev_ptr: int) -> int:
     """``ret = acl.rt.free(dev_ptr)``."""
-    return guarded(_native.free, (), dev_ptr)
+    return _guarded(_native.free, (), dev_ptr)
 
 
 def malloc_host(size: int) -> Tuple[int, int]:
     """``host_ptr, ret = acl.rt.malloc_host(size)``."""
-    return guarded(_native.malloc_host, (0,), size)
+    return _guarded(_native.malloc_host, (0,), size)
 
 
 def free_host(host_ptr: int) -> int:
     """``ret = acl.rt.free_host(host_ptr)``."""
-    return guarded(_native.free_host, (), host_ptr)
+    return _guarded(_native.free_host, (), host_ptr)
 
 
 def memcpy(dst: int, dest_max: int, src: int, count: int, kind: int) -> int:
     """``ret = acl.rt.memcpy(dst, dest_max, src, count, kind)``: synchronous."""
-    return guarded(_native.memcpy, (), dst, dest_max, src, count, kind)
+    return _guarded(_native.memcpy, (), dst, dest_max, src, count, kind)
 
 
 def memcpy_async(dst: int, dest_max: int, src: int, count: int, kind: int, stream: int) -> int:
     """``ret = acl.rt.memcpy_async(dst, dest_max, src, count, kind, stream)``."""
-    return guarded(_native.memcpy_async, (), dst, dest_max, src, count, kind, stream)
+    return _guarded(_native.memcpy_async, (), dst, dest_max, src, count, kind, stream)
 
 
 def memset(dev_ptr: int, max_count: int, value: int, count: int) -> int:
     """``ret = acl.rt.memset(dev_ptr, max_count, value, count)``."""
-    return guarded(_native.memset, (), dev_ptr, max_count, value, count)
+    return _guarded(_native.memset, (), dev_ptr, max_count, value, count)
 
 
 # ----- physical memory --------------------------------------------------------------
@@ -168,49 +174,49 @@ def malloc_physical(size: int, prop: Any, flags: int) -> Tuple[int, int]:
     """``handle, ret = acl.rt.malloc_physical(size, prop, flags)``: ``prop`` is
     a dict with ``handleType``, ``allocationType``, ``memAttr``,
     ``location`` (``{"id", "type"}``) and ``reserve``."""
-    fields = prop_tuple(prop)
+    fields = _prop_tuple(prop)
     if fields is None:
-        return 0, INVALID_PARAM
-    return guarded(_native.malloc_physical, (0,), size, fields, flags)
+        return 0, _INVALID_PARAM
+    return _guarded(_native.malloc_physical, (0,), size, fields, flags)
 
 
 def free_physical(handle: int) -> int:
     """``ret = acl.rt.free_physical(handle)``."""
-    return guarded(_native.free_physical, (), handle)
+    return _guarded(_native.free_physical, (), handle)
 
 
 def mem_get_allocation_granularity(prop: Any, option: int) -> Tuple[int, int]:
     """``granularity, ret = acl.rt.mem_get_allocation_granularity(prop, option)``."""
-    fields = prop_tuple(prop)
+    fields = _prop_tuple(prop)
     if fields is None:
-        return 0, INVALID_PARAM
-    return guarded(_native.mem_get_allocation_granularity, (0,), fields, option)
+        return 0, _INVALID_PARAM
+    return _guarded(_native.mem_get_allocation_granularity, (0,), fields, option)
 
 
 def reserve_mem_address(size: int, alignment: int, expect_ptr: int, flags: int) -> Tuple[int, int]:
     """``vir_ptr, ret = acl.rt.reserve_mem_address(size, alignment, expect_ptr, flags)``
     (``expect_ptr`` 0: the system chooses)."""
-    return guarded(_native.reserve_mem_address, (0,), size, alignment, expect_ptr or 0, flags)
+    return _guarded(_native.reserve_mem_address, (0,), size, alignment, expect_ptr or 0, flags)
 
 
 def release_mem_address(vir_ptr: int) -> int:
     """``ret = acl.rt.release_mem_address(vir_ptr)``."""
-    return guarded(_native.release_mem_address, (), vir_ptr)
+    return _guarded(_native.release_mem_address, (), vir_ptr)
 
 
 def map_mem(vir_ptr: int, size: int, offset: int, handle: int, flags: int) -> int:
     """``ret = acl.rt.map_mem(vir_ptr, size, offset, handle, flags)``."""
-    return guarded(_native.map_mem, (), vir_ptr, size, offset, handle, flags)
+    return _guarded(_native.map_mem, (), vir_ptr, size, offset, handle, flags)
 
 
 def unmap_mem(vir_ptr: int) -> int:
     """``ret = acl.rt.unmap_mem(vir_ptr)``."""
-    return guarded(_native.unmap_mem, (), vir_ptr)
+    return _guarded(_native.unmap_mem, (), vir_ptr)
 
 
 def mem_get_address_range(ptr: int) -> Tuple[int, int, int]:
     """``base, size, ret = acl.rt.mem_get_address_range(ptr)``."""
-    return guarded(_native.mem_get_address_range, (0, 0), ptr)
+    return _guarded(_native.mem_get_address_range, (0, 0), ptr)
 
 
 # ----- sharing ----------------------------------------------------------------------
@@ -219,47 +225,45 @@ def mem_get_address_range(ptr: int) -> Tuple[int, int, int]:
 def mem_export_to_shareable_handle(handle: int, handle_type: int, flags: int) -> Tuple[int, int]:
     """``shareable_handle, ret = acl.rt.mem_export_to_shareable_handle(handle,
     handle_type, flags)``: flags 0 enforces the whitelist, 1 disables it."""
-    return guarded(_native.mem_export_to_shareable_handle, (0,), handle, handle_type, flags)
-
-
-def _pids(pid: Union[int, Sequence[int]]) -> List[int]:
-    return [pid] if isinstance(pid, int) else list(pid)
+    return _guarded(_native.mem_export_to_shareable_handle, (0,), handle, handle_type, flags)
 
 
 def mem_set_pid_to_shareable_handle(shareable_handle: int, pid: Union[int, Sequence[int]]) -> int:
     """``ret = acl.rt.mem_set_pid_to_shareable_handle(shareable_handle, pid_list)``
     (one pid or a list)."""
-    try:
-        pids = _pids(pid)
-    except TypeError:
-        return INVALID_PARAM
-    return guarded(_native.mem_set_pid_to_shareable_handle, (), shareable_handle, pids)
+    pids = _pid_list(pid)
+    if pids is None:
+        return _INVALID_PARAM
+    return _guarded(_native.mem_set_pid_to_shareable_handle, (), shareable_handle, pids)
 
 
 def mem_import_from_shareable_handle(shareable_handle: int, device_id: int) -> Tuple[int, int]:
     """``handle, ret = acl.rt.mem_import_from_shareable_handle(shareable_handle, device_id)``."""
-    return guarded(_native.mem_import_from_shareable_handle, (0,), shareable_handle, device_id)
+    return _guarded(_native.mem_import_from_shareable_handle, (0,), shareable_handle, device_id)
 
 
 def ipc_mem_get_export_key(dev_ptr: int, size: int, flags: int) -> Tuple[str, int]:
     """``key, ret = acl.rt.ipc_mem_get_export_key(dev_ptr, size, flags)``."""
-    return guarded(_native.ipc_mem_get_export_key, ("",), dev_ptr, size, flags)
+    return _guarded(_native.ipc_mem_get_export_key, ("",), dev_ptr, size, flags)
 
 
 def ipc_mem_set_import_pid(key: str, pid: Union[int, Sequence[int]]) -> int:
     """``ret = acl.rt.ipc_mem_set_import_pid(key, pid_list)``."""
-    try:
-        pids = _pids(pid)
-    except TypeError:
-        return INVALID_PARAM
-    return guarded(_native.ipc_mem_set_import_pid, (), key, pids)
+    pids = _pid_list(pid)
+    if pids is None:
+        return _INVALID_PARAM
+    return _guarded(_native.ipc_mem_set_import_pid, (), key, pids)
 
 
 def ipc_mem_import_by_key(key: str, flags: int) -> Tuple[int, int]:
     """``dev_ptr, ret = acl.rt.ipc_mem_import_by_key(key, flags)``."""
-    return guarded(_native.ipc_mem_import_by_key, (0,), key, flags)
+    return _guarded(_native.ipc_mem_import_by_key, (0,), key, flags)
 
 
 def ipc_mem_close(key: str) -> int:
     """``ret = acl.rt.ipc_mem_close(key)``."""
-    return guarded(_native.ipc_mem_close, (), key)
+    return _guarded(_native.ipc_mem_close, (), key)
+
+
+# `from __future__ import annotations` binds the name `annotations`.
+del annotations
