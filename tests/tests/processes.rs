@@ -878,3 +878,112 @@ fn a_whitelist_names_a_process_not_a_pid() {
     a.ok(&format!("free {h}"));
     a.exit();
 }
+
+/// After the exporter died, a process binds the exporter's socket name
+/// (anyone can read it in `/proc/net/unix`) and answers the import with a
+/// success and memory of its own: the importer does not believe it (the
+/// answering process is not the exporter's live member), maps nothing and
+/// answers the export is gone.
+#[test]
+fn a_squatter_on_the_exporters_socket_is_not_believed() {
+    let m = machine("squatter");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (mut b, b_pid) = Peer::started("importer", &m);
+    let h = a.ok("malloc 2097152");
+    let s = a.ok(&format!("export {h} 0"));
+    a.ok(&format!("setpid {s} {b_pid}"));
+    let name = listener_names(&m).pop().expect("the exporter listens");
+    a.kill();
+    let id: u64 = s.parse().unwrap();
+    let (ready, is_ready) = channel();
+    let squatter = std::thread::spawn(move || squat(&name, id, ready));
+    is_ready.recv().expect("the squatter binds the name");
+    let e = b.err(&format!("import {s} 0"));
+    assert_eq!(e, AclError::RT_PARAM_INVALID, "the export is gone: {e}");
+    assert!(
+        squatter.join().unwrap(),
+        "the importer reached the squatter"
+    );
+    b.exit();
+}
+
+/// Binds `name` and answers one import request with a forged success and
+/// a descriptor of a memfd of its own. Whether an importer connected.
+fn squat(name: &str, id: u64, ready: std::sync::mpsc::Sender<()>) -> bool {
+    // SAFETY: plain socket calls on descriptors made here and closed here;
+    // the message buffers are live locals.
+    unsafe {
+        let s = libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0);
+        let mut addr: libc::sockaddr_un = std::mem::zeroed();
+        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        for (d, c) in addr.sun_path[1..].iter_mut().zip(name.bytes()) {
+            *d = c as libc::c_char;
+        }
+        let len = (std::mem::size_of::<libc::sa_family_t>() + 1 + name.len()) as libc::socklen_t;
+        // The name is free once the killed exporter's socket is closed.
+        let mut bound = false;
+        for _ in 0..500 {
+            if libc::bind(s, (&raw const addr).cast(), len) == 0 {
+                bound = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if !bound || libc::listen(s, 1) != 0 {
+            libc::close(s);
+            return false;
+        }
+        let _ = ready.send(());
+        let mut poll = libc::pollfd {
+            fd: s,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        if libc::poll(&raw mut poll, 1, 10_000) != 1 {
+            libc::close(s);
+            return false;
+        }
+        let conn = libc::accept(s, std::ptr::null_mut(), std::ptr::null_mut());
+        let mut request = [0u8; 32];
+        libc::recv(conn, request.as_mut_ptr().cast(), 32, 0);
+        // Sealed like a pool file: only who answers gives the squatter away.
+        let memfd = libc::memfd_create(
+            c"squatter".as_ptr(),
+            libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
+        );
+        libc::ftruncate(memfd, 4 << 20);
+        libc::fcntl(
+            memfd,
+            libc::F_ADD_SEALS,
+            libc::F_SEAL_SHRINK | libc::F_SEAL_GROW,
+        );
+        // A success reply: magic, code 0, the id, offset 0, 2 MiB, HBM.
+        let mut reply = [0u8; 64];
+        reply[0..4].copy_from_slice(&0x4143_4c4du32.to_ne_bytes());
+        reply[8..16].copy_from_slice(&id.to_ne_bytes());
+        reply[24..32].copy_from_slice(&(2u64 << 20).to_ne_bytes());
+        reply[32..36].copy_from_slice(&4u32.to_ne_bytes());
+        let mut iov = libc::iovec {
+            iov_base: reply.as_mut_ptr().cast(),
+            iov_len: 64,
+        };
+        let mut control = [0u64; 4];
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(4) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(4) as _;
+        libc::CMSG_DATA(cmsg).cast::<i32>().write_unaligned(memfd);
+        // An importer that checks who answers hangs up before it asks: the
+        // send fails then, and that is the point.
+        libc::sendmsg(conn, &raw const msg, libc::MSG_NOSIGNAL);
+        for fd in [memfd, conn, s] {
+            libc::close(fd);
+        }
+        conn >= 0
+    }
+}
