@@ -987,3 +987,55 @@ fn squat(name: &str, id: u64, ready: std::sync::mpsc::Sender<()>) -> bool {
         conn >= 0
     }
 }
+
+/// What an importer receives reaches the exported bytes and nothing else:
+/// the exporter's other memory on the device (a secret here) is in no
+/// descriptor the importer holds, and the one it holds is as long as the
+/// export.
+#[test]
+fn an_importer_receives_the_exported_bytes_only() {
+    let m = machine("isolation");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (mut b, b_pid) = Peer::started("importer", &m);
+    let secret = a.ok("malloc 2097152");
+    a.ok(&format!("fill {secret} 66"));
+    let shared = a.ok("malloc 2097152");
+    a.ok(&format!("fill {shared} 7"));
+    let s = a.ok(&format!("export {shared} 0"));
+    a.ok(&format!("setpid {s} {b_pid}"));
+    let imported = b.ok(&format!("import {s} 0"));
+    assert_eq!(b.ok(&format!("check {imported} 7")), "yes");
+    // Every memory file the importer holds, read through /proc.
+    let mut seen = 0;
+    for entry in std::fs::read_dir(format!("/proc/{b_pid}/fd"))
+        .unwrap()
+        .flatten()
+    {
+        let target = std::fs::read_link(entry.path()).unwrap_or_default();
+        if !target.to_string_lossy().starts_with("/memfd:aclmem-emu") {
+            continue;
+        }
+        let Ok(file) = std::fs::File::open(entry.path()) else {
+            continue;
+        };
+        let len = file.metadata().unwrap().len();
+        let mut bytes = Vec::new();
+        use std::io::Read;
+        (&file).take(64 << 20).read_to_end(&mut bytes).unwrap();
+        assert!(
+            !bytes.contains(&66),
+            "{}: the exporter's secret",
+            target.display()
+        );
+        if bytes.contains(&7) {
+            assert_eq!(len, 2 << 20, "{}: longer than the export", target.display());
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 1, "one descriptor with the exported bytes");
+    b.ok(&format!("free {imported}"));
+    a.ok(&format!("free {shared}"));
+    a.ok(&format!("free {secret}"));
+    b.exit();
+    a.exit();
+}

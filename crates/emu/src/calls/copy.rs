@@ -63,6 +63,12 @@ impl Process {
         let mut at = addr;
         let mut resv = None;
         while at < end {
+            if va
+                .mapping_at(at)
+                .is_some_and(|(_, e)| e.state == MapState::Moving)
+            {
+                return Err(Situation::MappingInUse.code());
+            }
             let (start, e) = va
                 .mapping_at(at)
                 .filter(|(_, e)| e.state == MapState::Ready)

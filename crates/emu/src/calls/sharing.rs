@@ -16,7 +16,7 @@ use crate::args::{self, Checked};
 use crate::calls::physical::raw_handle;
 use crate::calls::runtime::Target;
 use crate::errors::Situation;
-use crate::machine::{ExportInfo, ExportKind};
+use crate::machine::{ExportInfo, ExportKind, OWN_FILE};
 use crate::process::charge::Pools;
 use crate::process::handles::{Alloc, HandleId, Origin, Source};
 use crate::process::{Process, Result};
@@ -69,8 +69,10 @@ impl Process {
                 kind,
                 check_pid,
                 exporter: (self.slot, self.generation, self.pid),
-                pool: u32::from(id.shard),
-                offset: a.offset,
+                // An importer gets a file of the allocation's own, from
+                // offset 0 (made at the first import: process/own_file.rs).
+                pool: OWN_FILE,
+                offset: 0,
                 size: a.size,
                 location: (a.location_id, a.location.raw()),
                 attr: a.attr.raw(),

@@ -112,6 +112,10 @@ pub(crate) struct Layout {
 /// The size of a machine file.
 pub const REGION_BYTES: usize = std::mem::size_of::<Layout>().next_multiple_of(4096);
 
+/// The `pool` of an export whose allocation has a file of its own (the
+/// exporter finds the file by the export's id).
+pub(crate) const OWN_FILE: u32 = u32::MAX;
+
 /// A shareable handle as the registry records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExportInfo {

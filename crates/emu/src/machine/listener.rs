@@ -176,7 +176,7 @@ fn answer(process: &Process, conn: &OwnedFd) {
         }
         Err(e) => return reply(e, None),
     };
-    match process.pool_file(info.pool) {
+    match process.export_file(&info) {
         Some(file) => reply(AclError::INTERNAL_ERROR, Some((info, file.owned()))),
         None => {
             if let Ok(g) = region.lock(process.slot) {

@@ -36,7 +36,7 @@ mod wire;
 
 pub use error::JoinError;
 pub use files::machine_path;
-pub(crate) use layout::{ExportInfo, ExportKind, REGION_BYTES};
+pub(crate) use layout::{ExportInfo, ExportKind, OWN_FILE, REGION_BYTES};
 pub use layout::{MAX_EXPORTS, MAX_PROCS, WHITELIST};
 pub use pools::{PoolId, Pools};
 pub(crate) use region::Region;

@@ -254,7 +254,10 @@ impl Region {
         }
         let exporter = e.exporter_slot.load(Ordering::Relaxed);
         let exporter_gen = e.exporter_gen.load(Ordering::Relaxed);
+        // An export with a file of its own leaves no extent behind: the
+        // file goes with the last descriptor and mapping of it.
         if reaped.is_some_and(|dead| dead != exporter)
+            && e.pool.load(Ordering::Relaxed) != OWN_FILE
             && let Some(s) = l.slots.get(exporter as usize)
             && s.state.load(Ordering::Relaxed) == LIVE
             && s.generation.load(Ordering::Relaxed) == exporter_gen

@@ -223,6 +223,91 @@ fn transfer_all(count: usize, mut io: impl FnMut(usize) -> isize) -> Result<(), 
     Ok(())
 }
 
+/// Copies `len` bytes from `from` at `from_offset` to `to` at `to_offset`
+/// (a file of zeros there), in the kernel: only the parts of the range that
+/// hold data (`SEEK_DATA`), so that a sparse allocation stays sparse
+/// (`copy_file_range`; read and write through a buffer where that is
+/// refused).
+pub fn copy_between(
+    from: BorrowedFd<'_>,
+    from_offset: u64,
+    to: BorrowedFd<'_>,
+    to_offset: u64,
+    len: u64,
+) -> Result<(), Errno> {
+    use rustix::fs::{SeekFrom, seek};
+    let end = from_offset + len;
+    let mut at = from_offset;
+    while at < end {
+        let data = match seek(from, SeekFrom::Data(at)) {
+            Ok(d) => d,
+            // Nothing but holes from here on.
+            Err(Errno::NXIO) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        if data >= end {
+            return Ok(());
+        }
+        let hole = seek(from, SeekFrom::Hole(data))?.min(end);
+        copy_range(
+            from,
+            data,
+            to,
+            to_offset + (data - from_offset),
+            hole - data,
+        )?;
+        at = hole;
+    }
+    Ok(())
+}
+
+fn copy_range(
+    from: BorrowedFd<'_>,
+    from_offset: u64,
+    to: BorrowedFd<'_>,
+    to_offset: u64,
+    len: u64,
+) -> Result<(), Errno> {
+    let (mut src, mut dst) = (from_offset, to_offset);
+    let end = from_offset + len;
+    while src < end {
+        let left = (end - src) as usize;
+        match rustix::fs::copy_file_range(from, Some(&mut src), to, Some(&mut dst), left) {
+            Ok(0) => return Err(Errno::IO),
+            Ok(_) => {}
+            Err(Errno::INTR) => {}
+            Err(Errno::XDEV | Errno::NOSYS | Errno::INVAL | Errno::OPNOTSUPP) => {
+                return copy_buffered(from, src, to, dst, end - src);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn copy_buffered(
+    from: BorrowedFd<'_>,
+    mut src: u64,
+    to: BorrowedFd<'_>,
+    mut dst: u64,
+    mut len: u64,
+) -> Result<(), Errno> {
+    let mut buf = vec![0u8; 1 << 20];
+    while len > 0 {
+        let n = (buf.len() as u64).min(len) as usize;
+        let got = rustix::io::pread(from, &mut buf[..n], src)?;
+        if got == 0 {
+            return Err(Errno::IO);
+        }
+        let mut done = 0;
+        while done < got {
+            done += rustix::io::pwrite(to, &buf[done..got], dst + done as u64)?;
+        }
+        (src, dst, len) = (src + got as u64, dst + got as u64, len - got as u64);
+    }
+    Ok(())
+}
+
 /// Which way a copy between a pool file and host memory goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Way {

@@ -23,6 +23,8 @@ pub(crate) enum MapState {
     Ready,
     /// Being unmapped.
     Unmapping,
+    /// Being moved into its allocation's own file (an export).
+    Moving,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -237,6 +239,9 @@ impl Process {
             let mut va = self.va.lock();
             let mut shard = self.shards.of(id)?;
             let (h, a) = shard.resolve(id)?;
+            if a.moving {
+                return Err(Situation::MappingInUse.code());
+            }
             let len = a.size as usize;
             let page = map_alignment(a.attr);
             if size.is_some_and(|s| s != len) || !addr.is_multiple_of(page) {
@@ -353,7 +358,9 @@ impl Process {
             let e = va.maps.get_mut(&addr).ok_or(Situation::NotMapped.code())?;
             match (e.state, e.pins) {
                 (MapState::Ready, 0) => {}
-                (MapState::Ready, _) => return Err(Situation::MappingInUse.code()),
+                (MapState::Ready | MapState::Moving, _) => {
+                    return Err(Situation::MappingInUse.code());
+                }
                 _ => return Err(Situation::NotMapped.code()),
             }
             e.state = MapState::Unmapping;

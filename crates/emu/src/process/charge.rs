@@ -69,6 +69,8 @@ impl Process {
                     .give(a.offset, a.extent_len());
             }
             Source::Local => {}
+            // The file goes with the last descriptor and mapping of it.
+            Source::Own(_) => {}
         }
         if a.export.is_none() {
             self.uncharge(a.charged, a.size);

@@ -27,6 +27,9 @@ pub(crate) enum Source {
     Local,
     /// Another process's pool, imported.
     Imported(Arc<PoolFile>),
+    /// A file of its own, from offset 0: an allocation of this process
+    /// that was exported (an importer receives those bytes, no others).
+    Own(Arc<PoolFile>),
 }
 
 /// How an allocation came to be, which decides who may free it.
@@ -58,6 +61,8 @@ pub(crate) struct Alloc {
     /// A handle of it was exported, or an export is being registered (a
     /// handle is exported once).
     pub(crate) exported_handle: bool,
+    /// Being moved into a file of its own (no new mapping meanwhile).
+    pub(crate) moving: bool,
 }
 
 impl Alloc {
@@ -82,6 +87,7 @@ impl Alloc {
             export: None,
             origin,
             exported_handle: false,
+            moving: false,
         }
     }
 
@@ -168,7 +174,7 @@ impl Shard {
     pub(crate) fn file_of(&self, a: &Alloc) -> Result<Arc<PoolFile>> {
         match &a.source {
             Source::Local => self.file.clone().ok_or(AclError::INTERNAL_ERROR),
-            Source::Imported(f) => Ok(Arc::clone(f)),
+            Source::Imported(f) | Source::Own(f) => Ok(Arc::clone(f)),
         }
     }
 

@@ -5,6 +5,7 @@
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Weak};
 
+use super::handles::Source;
 use super::{Process, Result};
 use crate::errors::Situation;
 use crate::machine::{ExportInfo, ExportKind};
@@ -36,7 +37,7 @@ impl Process {
             .get(info.exporter.0 as usize)
             .and_then(Weak::upgrade)
             .filter(|p| p.generation == info.exporter.1);
-        match exporter.and_then(|p| p.pool_file(info.pool)) {
+        match exporter.and_then(|p| p.export_file(&info)) {
             Some(f) => Ok((info, f)),
             None => {
                 if let Ok(g) = region.lock(self.slot) {
@@ -71,11 +72,38 @@ impl Process {
         f
     }
 
-    /// The pool file a listener sends for an export of this process.
-    pub(crate) fn pool_file(&self, pool: u32) -> Option<Arc<PoolFile>> {
-        let index = u8::try_from(pool).ok()?;
-        (usize::from(index) <= self.machine.config.devices as usize)
-            .then(|| self.shards.lock(index).file.clone())
-            .flatten()
+    /// The file a listener sends for an export of this process.
+    pub(crate) fn export_file(&self, info: &ExportInfo) -> Option<Arc<PoolFile>> {
+        // The allocation exported as `info.id`, on its device's shard, in a
+        // file of its own (moved there at its first import).
+        let index = u8::try_from(info.device).ok()?;
+        if info.pool != crate::machine::OWN_FILE
+            || usize::from(index) >= self.machine.config.devices as usize
+        {
+            return None;
+        }
+        let alloc = {
+            let mut shard = self.shards.lock(index);
+            let (alloc, a) = shard
+                .allocs
+                .iter_mut()
+                .find(|(_, a)| a.export.is_some_and(|e| e.get() == info.id))?;
+            if let Source::Own(file) = &a.source {
+                return Some(Arc::clone(file));
+            }
+            // Held while it moves.
+            a.refs += 1;
+            alloc as u32
+        };
+        let moved = self.give_own_file(index, alloc);
+        let mut shard = self.shards.lock(index);
+        let file = match shard.allocs.get(alloc as usize).map(|a| &a.source) {
+            Some(Source::Own(file)) if moved.is_ok() => Some(Arc::clone(file)),
+            _ => None,
+        };
+        let released = shard.unref(alloc);
+        drop(shard);
+        self.finish_release(index, released);
+        file
     }
 }

@@ -14,6 +14,7 @@ pub(crate) mod address_space;
 pub(crate) mod charge;
 pub(crate) mod handles;
 pub(crate) mod imports;
+pub(crate) mod own_file;
 
 use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
