@@ -111,7 +111,9 @@ enum Command {
         #[arg(short, long)]
         out: Option<std::path::PathBuf>,
     },
-    /// Load libascendcl.so, initialise ACL and report what it runs on.
+    /// Load libascendcl.so, initialise ACL and report what it runs on,
+    /// and whether it is aclmem's emulated library ("backend: emulated
+    /// (aclmem, …)") or CANN's.
     Probe {
         /// The library (a file or a directory). Without it: $ACLMEM_ASCENDCL,
         /// then $ASCEND_HOME_PATH/lib64, $ASCEND_TOOLKIT_HOME/lib64,
@@ -285,7 +287,19 @@ fn parse_soc(s: &str) -> Result<Product, String> {
 fn probe(lib: Option<&std::path::Path>) -> Result<(), String> {
     use aclmem_driver::{AscendCl, Policy, SYMBOLS};
     let cl = AscendCl::load(lib).map_err(|e| e.to_string())?;
-    println!("library:  {}", cl.path());
+    match cl.file() {
+        Some(file) if file.as_os_str() != cl.path() => {
+            println!("library:  {} (loaded as {})", file.display(), cl.path())
+        }
+        _ => println!("library:  {}", cl.path()),
+    }
+    match cl.emulated() {
+        Some(emulated) => println!(
+            "backend:  emulated (aclmem, machine \"{}\"; ACLMEM_EMU_* configure it)",
+            emulated.machine
+        ),
+        None => println!("backend:  CANN's libascendcl.so (not aclmem's emulator)"),
+    }
     let runtime = cl.init().map_err(|e| format!("aclInit failed: {e}"))?;
     let soc = runtime
         .soc_name()

@@ -295,6 +295,10 @@ fn probe_reports_the_emulated_machine() {
         "{out}"
     );
     assert!(out.contains("devices:  1"), "{out}");
+    assert!(
+        out.contains("backend:  emulated (aclmem, machine \"default\";"),
+        "{out}"
+    );
     assert!(out.contains("8589934592 of 8589934592 bytes free"), "{out}");
     assert!(
         out.contains("CANN:     9.0.0 (from aclsysGetCANNVersion)"),
@@ -639,5 +643,28 @@ fn matrix_columns_line_up_and_fit_the_terminal() {
     assert!(
         narrow.contains("no (207000) 9.0+") && !narrow.contains(", from "),
         "{narrow}"
+    );
+}
+
+#[test]
+fn probe_says_emulated_when_the_loader_finds_the_emulator() {
+    // What `cargo run -p aclmem-cli -- probe` does: cargo puts the target
+    // directory on the loader path, nothing names the library, and the
+    // loader's search finds the emulated one.
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let (ok, out, err) = probe(&[
+        ("LD_LIBRARY_PATH", dir.to_str().unwrap()),
+        ("ASCEND_HOME_PATH", "/nonexistent/cann"),
+        ("ACLMEM_EMU_MACHINE", "probe-test"),
+    ]);
+    assert!(ok, "{err}");
+    let lib = std::fs::canonicalize(dir.join("libascendcl.so")).unwrap();
+    assert!(
+        out.starts_with(&format!(
+            "library:  {} (loaded as libascendcl.so)\nbackend:  emulated (aclmem, machine \"probe-test\";",
+            lib.display()
+        )),
+        "{out}"
     );
 }
