@@ -243,6 +243,11 @@ pub mod rc_stub {
 #[cfg(all(doctest, feature = "emu"))]
 pub struct ReadmeDoctests;
 
+// So are the guide's (docs/guide.md).
+#[doc = include_str!("../../../docs/guide.md")]
+#[cfg(all(doctest, feature = "emu"))]
+pub struct GuideDoctests;
+
 #[cfg(test)]
 mod tests {
     extern crate std;
