@@ -22,7 +22,7 @@ pub fn json(rows: &[Checked]) -> String {
     out
 }
 
-/// Columns of the text table: the attribute name, then one per location.
+/// Spaces before each column of the text table.
 const GAP: usize = 2;
 
 /// A cell of the text table, in full (`no (207000, from 9.0)`, the
