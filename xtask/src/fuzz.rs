@@ -42,9 +42,22 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
     let _flags = sh.push_env("RUSTFLAGS", FLAGS);
     let _dir = sh.push_env("CARGO_TARGET_DIR", &dir);
     let host = host();
+    // The fuzz crate is a workspace of its own with a committed lock file:
+    // a build must not rewrite it (the tree stays as it was), so a lock
+    // that no longer matches the crates' dependencies is an error here.
     run(cmd!(
         sh,
-        "{cargo} build --release --bins --manifest-path fuzz/Cargo.toml --target {host}"
+        "{cargo} metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml"
+    )
+    .ignore_stdout())
+    .map_err(|e| {
+        format!(
+            "{e}\nfuzz/Cargo.lock is out of date: run `cargo update --workspace --manifest-path fuzz/Cargo.toml` and commit it"
+        )
+    })?;
+    run(cmd!(
+        sh,
+        "{cargo} build --locked --release --bins --manifest-path fuzz/Cargo.toml --target {host}"
     ))?;
     Ok(dir.join(host).join("release"))
 }
