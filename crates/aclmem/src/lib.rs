@@ -82,26 +82,45 @@
 //! Every marker is also at the crate root (`aclmem::AtlasA2`,
 //! `aclmem::HbmHuge`), which is how the examples name them.
 //!
-//! Outside this crate, in the same repository
-//! (<https://github.com/aclmem/aclmem>):
+//! Outside this crate, in the [same repository][repo]:
 //!
-//! * `aclmem-sys`: the C types and the one list of ACL functions;
-//! * `aclmem-emu-capi`: the emulator behind ACL's C ABI, with C headers (a
-//!   drop-in `libascendcl.so` for C, C++ and Python programs);
-//! * `aclmem-sanitizer`: `libaclmem_sanitizer.so`, which checks a real
-//!   program's memory calls;
-//! * `aclmem-cli`: the `aclmem` command (`matrix`, `diff`, `check`,
+//! * [`aclmem-sys`][sys]: the C types and the one list of ACL functions;
+//! * [`aclmem-emu-capi`][capi]: the emulator behind ACL's C ABI, with C
+//!   headers (a drop-in `libascendcl.so` for C, C++ and Python programs);
+//! * [`aclmem-sanitizer`][sanitizer]: `libaclmem_sanitizer.so`, which checks
+//!   a real program's memory calls;
+//! * [`aclmem-cli`][cli]: the `aclmem` command (`matrix`, `diff`, `check`,
 //!   `errors`, `probe`, `sanitize`, `timeline`);
-//! * `python/`: pyACL's memory calls over the emulator or the real library.
+//! * [`python`][python]: pyACL's memory calls over the emulator or the real
+//!   library.
 //!
-//! And the documents, under `docs/`: `guide.md` (running CI on the
-//! emulator, porting sleep/wake, the sanitizer, adding a product),
-//! `rules.md` (the support matrix of every release), `facts.md` (the facts
-//! and their sources), `errors.md` (the emulator's error table),
-//! `extending.md` (adding a release, a product or a call),
-//! `architecture.md` (how the emulator is built), `security.md` (what the
-//! shared machine trusts), `reliability.md` (fuzzing, the model) and
-//! `benchmarks.md`.
+//! The documents:
+//!
+//! * [the guide][guide]: running CI on the emulator, porting sleep/wake,
+//!   checking a program with the sanitizer, adding a product;
+//! * [the support matrix][rules-md] of every release, and [the facts][facts]
+//!   behind it, with their sources;
+//! * [the emulator's error table][errors];
+//! * [extending aclmem][extending]: a release, an attribute, a call;
+//! * [the emulator's architecture][architecture], [what the shared machine
+//!   trusts][security], [reliability][reliability] (fuzzing, the model) and
+//!   [benchmarks][benchmarks].
+//!
+//! [repo]: https://github.com/aclmem/aclmem
+//! [sys]: https://github.com/aclmem/aclmem/blob/main/crates/sys
+//! [capi]: https://github.com/aclmem/aclmem/blob/main/crates/emu-capi
+//! [sanitizer]: https://github.com/aclmem/aclmem/blob/main/crates/sanitizer
+//! [cli]: https://github.com/aclmem/aclmem/blob/main/crates/cli
+//! [python]: https://github.com/aclmem/aclmem/blob/main/python
+//! [guide]: https://github.com/aclmem/aclmem/blob/main/docs/guide.md
+//! [rules-md]: https://github.com/aclmem/aclmem/blob/main/docs/rules.md
+//! [facts]: https://github.com/aclmem/aclmem/blob/main/docs/facts.md
+//! [errors]: https://github.com/aclmem/aclmem/blob/main/docs/errors.md
+//! [extending]: https://github.com/aclmem/aclmem/blob/main/docs/extending.md
+//! [architecture]: https://github.com/aclmem/aclmem/blob/main/docs/architecture.md
+//! [security]: https://github.com/aclmem/aclmem/blob/main/docs/security.md
+//! [reliability]: https://github.com/aclmem/aclmem/blob/main/docs/reliability.md
+//! [benchmarks]: https://github.com/aclmem/aclmem/blob/main/docs/benchmarks.md
 //!
 //! # Optional Cargo features
 //!
