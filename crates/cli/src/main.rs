@@ -181,7 +181,12 @@ where
     T: std::str::FromStr<Err = UnknownName>,
 {
     s.parse().map_err(|e: UnknownName| {
-        let suggestion = better(s).or(e.suggestion());
+        // The core suggests a name within two edits even of a one-letter
+        // input (`x` -> `a3`); a suggestion must keep part of what was typed.
+        let plausible = |n: &&str| {
+            strsim::levenshtein(&s.to_ascii_lowercase(), &n.to_ascii_lowercase()) < s.len()
+        };
+        let suggestion = better(s).or(e.suggestion().filter(plausible));
         unknown_one(e.kind().noun(), s, suggestion, names)
     })
 }

@@ -574,6 +574,12 @@ fn a_misspelt_release_or_attribute_gets_one_good_suggestion() {
         err.contains("unknown product `a22`; did you mean `a2`?"),
         "{err}"
     );
+    // Nothing of a one-letter name is left in a suggestion: none.
+    let err = refused(&["matrix", "--product", "x"]);
+    assert!(
+        err.contains("unknown product `x`\nexpected one of: atlas350, a3"),
+        "{err}"
+    );
 }
 
 #[test]
