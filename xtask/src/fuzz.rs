@@ -6,7 +6,10 @@
 //! pass, switched on with stable `-C passes` / `-C llvm-args` flags (what
 //! cargo-fuzz passes, minus its nightly-only AddressSanitizer). `--target`
 //! keeps the flags off build scripts and proc macros. The corpus lives in
-//! `fuzz/corpus/<target>` and is minimised (`-merge=1`) after each run.
+//! `fuzz/corpus/<target>`: a run reads it and writes what it finds into
+//! `target/fuzz-scratch/<target>`; with `update` (`--update-corpus`) the
+//! two are merged back into the committed corpus and minimised
+//! (`-merge=1`).
 
 use std::path::PathBuf;
 
@@ -39,9 +42,22 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
     let _flags = sh.push_env("RUSTFLAGS", FLAGS);
     let _dir = sh.push_env("CARGO_TARGET_DIR", &dir);
     let host = host();
+    // The fuzz crate is a workspace of its own with a committed lock file:
+    // a build must not rewrite it (the tree stays as it was), so a lock
+    // that no longer matches the crates' dependencies is an error here.
     run(cmd!(
         sh,
-        "{cargo} build --release --bins --manifest-path fuzz/Cargo.toml --target {host}"
+        "{cargo} metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml"
+    )
+    .ignore_stdout())
+    .map_err(|e| {
+        format!(
+            "{e}\nfuzz/Cargo.lock is out of date: run `cargo update --workspace --manifest-path fuzz/Cargo.toml` and commit it"
+        )
+    })?;
+    run(cmd!(
+        sh,
+        "{cargo} build --locked --release --bins --manifest-path fuzz/Cargo.toml --target {host}"
     ))?;
     Ok(dir.join(host).join("release"))
 }
@@ -56,12 +72,14 @@ pub struct Outcome {
 
 /// Runs every target (or `only`) for `seconds` each, or for `runs`
 /// executions when given; a crash, a panic or a leak fails the step.
+/// `update` merges the new inputs into `fuzz/corpus` and minimises it;
+/// otherwise the committed corpus is only read.
 pub fn fuzz(
     sh: &Shell,
     seconds: u64,
     runs: Option<u64>,
     only: &[String],
-    minimise: bool,
+    update: bool,
 ) -> Result<Vec<Outcome>> {
     let bin = build(sh)?;
     let mut out = Vec::new();
@@ -79,16 +97,13 @@ pub fn fuzz(
             None => format!("-max_total_time={seconds}"),
         };
         let prefix = format!("-artifact_prefix={}/", artifacts.display());
-        // libFuzzer adds what it finds to its first corpus directory: a run
-        // that does not minimise (the CI smoke run) writes into a scratch
-        // directory and only reads the committed corpus.
-        let mut dirs = vec![corpus.clone()];
-        if !minimise {
-            let scratch = target_dir().join("fuzz-scratch").join(t);
-            let _ = std::fs::remove_dir_all(&scratch);
-            sh.create_dir(&scratch).map_err(|e| e.to_string())?;
-            dirs.insert(0, scratch);
-        }
+        // libFuzzer adds what it finds to its first corpus directory, and
+        // may rewrite inputs there: that is always a scratch directory, and
+        // the committed corpus is only read.
+        let scratch = target_dir().join("fuzz-scratch").join(t);
+        let _ = std::fs::remove_dir_all(&scratch);
+        sh.create_dir(&scratch).map_err(|e| e.to_string())?;
+        let dirs = [scratch.clone(), corpus.clone()];
         let c = cmd!(
             sh,
             "{exe} {dirs...} {limit} {prefix} -rss_limit_mb=4096 -print_final_stats=1"
@@ -116,16 +131,24 @@ pub fn fuzz(
                 Some((runs, secs))
             })
             .ok_or_else(|| format!("{t}: no `Done` line in libFuzzer's output"))?;
-        if minimise {
+        let found = std::fs::read_dir(&scratch).map_or(0, |d| d.count());
+        if update {
             let merged = target_dir().join("fuzz-merge").join(t);
             let _ = std::fs::remove_dir_all(&merged);
             sh.create_dir(&merged).map_err(|e| e.to_string())?;
-            run(cmd!(sh, "{exe} -merge=1 {merged} {corpus}").quiet())?;
+            run(cmd!(sh, "{exe} -merge=1 {merged} {corpus} {scratch}").quiet())?;
             std::fs::remove_dir_all(&corpus).map_err(|e| e.to_string())?;
             std::fs::rename(&merged, &corpus).map_err(|e| e.to_string())?;
         }
         let corpus_len = std::fs::read_dir(&corpus).map_or(0, |d| d.count());
-        eprintln!("{t}: {runs} executions in {secs} s, 0 failures, corpus {corpus_len} inputs");
+        let kept = if update {
+            "merged into fuzz/corpus"
+        } else {
+            "in target/fuzz-scratch; --update-corpus merges them"
+        };
+        eprintln!(
+            "{t}: {runs} executions in {secs} s, 0 failures, corpus {corpus_len} inputs, {found} new ({kept})"
+        );
         out.push(Outcome {
             target: t,
             runs,

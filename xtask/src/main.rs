@@ -3,8 +3,18 @@
 //! * `cargo xtask ci`: fmt check, clippy `-D warnings`, tests, the trybuild UI
 //!   suite, rustdoc `-D warnings`, and a check that `docs/rules.md` matches
 //!   the rules table.
-//! * `cargo xtask docs`: regenerate `docs/rules.md`.
-//! * `cargo xtask bench`: the benchmarks behind `docs/benchmarks.md`.
+//! * `cargo xtask lib`: build the emulated `libascendcl.so` and
+//!   `libaclmem_sanitizer.so`, print both paths.
+//! * `cargo xtask docs`: regenerate `docs/rules.md` and `docs/errors.md`.
+//! * `cargo xtask bench`: the benchmarks behind `docs/benchmarks.md`
+//!   (`--record` writes the goals table there).
+//! * `cargo xtask fuzz`: libFuzzer on every target (`--update-corpus`
+//!   merges what it found into `fuzz/corpus`).
+//!
+//! Commands that only measure or check leave the tree as it was: their
+//! output goes under the target directory, and writing into the tree is
+//! always an explicit flag (`bench --record`, `fuzz --update-corpus`) or
+//! the purpose of the command (`docs`).
 //! * `cargo xtask cross`: aarch64 builds, the test suite under qemu, and the
 //!   no_std crates on bare-metal targets (see `cross.rs`).
 
@@ -43,7 +53,9 @@ enum Command {
     /// Install the Python package into target/py-venv and run its tests.
     Python,
     /// Coverage-guided fuzzing (libFuzzer) of the C ABI, the rules and the
-    /// environment parser; the corpus in fuzz/corpus is kept minimal.
+    /// environment parser. Reads the committed corpus (fuzz/corpus) and
+    /// writes new inputs under target/fuzz-scratch; the tree is left as it
+    /// was unless --update-corpus is given.
     Fuzz {
         /// Seconds per target.
         #[arg(long, default_value_t = 60)]
@@ -51,6 +63,10 @@ enum Command {
         /// Only these targets (capi_sequence, rules, env_config).
         #[arg(long = "target")]
         targets: Vec<String>,
+        /// Merge what the run found into fuzz/corpus and minimise it
+        /// (`-merge=1`): the corpus files change, for a commit.
+        #[arg(long)]
+        update_corpus: bool,
     },
     /// Build and run the C and C++ examples against the emulated library.
     Examples {
@@ -138,9 +154,10 @@ fn main() -> ExitCode {
         }
         match cli.command {
             Command::Ci => ci(&sh),
-            Command::Lib { release } => {
-                build_lib(&sh, release).map(|lib| println!("{}", lib.display()))
-            }
+            Command::Lib { release } => build_lib(&sh, release).map(|lib| {
+                println!("{}", lib.display());
+                println!("{}", lib.with_file_name(SANITIZER_LIB).display());
+            }),
             Command::Examples { aarch64: false } => {
                 let lib = build_lib(&sh, false)?;
                 examples::run_all(&sh, &lib, &examples::Toolchain::native())
@@ -150,8 +167,12 @@ fn main() -> ExitCode {
                 let lib = build_lib(&sh, false)?;
                 python::test(&sh, &lib)
             }
-            Command::Fuzz { time, targets } => {
-                for o in fuzz::fuzz(&sh, time, None, &targets, true)? {
+            Command::Fuzz {
+                time,
+                targets,
+                update_corpus,
+            } => {
+                for o in fuzz::fuzz(&sh, time, None, &targets, update_corpus)? {
                     println!(
                         "| {} | {} | {} s | {} | 0 |",
                         o.target, o.runs, o.seconds, o.corpus
@@ -218,6 +239,8 @@ pub(crate) const SANITIZER_PACKAGE: &str = "aclmem-sanitizer";
 /// The manifest of the Python package's native module (built by maturin,
 /// outside the workspace: a Python extension cannot link a test binary).
 pub(crate) const PYTHON_MANIFEST: &str = "python/Cargo.toml";
+/// The sanitizer's shared object, built beside `libascendcl.so`.
+pub(crate) const SANITIZER_LIB: &str = "libaclmem_sanitizer.so";
 /// Crates outside the workspace.
 const SHELL_MANIFESTS: &[&str] = &[PYTHON_MANIFEST, "fuzz/Cargo.toml"];
 

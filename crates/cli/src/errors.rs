@@ -15,16 +15,33 @@ fn basis(b: Basis) -> &'static str {
 pub fn render(format: Format) -> String {
     match format {
         Format::Table => {
+            let rows: Vec<[String; 5]> = Situation::ALL
+                .iter()
+                .map(|s| {
+                    let code = s.code();
+                    [
+                        format!("{s:?}"),
+                        code.code().to_string(),
+                        code.name().unwrap_or("?").to_owned(),
+                        basis(s.basis()).to_owned(),
+                        s.what().to_owned(),
+                    ]
+                })
+                .collect();
+            let head = ["situation", "code", "name", "basis", "meaning"].map(str::to_owned);
+            let width = |i: usize| {
+                rows.iter()
+                    .chain([&head])
+                    .map(|r| r[i].len())
+                    .max()
+                    .unwrap_or(0)
+            };
+            let (w0, w1, w2, w3) = (width(0), width(1), width(2), width(3));
             let mut out = String::new();
-            for s in Situation::ALL {
-                let code = s.code();
+            for r in [&head].into_iter().chain(&rows) {
                 out += &format!(
-                    "{:<24} {:>6} {:<34} {:<10} {}\n",
-                    format!("{s:?}"),
-                    code.code(),
-                    code.name().unwrap_or("?"),
-                    basis(s.basis()),
-                    s.what()
+                    "{:<w0$}  {:>w1$}  {:<w2$}  {:<w3$}  {}\n",
+                    r[0], r[1], r[2], r[3], r[4]
                 );
             }
             out

@@ -3,7 +3,9 @@
 
 use std::process::ExitCode;
 
-use aclmem_core::{CannVersion, Location, MemAttr, Product, RunMode, SOC_NAMES, check};
+use aclmem_core::{
+    CannVersion, Location, MemAttr, Product, RunMode, SOC_NAMES, UnknownName, check,
+};
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod errors;
@@ -27,11 +29,13 @@ enum Command {
     /// Print the support matrix (product x run mode x location x attribute)
     /// of one CANN release.
     Matrix {
-        #[arg(long, value_parser = parse::<Product>, help = product_help())]
+        #[arg(long, value_parser = parse_product, help = product_help())]
         product: Option<Product>,
-        #[arg(long, value_parser = parse::<CannVersion>, default_value = CannVersion::DEFAULT.id(), help = cann_help())]
-        cann: CannVersion,
-        /// Output format.
+        #[arg(long, value_parser = parse_cann, help = matrix_cann_help())]
+        cann: Option<CannVersion>,
+        /// Output format. `markdown` without --cann and --product is the
+        /// whole document of docs/rules.md (every release); with either,
+        /// the markdown table of one release.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
@@ -39,12 +43,12 @@ enum Command {
     /// combination, for planning an upgrade.
     Diff {
         /// The release you have.
-        #[arg(value_parser = parse::<CannVersion>)]
+        #[arg(value_parser = parse_cann)]
         from: CannVersion,
         /// The release you are moving to.
-        #[arg(value_parser = parse::<CannVersion>)]
+        #[arg(value_parser = parse_cann)]
         to: CannVersion,
-        #[arg(long, value_parser = parse::<Product>, help = product_help())]
+        #[arg(long, value_parser = parse_product, help = product_help())]
         product: Option<Product>,
     },
     /// Check one combination, as code that learns its product at run time does.
@@ -53,15 +57,15 @@ enum Command {
         #[arg(long, value_parser = parse_soc)]
         soc: Product,
         /// Run mode: ep (ACL_HOST) or rc (ACL_DEVICE).
-        #[arg(long, value_parser = parse::<RunMode>, default_value = RunMode::Ep.id())]
+        #[arg(long, value_parser = parse_run_mode, default_value = RunMode::Ep.id())]
         run_mode: RunMode,
-        #[arg(long, value_parser = parse::<CannVersion>, default_value = CannVersion::DEFAULT.id(), help = cann_help())]
+        #[arg(long, value_parser = parse_cann, default_value = CannVersion::DEFAULT.id(), help = cann_help())]
         cann: CannVersion,
         /// Location: device, host or host-numa (or the C name).
-        #[arg(long, value_parser = parse::<Location>)]
+        #[arg(long, value_parser = parse_location)]
         location: Location,
         /// Attribute: C name (ACL_HBM_MEM_HUGE), marker name (HbmHuge) or raw value (4).
-        #[arg(long, value_parser = parse::<MemAttr>)]
+        #[arg(long, value_parser = parse_attr)]
         attr: MemAttr,
     },
     /// Print the emulator's error table: the code it answers in each
@@ -107,7 +111,9 @@ enum Command {
         #[arg(short, long)]
         out: Option<std::path::PathBuf>,
     },
-    /// Load libascendcl.so, initialise ACL and report what it runs on.
+    /// Load libascendcl.so, initialise ACL and report what it runs on,
+    /// and whether it is aclmem's emulated library ("backend: emulated
+    /// (aclmem, …)") or CANN's.
     Probe {
         /// The library (a file or a directory). Without it: $ACLMEM_ASCENDCL,
         /// then $ASCEND_HOME_PATH/lib64, $ASCEND_TOOLKIT_HOME/lib64,
@@ -153,14 +159,106 @@ fn unknown(what: &str, given: &str, names: &[&str]) -> String {
     )
 }
 
-/// Any of the core parsers (`FromStr` of the value types), with their
-/// messages: one parser per name, shared with the sanitizer, Python and the
-/// emulator's environment.
-fn parse<T: std::str::FromStr>(s: &str) -> Result<T, String>
+/// "unknown X `given`; did you mean `s`?\nexpected one of: ...": one
+/// suggestion at most, then every name.
+fn unknown_one(what: &str, given: &str, suggestion: Option<&str>, names: &[&str]) -> String {
+    let hint = suggestion.map_or(String::new(), |s| format!("; did you mean `{s}`?"));
+    format!(
+        "unknown {what} `{given}`{hint}\nexpected one of: {}",
+        names.join(", ")
+    )
+}
+
+/// A name of one of the core's kinds (`FromStr` with its suggestion: one
+/// parser per name, shared with the sanitizer, Python and the emulator's
+/// environment), reported as the other errors of this command are.
+fn parse_name<T>(
+    s: &str,
+    names: &[&str],
+    better: impl FnOnce(&str) -> Option<&'static str>,
+) -> Result<T, String>
 where
-    T::Err: std::fmt::Display,
+    T: std::str::FromStr<Err = UnknownName>,
 {
-    s.parse().map_err(|e: T::Err| e.to_string())
+    s.parse().map_err(|e: UnknownName| {
+        // The core suggests a name within two edits even of a one-letter
+        // input (`x` -> `a3`); a suggestion must keep part of what was typed.
+        let plausible = |n: &&str| {
+            strsim::levenshtein(&s.to_ascii_lowercase(), &n.to_ascii_lowercase()) < s.len()
+        };
+        let suggestion = better(s).or(e.suggestion().filter(plausible));
+        unknown_one(e.kind().noun(), s, suggestion, names)
+    })
+}
+
+fn parse_product(s: &str) -> Result<Product, String> {
+    let ids: Vec<&str> = Product::ALL.iter().map(|p| p.id()).collect();
+    parse_name(s, &ids, |_| None)
+}
+
+fn parse_location(s: &str) -> Result<Location, String> {
+    let ids: Vec<&str> = Location::ALL.iter().map(|l| l.id()).collect();
+    parse_name(s, &ids, |_| None)
+}
+
+fn parse_run_mode(s: &str) -> Result<RunMode, String> {
+    let ids: Vec<&str> = RunMode::ALL.iter().map(|m| m.id()).collect();
+    parse_name(s, &ids, |_| None)
+}
+
+/// An attribute; a C name without its `ACL_` prefix (`MEM_HUGE`) suggests
+/// the C name (`ACL_MEM_HUGE`) rather than the nearest marker name.
+fn parse_attr(s: &str) -> Result<MemAttr, String> {
+    let mut names: Vec<&str> = MemAttr::ALL.iter().map(|a| a.c_name()).collect();
+    names.push("a marker name such as HbmHuge, or the value");
+    parse_name(s, &names, |given| {
+        format!("ACL_{given}")
+            .parse::<MemAttr>()
+            .ok()
+            .map(MemAttr::c_name)
+    })
+}
+
+/// A CANN release. One suggestion for one that aclmem does not model: for
+/// a release line (`8.4`, `9.1.RC1`), the modelled release whose rules
+/// apply to it (newer than every modelled one: the newest) or else the
+/// closest modelled one before it (the oldest, below them all); for other
+/// text, an id one edit away (`8,3`).
+fn parse_cann(s: &str) -> Result<CannVersion, String> {
+    s.parse().map_err(|_| {
+        let suggestion = CannVersion::for_installed(s)
+            .or_else(|| {
+                let line = release_line(s)?;
+                let before = CannVersion::ALL
+                    .into_iter()
+                    .rev()
+                    .find(|v| v.major_minor() <= line);
+                Some(before.unwrap_or(CannVersion::ALL[0]))
+            })
+            .or_else(|| {
+                CannVersion::ALL
+                    .into_iter()
+                    .find(|v| strsim::levenshtein(s.trim(), v.id()) == 1)
+            });
+        let hint = suggestion.map_or(String::new(), |v| format!("; did you mean `{}`?", v.id()));
+        format!(
+            "`{s}` is not a CANN release aclmem models{hint}\nexpected one of: {}",
+            CannVersion::LIST
+        )
+    })
+}
+
+/// The major and minor number at the start of `s` (`8.4`, `8.4.RC1`).
+fn release_line(s: &str) -> Option<(u32, u32)> {
+    let mut parts = s.trim().split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// The help of `--cann` of `matrix`.
+fn matrix_cann_help() -> String {
+    format!("{} [default: {}]", cann_help(), CannVersion::DEFAULT.id())
 }
 
 /// The help of `--cann`, from the table of releases.
@@ -194,7 +292,19 @@ fn parse_soc(s: &str) -> Result<Product, String> {
 fn probe(lib: Option<&std::path::Path>) -> Result<(), String> {
     use aclmem_driver::{AscendCl, Policy, SYMBOLS};
     let cl = AscendCl::load(lib).map_err(|e| e.to_string())?;
-    println!("library:  {}", cl.path());
+    match cl.file() {
+        Some(file) if file.as_os_str() != cl.path() => {
+            println!("library:  {} (loaded as {})", file.display(), cl.path())
+        }
+        _ => println!("library:  {}", cl.path()),
+    }
+    match cl.emulated() {
+        Some(emulated) => println!(
+            "backend:  emulated (aclmem, machine \"{}\"; ACLMEM_EMU_* configure it)",
+            emulated.machine
+        ),
+        None => println!("backend:  CANN's libascendcl.so (not aclmem's emulator)"),
+    }
     let runtime = cl.init().map_err(|e| format!("aclInit failed: {e}"))?;
     let soc = runtime
         .soc_name()
@@ -262,6 +372,21 @@ fn probe(lib: Option<&std::path::Path>) -> Result<(), String> {
     Ok(())
 }
 
+/// The width to fit the matrix into: the terminal's when stdout is one,
+/// else `$COLUMNS` when set; `None` (no limit) for a pipe or a file.
+fn terminal_width() -> Option<usize> {
+    // SAFETY: `isatty` and `ioctl(TIOCGWINSZ)` only read the descriptor's
+    // state; `size` is a live local of the type the request writes.
+    let tty = unsafe {
+        let mut size: libc::winsize = std::mem::zeroed();
+        (libc::isatty(libc::STDOUT_FILENO) == 1
+            && libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) == 0
+            && size.ws_col > 0)
+            .then_some(usize::from(size.ws_col))
+    };
+    tty.or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+}
+
 fn main() -> ExitCode {
     // Like other Unix tools, end quietly when the reader of stdout goes
     // away (`aclmem matrix | head`) instead of failing a write.
@@ -281,18 +406,12 @@ fn main() -> ExitCode {
             cann,
             format,
         } => {
+            let release = cann.unwrap_or(CannVersion::DEFAULT);
             let text = match format {
-                Format::Table => matrix::table(product, cann),
-                Format::Json => matrix::json(&matrix::rows(product, cann)),
-                Format::Markdown if product.is_none() && cann == CannVersion::DEFAULT => {
-                    matrix::markdown()
-                }
-                Format::Markdown => {
-                    eprintln!(
-                        "error: the markdown document covers every product and release; drop --product and --cann"
-                    );
-                    return ExitCode::from(2);
-                }
+                Format::Table => matrix::table(product, release, terminal_width()),
+                Format::Json => matrix::json(&matrix::rows(product, release)),
+                Format::Markdown if product.is_none() && cann.is_none() => matrix::markdown(),
+                Format::Markdown => matrix::markdown_release(product, release),
             };
             print!("{text}");
             ExitCode::SUCCESS

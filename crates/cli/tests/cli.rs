@@ -295,6 +295,10 @@ fn probe_reports_the_emulated_machine() {
         "{out}"
     );
     assert!(out.contains("devices:  1"), "{out}");
+    assert!(
+        out.contains("backend:  emulated (aclmem, machine \"default\";"),
+        "{out}"
+    );
     assert!(out.contains("8589934592 of 8589934592 bytes free"), "{out}");
     assert!(
         out.contains("CANN:     9.0.0 (from aclsysGetCANNVersion)"),
@@ -451,5 +455,222 @@ fn diff_lists_one_line_per_changed_combination() {
     assert_eq!(
         out.trim(),
         "0 combination(s) change from CANN 9.0 to CANN 9.0:"
+    );
+}
+
+/// stderr of a failing run.
+fn refused(args: &[&str]) -> String {
+    let out = bin().args(args).output().expect("aclmem runs");
+    assert!(!out.status.success(), "{args:?} succeeded");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn markdown_of_one_release_is_its_section_of_the_document() {
+    let (ok, document) = aclmem(&["matrix", "--format", "markdown"]);
+    assert!(ok);
+    for cann in aclmem_core::CannVersion::ALL {
+        let (ok, one) = aclmem(&["matrix", "--cann", cann.id(), "--format", "markdown"]);
+        assert!(ok, "{cann}");
+        assert!(one.starts_with(&format!("## {cann}\n")), "{one}");
+        assert_eq!(one.matches("\n## ").count(), 0, "one release only:\n{one}");
+        assert!(
+            document.contains(&one),
+            "{cann}: not a section of docs/rules.md"
+        );
+        // A header, a separator and a row per location and attribute.
+        assert_eq!(
+            one.lines().filter(|l| l.starts_with('|')).count(),
+            2 + PER_PLATFORM
+        );
+    }
+    // --product alone: the default release, that product's columns only.
+    let (ok, a2) = aclmem(&["matrix", "--product", "a2", "--format", "markdown"]);
+    assert!(ok);
+    let default = aclmem_core::CannVersion::DEFAULT;
+    assert!(a2.starts_with(&format!("## {default}\n")), "{a2}");
+    let header = a2.lines().find(|l| l.starts_with("| location")).unwrap();
+    assert_eq!(header, "| location | attribute | `AtlasA2` |");
+}
+
+#[test]
+fn diff_lists_only_verdicts_that_change() {
+    let (ok, out) = aclmem(&["diff", "8.3", "9.0"]);
+    assert!(ok);
+    let lines: Vec<&str> = out.lines().skip(1).collect();
+    assert!(!lines.is_empty());
+    for line in &lines {
+        let (was, is) = line.split_once(" -> ").expect("an arrow");
+        let was = was.rsplit("  ").next().unwrap().trim();
+        assert_ne!(was, is.trim(), "unchanged verdict listed: {line}");
+    }
+    // Atlas 350 refuses ACL_MEM_HUGE1G on the device in both releases with
+    // 207000 (in 8.3 because the product is not supported yet, in 9.0
+    // because the attribute is not): the same answer, not listed.
+    let rows = |cann: &str| {
+        json_rows(&[
+            "matrix",
+            "--cann",
+            cann,
+            "--product",
+            "atlas350",
+            "--format",
+            "json",
+        ])
+    };
+    let (old, new) = (rows("8.3"), rows("9.0"));
+    let code = |rows: &[serde_json::Value]| {
+        find(rows, "atlas350", "ep", "device", "ACL_MEM_HUGE1G")["code"].clone()
+    };
+    assert_eq!((code(&old), code(&new)), (207000.into(), 207000.into()));
+    assert!(
+        !lines.iter().any(|l| l.starts_with("Atlas350")
+            && l.contains(" device ")
+            && l.contains(" ACL_MEM_HUGE1G ")),
+        "{out}"
+    );
+    // The columns line up.
+    let arrows: Vec<usize> = lines.iter().map(|l| l.find(" -> ").unwrap()).collect();
+    assert!(arrows.windows(2).all(|w| w[0] == w[1]), "{out}");
+}
+
+#[test]
+fn a_misspelt_release_or_attribute_gets_one_good_suggestion() {
+    let err = refused(&["matrix", "--cann", "8.4"]);
+    assert!(
+        err.contains("`8.4` is not a CANN release aclmem models; did you mean `8.3`?"),
+        "{err}"
+    );
+    assert_eq!(err.matches("did you mean").count(), 1, "{err}");
+    assert!(
+        err.contains("expected one of: 8.0, 8.1, 8.2, 8.3, 8.5, 9.0"),
+        "{err}"
+    );
+    // Newer than every modelled release: the newest, whose rules apply.
+    assert!(refused(&["diff", "8.3", "9.1"]).contains("did you mean `9.0`?"));
+    assert!(refused(&["matrix", "--cann", "7.0"]).contains("did you mean `8.0`?"));
+    assert!(refused(&["matrix", "--cann", "8,3"]).contains("did you mean `8.3`?"));
+    assert!(!refused(&["matrix", "--cann", "latest"]).contains("did you mean"));
+    let attr = |a: &str| {
+        refused(&[
+            "check",
+            "--soc",
+            "Ascend910B3",
+            "--location",
+            "device",
+            "--attr",
+            a,
+        ])
+    };
+    let err = attr("MEM_HUGE");
+    assert!(
+        err.contains("unknown memory attribute `MEM_HUGE`; did you mean `ACL_MEM_HUGE`?"),
+        "{err}"
+    );
+    assert_eq!(err.matches("did you mean").count(), 1, "{err}");
+    assert!(attr("hbm_mem_huge1g").contains("did you mean `ACL_HBM_MEM_HUGE1G`?"));
+    let err = refused(&["matrix", "--product", "a22"]);
+    assert!(
+        err.contains("unknown product `a22`; did you mean `a2`?"),
+        "{err}"
+    );
+    // Nothing of a one-letter name is left in a suggestion: none.
+    let err = refused(&["matrix", "--product", "x"]);
+    assert!(
+        err.contains("unknown product `x`\nexpected one of: atlas350, a3"),
+        "{err}"
+    );
+}
+
+#[test]
+fn errors_table_has_a_header_row_and_aligned_columns() {
+    let (ok, out) = aclmem(&["errors"]);
+    assert!(ok);
+    let mut lines = out.lines();
+    let header = lines.next().unwrap();
+    let words: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(words, ["situation", "code", "name", "basis", "meaning"]);
+    let meaning = header.find("meaning").unwrap();
+    for line in lines {
+        assert_eq!(&line[meaning - 2..meaning], "  ", "{line}");
+        assert_ne!(&line[meaning..=meaning], " ", "{line}");
+    }
+}
+
+/// Where each column of a matrix grid starts: after two spaces.
+fn column_starts(line: &str) -> Vec<usize> {
+    let b = line.as_bytes();
+    (2..b.len())
+        .filter(|&i| b[i] != b' ' && b[i - 1] == b' ' && b[i - 2] == b' ')
+        .collect()
+}
+
+fn matrix_lines(columns: Option<&str>) -> String {
+    let mut cmd = bin();
+    cmd.args(["matrix", "--cann", "8.3"]).env_remove("COLUMNS");
+    if let Some(c) = columns {
+        cmd.env("COLUMNS", c);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn matrix_columns_line_up_and_fit_the_terminal() {
+    for (columns, limit) in [(None, 100), (Some("100"), 100), (Some("80"), 80)] {
+        let out = matrix_lines(columns);
+        for line in out.lines() {
+            assert!(line.chars().count() <= limit, "{columns:?}: {line}");
+        }
+        let grid: Vec<&str> = out.lines().filter(|l| l.starts_with("  ")).collect();
+        assert_eq!(
+            grid.len(),
+            aclmem_core::PLATFORMS.len() * (1 + aclmem_core::MemAttr::ALLOCATABLE.len())
+        );
+        let header = column_starts(grid[0]);
+        assert_eq!(
+            header.len(),
+            1 + aclmem_core::Location::ALL.len(),
+            "{}",
+            grid[0]
+        );
+        for line in &grid {
+            assert_eq!(
+                column_starts(line),
+                header,
+                "{columns:?}: misaligned\n{line}"
+            );
+        }
+    }
+    // Wide enough: the cells as in docs/rules.md; narrow: compact.
+    assert!(matrix_lines(None).contains("no (207000, from 9.0)"));
+    let narrow = matrix_lines(Some("80"));
+    assert!(
+        narrow.contains("no (207000) 9.0+") && !narrow.contains(", from "),
+        "{narrow}"
+    );
+}
+
+#[test]
+fn probe_says_emulated_when_the_loader_finds_the_emulator() {
+    // What `cargo run -p aclmem-cli -- probe` does: cargo puts the target
+    // directory on the loader path, nothing names the library, and the
+    // loader's search finds the emulated one.
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let (ok, out, err) = probe(&[
+        ("LD_LIBRARY_PATH", dir.to_str().unwrap()),
+        ("ASCEND_HOME_PATH", "/nonexistent/cann"),
+        ("ACLMEM_EMU_MACHINE", "probe-test"),
+    ]);
+    assert!(ok, "{err}");
+    let lib = std::fs::canonicalize(dir.join("libascendcl.so")).unwrap();
+    assert!(
+        out.starts_with(&format!(
+            "library:  {} (loaded as libascendcl.so)\nbackend:  emulated (aclmem, machine \"probe-test\";",
+            lib.display()
+        )),
+        "{out}"
     );
 }

@@ -14,6 +14,9 @@
 //!   call answer `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` (207000).
 //! * [`Runtime`] owns `aclInit` / `aclFinalize`; [`Driver`] is one device
 //!   and implements every `aclmem-hal` trait.
+//! * [`AscendCl::file`] is the file the dynamic loader opened, and
+//!   [`AscendCl::emulated`] tells aclmem's emulated library from CANN's, so
+//!   that tools can say when no NPU is involved.
 //!
 //! ## Devices and threads
 //!
@@ -41,7 +44,8 @@ use std::cell::Cell;
 use std::ffi::{CStr, c_void};
 use std::fmt;
 use std::num::{NonZeroU64, NonZeroUsize};
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -171,6 +175,52 @@ impl AscendCl {
         &self.path
     }
 
+    /// The file the library was loaded from, as the dynamic loader resolved
+    /// it (`dladdr` of `aclInit`): an absolute path also when the library
+    /// was found by the loader's own search, where [`AscendCl::path`] is
+    /// only `libascendcl.so`. `None` if the loader cannot say.
+    pub fn file(&self) -> Option<PathBuf> {
+        // SAFETY: only the symbol's address is read; it is not called.
+        let symbol = unsafe { self.library.get::<*const c_void>(b"aclInit\0") }.ok()?;
+        let address: *const c_void = *symbol;
+        // SAFETY: `Dl_info` is plain C data (pointers and integers), for
+        // which all zeroes is a valid value.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: `dladdr` only reads the loader's tables for an address
+        // inside a library that stays loaded while `self` lives; `info` is
+        // a live local it fills in.
+        let found = unsafe { libc::dladdr(address, &mut info) };
+        if found == 0 || info.dli_fname.is_null() {
+            return None;
+        }
+        // SAFETY: a non-NULL `dli_fname` is a NUL-terminated string owned by
+        // the loader, valid while the library is loaded; copied at once.
+        let name = unsafe { CStr::from_ptr(info.dli_fname) };
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()));
+        Some(std::fs::canonicalize(&path).unwrap_or(path))
+    }
+
+    /// Whether this is aclmem's emulated `libascendcl.so` rather than
+    /// CANN's: `Some` with what the emulator is configured by, `None` for
+    /// any other library (or if its file cannot be read).
+    ///
+    /// The emulated library exports exactly CANN's functions and nothing
+    /// else, so it is told by its file: it holds the names of the
+    /// environment variables it reads at `aclInit`, documented in
+    /// `crates/emu-capi/README.md`, among them [`EMULATOR_MARKER`]; a CANN
+    /// library has no reason to contain aclmem's variable names. This holds
+    /// however the library was found (path, `$ACLMEM_ASCENDCL`, the
+    /// loader's search) and under any file name.
+    pub fn emulated(&self) -> Option<Emulated> {
+        let file = self.file()?;
+        contains_marker(&file).ok()?.then(|| Emulated {
+            machine: std::env::var(EMULATOR_MACHINE_VAR)
+                .ok()
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| "default".into()),
+        })
+    }
+
     /// Whether an optional symbol is present.
     pub fn has_symbol(&self, symbol: &str) -> bool {
         let name = format!("{symbol}\0");
@@ -200,6 +250,31 @@ impl AscendCl {
             }),
         })
     }
+}
+
+/// Found in the file of aclmem's emulated `libascendcl.so` (see
+/// [`AscendCl::emulated`]): the name of the variable that chooses the
+/// emulated machine a process joins.
+pub const EMULATOR_MARKER: &[u8] = EMULATOR_MACHINE_VAR.as_bytes();
+
+/// The emulator's variable naming the machine to join.
+const EMULATOR_MACHINE_VAR: &str = "ACLMEM_EMU_MACHINE";
+
+/// Whether the file at `path` contains [`EMULATOR_MARKER`].
+fn contains_marker(path: &Path) -> std::io::Result<bool> {
+    let bytes = std::fs::read(path)?;
+    Ok(memchr::memmem::find(&bytes, EMULATOR_MARKER).is_some())
+}
+
+/// The loaded library is aclmem's emulator ([`AscendCl::emulated`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Emulated {
+    /// The emulated machine this process joins at `aclInit`:
+    /// `$ACLMEM_EMU_MACHINE`, or `default`. Its other settings
+    /// (`ACLMEM_EMU_SOC`, `_DEVICES`, `_HBM`, …) are the library's to
+    /// report, through the ordinary ACL queries.
+    pub machine: String,
 }
 
 struct RuntimeInner {
@@ -643,5 +718,31 @@ impl ShareableMemory for Driver {
             )
         })?;
         handle_from(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_marker_is_found_anywhere_in_a_file_and_only_there() {
+        let dir = std::env::temp_dir().join(format!("aclmem-driver-marker-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let with = dir.join("with.so");
+        let mut bytes = vec![0u8; 1 << 20];
+        bytes[700_001..700_001 + EMULATOR_MARKER.len()].copy_from_slice(EMULATOR_MARKER);
+        std::fs::write(&with, &bytes).unwrap();
+        let without = dir.join("without.so");
+        // The marker cut short by one byte, at the very end.
+        let cut = &EMULATOR_MARKER[..EMULATOR_MARKER.len() - 1];
+        bytes[700_001..700_001 + EMULATOR_MARKER.len()].fill(0);
+        let end = bytes.len() - cut.len();
+        bytes[end..].copy_from_slice(cut);
+        std::fs::write(&without, &bytes).unwrap();
+        assert!(contains_marker(&with).unwrap());
+        assert!(!contains_marker(&without).unwrap());
+        assert!(contains_marker(&dir.join("missing.so")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -62,3 +62,48 @@ fn every_symbol_has_a_policy() {
     assert!(optional.contains(&"aclrtMemGetAllocationGranularity"));
     assert!(optional.contains(&"aclrtMemExportToShareableHandle"));
 }
+
+/// The emulated library `cargo build` puts beside the test executables
+/// (`$ACLMEM_ASCENDCL` when set, as `cargo xtask ci` does).
+fn emulated_library() -> PathBuf {
+    let lib = std::env::var_os("ACLMEM_ASCENDCL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let exe = std::env::current_exe().unwrap();
+            exe.parent()
+                .unwrap()
+                .parent()
+                .unwrap()
+                .join("libascendcl.so")
+        });
+    assert!(
+        lib.exists(),
+        "{} missing: run `cargo build` first (`cargo xtask ci` does)",
+        lib.display()
+    );
+    lib
+}
+
+#[test]
+fn the_emulated_library_is_told_from_its_file() {
+    let lib = emulated_library();
+    let cl = AscendCl::load(Some(&lib)).unwrap();
+    let file = cl.file().expect("dladdr knows the library");
+    assert_eq!(file, std::fs::canonicalize(&lib).unwrap());
+    let emulated = cl.emulated().expect("aclmem's emulator");
+    let machine = std::env::var("ACLMEM_EMU_MACHINE").unwrap_or_default();
+    let want = if machine.is_empty() {
+        "default"
+    } else {
+        machine.as_str()
+    };
+    assert_eq!(emulated.machine, want);
+    // The C library exports ACL's symbols' opposite: loaded by name it is
+    // no `AscendCl`, but its file is readable and holds no marker.
+    let libc = std::fs::read(libc_path()).unwrap();
+    assert!(
+        !libc
+            .windows(aclmem_driver::EMULATOR_MARKER.len())
+            .any(|w| w == aclmem_driver::EMULATOR_MARKER)
+    );
+}
