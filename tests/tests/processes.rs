@@ -640,6 +640,17 @@ fn no_room_for_the_machine_is_an_error_not_a_crash() {
     let _ = std::fs::remove_dir_all(base);
 }
 
+/// Tests that choose the next pid take turns (another test of this binary
+/// forking meanwhile can still take it: they try again).
+static NEXT_PID: std::sync::Mutex<()> = std::sync::Mutex::new(());
+const PID_TRIES: usize = 1000;
+
+/// Makes `pid` the next pid the kernel hands out, if it is free (root).
+fn set_next_pid(pid: i32) {
+    std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string())
+        .expect("root sets the next pid");
+}
+
 /// The abstract socket names of `machine`'s listeners, as anyone on the
 /// host can read them from `/proc/net/unix`.
 fn listener_names(machine: &str) -> Vec<String> {
@@ -694,10 +705,11 @@ fn forged_import_as(
     // buffers prepared above, and leaves with `_exit`; the parent reads the
     // child's 8-byte answer from a pipe and reaps it.
     unsafe {
-        assert_eq!(libc::pipe(pipe.as_mut_ptr()), 0);
+        // Close-on-exec: a process another test spawns meanwhile must not
+        // keep the write end open (the read would never end).
+        assert_eq!(libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC), 0);
         if let Some(pid) = pid {
-            std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string())
-                .expect("root sets the next pid");
+            set_next_pid(pid);
         }
         match libc::fork() {
             0 => {
@@ -822,8 +834,10 @@ fn a_reused_pid_is_not_the_member_it_was() {
     for slot in 0..4u32 {
         for generation in 1..4u64 {
             let claim = (slot, generation);
-            let answer =
-                (0..50).find_map(|_| forged_import_as(&names[0], id, claim, None, Some(b_pid)));
+            let answer = (0..PID_TRIES).find_map(|_| {
+                let _one = NEXT_PID.lock().unwrap();
+                forged_import_as(&names[0], id, claim, None, Some(b_pid))
+            });
             if let Some(answer) = answer {
                 tried += 1;
                 assert_eq!(
@@ -855,11 +869,17 @@ fn a_whitelist_names_a_process_not_a_pid() {
     let h = a.ok("malloc 2097152");
     let s = a.ok(&format!("export {h} 0"));
     a.ok(&format!("setpid {s} {b_pid}"));
+    // Start times count clock ticks (10 ms): a process that started within
+    // the tick of the named one is not told apart (taking a pid that fast
+    // needs root; see docs/security.md). The successor starts later.
+    std::thread::sleep(Duration::from_millis(30));
     b.exit();
-    let successor = (0..50).find_map(|_| {
-        std::fs::write("/proc/sys/kernel/ns_last_pid", (b_pid - 1).to_string())
-            .expect("root sets the next pid");
-        let child = Peer::command(&m, &[]).spawn().expect("the peer starts");
+    let successor = (0..PID_TRIES).find_map(|_| {
+        let child = {
+            let _one = NEXT_PID.lock().unwrap();
+            set_next_pid(b_pid);
+            Peer::command(&m, &[]).spawn().expect("the peer starts")
+        };
         if child.id() as i32 == b_pid {
             Some(Peer::from_child("successor", child))
         } else {

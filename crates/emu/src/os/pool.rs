@@ -8,11 +8,10 @@
 //! of an extent gives its pages back with a hole punch, before the extent
 //! can be taken again.
 //!
-//! Sharing sends the pool's descriptor (see `crate::share`): the importer
-//! maps only the extent it imported through the ACL API, but holding the
-//! descriptor it could map the exporter's other extents with its own `mmap`
-//! calls. The emulator models the API, not a security boundary; the
-//! kernel-checked whitelist decides who receives a descriptor at all.
+//! Sharing never sends a pool: an exported allocation moves into a file of
+//! its own at its first import (`crate::process::own_file`), and that file
+//! is what an importer receives. An exporting process holds one more
+//! descriptor per allocation imported somewhere.
 //!
 //! The extent allocator is written here rather than taken from
 //! `vm-allocator`: a steady malloc/free loop must not allocate, which the
