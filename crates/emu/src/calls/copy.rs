@@ -16,7 +16,7 @@ use crate::args::{self, Checked, CopyRequest, FillRequest};
 use crate::errors::Situation;
 use crate::os::host::{self, Use};
 use crate::os::pool::PoolFile;
-use crate::os::sys::{self, Way};
+use crate::os::transfer::{self, Way};
 use crate::process::address_space::MapState;
 use crate::process::{Process, Result};
 use crate::{Emulator, Op};
@@ -126,7 +126,7 @@ impl Process {
                 Ok(())
             }
             (false, false) => {
-                sys::copy_host_to_host(dst, src, count, || Some(self.scratch().ok()?.as_fd()))
+                transfer::copy_host_to_host(dst, src, count, || Some(self.scratch().ok()?.as_fd()))
                     .map_err(|e| {
                         if e == rustix::io::Errno::MFILE {
                             Situation::FdLimit.code()
@@ -172,7 +172,7 @@ impl Process {
             return Ok(());
         }
         pinned.segments.iter().try_for_each(|s| {
-            sys::copy_with_file(s.file.fd(), s.offset, host + (s.addr - device), s.len, way)
+            transfer::copy_with_file(s.file.fd(), s.offset, host + (s.addr - device), s.len, way)
                 .map_err(|_| Situation::BadCopyAddress.code())
         })
     }
@@ -193,7 +193,7 @@ impl Process {
             unsafe { std::ptr::write_bytes(dst as *mut u8, value, count) };
             Ok(())
         } else if self.is_host_allocation(dst, count) {
-            sys::fill_host(dst, value, count, self.scratch()?)
+            transfer::fill_host(dst, value, count, self.scratch()?)
                 .map_err(|_| Situation::BadCopyAddress.code())
         } else {
             Err(Situation::BadCopyAddress.code())
@@ -364,7 +364,7 @@ pub mod hostmem {
     use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
     use std::sync::OnceLock;
 
-    use crate::os::sys;
+    use crate::os::{sys, transfer};
 
     static SCRATCH: OnceLock<Option<OwnedFd>> = OnceLock::new();
 
@@ -381,7 +381,7 @@ pub mod hostmem {
     /// Copies `dst.len()` bytes from the address `src` into `dst`.
     /// `false` if the kernel refused the source.
     pub fn read(src: usize, dst: &mut [u8]) -> bool {
-        sys::copy_host_to_host(dst.as_mut_ptr() as usize, src, dst.len(), scratch).is_ok()
+        transfer::copy_host_to_host(dst.as_mut_ptr() as usize, src, dst.len(), scratch).is_ok()
     }
 
     /// Copies `src` to the address `dst`. `false` if the kernel refused the
@@ -391,6 +391,6 @@ pub mod hostmem {
     /// `dst..dst + src.len()` must not be memory that Rust code holds a
     /// reference to (the C caller's contract: it passes memory of its own).
     pub unsafe fn write(dst: usize, src: &[u8]) -> bool {
-        sys::copy_host_to_host(dst, src.as_ptr() as usize, src.len(), scratch).is_ok()
+        transfer::copy_host_to_host(dst, src.as_ptr() as usize, src.len(), scratch).is_ok()
     }
 }

@@ -108,7 +108,7 @@ fn move_into_own_file(
 ) -> Result<Arc<PoolFile>> {
     let fd = sys::new_pool_file("aclmem-emu-export", len).map_err(crate::env::fd_error)?;
     let file = Arc::new(PoolFile::adopt(fd));
-    sys::copy_between(pool.fd(), offset, file.fd(), 0, len)
+    crate::os::transfer::copy_between(pool.fd(), offset, file.fd(), 0, len)
         .map_err(|_| AclError::RT_MEMORY_ALLOCATION)?;
     for (i, &(at, size)) in maps.iter().enumerate() {
         // SAFETY: `at..at + size` is a mapping of this process in one of
