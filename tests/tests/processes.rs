@@ -96,6 +96,12 @@ impl Peer {
         }
     }
 
+    /// A command that must succeed; all its values.
+    fn ok_all(&mut self, command: &str) -> Vec<String> {
+        self.call(command)
+            .unwrap_or_else(|e| panic!("{}: `{command}` failed with {e}", self.name))
+    }
+
     /// A command that must succeed; its first value, if any.
     fn ok(&mut self, command: &str) -> String {
         match self.call(command) {
@@ -1058,4 +1064,48 @@ fn an_importer_receives_the_exported_bytes_only() {
     a.ok(&format!("free {secret}"));
     b.exit();
     a.exit();
+}
+
+/// An import that times out (the exporter is stopped) leaves nothing held:
+/// when the exporter runs again it finds the importer gone, and once it
+/// frees the memory the machine has all of it back.
+#[test]
+fn an_import_that_times_out_holds_nothing() {
+    let m = machine("timeout");
+    let (mut a, a_pid) = Peer::started("exporter", &m);
+    let (mut b, b_pid) = Peer::started("importer", &m);
+    let (_, total) = free_and_total(&a.ok_all("meminfo"));
+    let h = a.ok("malloc 2097152");
+    let s = a.ok(&format!("export {h} 0"));
+    a.ok(&format!("setpid {s} {b_pid}"));
+    // SAFETY: signals to a child process of this test.
+    unsafe { libc::kill(a_pid, libc::SIGSTOP) };
+    let e = b.err(&format!("import {s} 0"));
+    // SAFETY: as above.
+    unsafe { libc::kill(a_pid, libc::SIGCONT) };
+    assert_eq!(
+        e,
+        AclError::RT_IPC_ERROR,
+        "the exporter did not answer in time"
+    );
+    a.ok(&format!("free {h}"));
+    // The exporter answers the stale request when it runs again (or the
+    // export is gone by then): either way the importer ends up holding
+    // nothing, and the memory is free again once that answer is through.
+    let mut free = 0;
+    for _ in 0..500 {
+        free = free_and_total(&b.ok_all("meminfo")).0;
+        if free == total {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(free, total, "everything came back");
+    b.exit();
+    a.exit();
+}
+
+/// (free, total) from a `meminfo` reply.
+fn free_and_total(values: &[String]) -> (u64, u64) {
+    (values[0].parse().unwrap(), values[1].parse().unwrap())
 }

@@ -27,6 +27,7 @@ use rustix::net::{
 use super::layout::{ExportInfo, ExportKind, IMPORT_TIMEOUT};
 use super::wire::{REPLY_BYTES, REQUEST_BYTES, Reply, Request};
 use crate::errors::Situation;
+use crate::os::pool::PoolFile;
 use crate::process::Process;
 use zerocopy::IntoBytes;
 
@@ -126,34 +127,39 @@ fn answer(process: &Process, conn: &OwnedFd) {
         Ok(n) => n,
         Err(_) => return,
     };
-    let reply = |code: AclError, info: Option<(ExportInfo, &OwnedFd)>| {
-        let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
-        let mut control = SendAncillaryBuffer::new(&mut space);
-        let fds;
-        let message = match info {
-            Some((i, fd)) => {
-                fds = [fd.as_fd()];
-                control.push(SendAncillaryMessage::ScmRights(&fds));
-                Reply::success(&i)
-            }
-            None => Reply::refusal(code.code()),
-        };
-        let _ = sendmsg(
-            conn,
-            &[IoSlice::new(message.as_bytes())],
-            &mut control,
-            SendFlags::NOSIGNAL,
-        );
-    };
     let Some(request) = Request::parse(&bytes[..n]) else {
         return;
     };
-    let (id, kind) = (request.id, request.kind());
-    let importer_slot = request.slot;
-    // Who asks, according to the kernel.
-    let Ok(cred) = sockopt::socket_peercred(conn) else {
-        return reply(Situation::NotWhitelisted.code(), None);
+    let (id, importer_slot) = (request.id, request.slot);
+    let region = &process.machine.region;
+    let granted = grant(process, conn, &request);
+    // Whatever went out, an importer that is not told it holds the export
+    // does not hold it (it timed out and left, say).
+    let delivered = match &granted {
+        Ok((info, file)) => send_reply(conn, Reply::success(info), Some(file.owned())),
+        Err(code) => {
+            send_reply(conn, Reply::refusal(code.code()), None);
+            false
+        }
     };
+    if !delivered
+        && granted.is_ok()
+        && let Ok(g) = region.lock(process.slot)
+    {
+        region.drop_holder(&g, id, importer_slot);
+    }
+}
+
+/// The exporter's decision on a request: the export and its file, with
+/// the importer made a holder, or the code of the refusal.
+fn grant(
+    process: &Process,
+    conn: &OwnedFd,
+    request: &Request,
+) -> Result<(ExportInfo, Arc<PoolFile>), AclError> {
+    let (id, kind, importer_slot) = (request.id, request.kind(), request.slot);
+    // Who asks, according to the kernel.
+    let cred = sockopt::socket_peercred(conn).map_err(|_| Situation::NotWhitelisted.code())?;
     let pid = cred.pid.as_raw_nonzero().get();
     let region = &process.machine.region;
     // Only this user's processes, and only the live member the importer
@@ -162,29 +168,42 @@ fn answer(process: &Process, conn: &OwnedFd) {
     if cred.uid != rustix::process::getuid()
         || !region.is_member(importer_slot, pid, request.generation)
     {
-        return reply(Situation::NotWhitelisted.code(), None);
+        return Err(Situation::NotWhitelisted.code());
     }
-    let info = match region.admit(process.slot, (importer_slot, pid), id, kind) {
-        Ok(info) if (info.exporter.0, info.exporter.1) == (process.slot, process.generation) => {
-            info
-        }
-        Ok(_) => {
-            if let Ok(g) = region.lock(process.slot) {
-                region.drop_holder(&g, id, importer_slot);
-            }
-            return reply(Situation::UnknownShareable.code(), None);
-        }
-        Err(e) => return reply(e, None),
+    let info = region.admit(process.slot, (importer_slot, pid), id, kind)?;
+    let ours = (info.exporter.0, info.exporter.1) == (process.slot, process.generation);
+    let file = if ours {
+        process.export_file(&info)
+    } else {
+        None
     };
-    match process.export_file(&info) {
-        Some(file) => reply(AclError::INTERNAL_ERROR, Some((info, file.owned()))),
+    match file {
+        Some(file) => Ok((info, file)),
         None => {
             if let Ok(g) = region.lock(process.slot) {
                 region.drop_holder(&g, id, importer_slot);
             }
-            reply(Situation::UnknownShareable.code(), None)
+            Err(Situation::UnknownShareable.code())
         }
     }
+}
+
+/// Sends one reply (with a descriptor on success): whether all of it went.
+fn send_reply(conn: &OwnedFd, message: Reply, fd: Option<&OwnedFd>) -> bool {
+    let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    let fds;
+    if let Some(fd) = fd {
+        fds = [fd.as_fd()];
+        control.push(SendAncillaryMessage::ScmRights(&fds));
+    }
+    sendmsg(
+        conn,
+        &[IoSlice::new(message.as_bytes())],
+        &mut control,
+        SendFlags::NOSIGNAL,
+    )
+    .is_ok_and(|n| n == REPLY_BYTES)
 }
 
 /// Asks the exporter of `id` for its memory. On success this process is
