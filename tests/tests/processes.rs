@@ -1112,6 +1112,40 @@ fn an_import_that_times_out_holds_nothing() {
     a.exit();
 }
 
+#[test]
+fn an_importer_out_of_descriptors_is_told_so_and_holds_nothing() {
+    let m = machine("nofile");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (mut b, b_pid) = Peer::started("importer", &m);
+    let (_, total) = free_and_total(&a.ok_all("meminfo"));
+    let h = a.ok("malloc 2097152");
+    let s = a.ok(&format!("export {h} 0"));
+    a.ok(&format!("setpid {s} {b_pid}"));
+    // No descriptor for the socket; then one, for the socket but not for
+    // reading who answers it.
+    for extra in [0, 1] {
+        b.ok(&format!("nofile {extra}"));
+        assert_eq!(
+            b.err(&format!("import {s} 0")),
+            AclError::RT_RESOURCE_ALLOC_FAIL,
+            "with {extra} descriptor(s) free"
+        );
+    }
+    // Two are enough: the socket, then the memory's file where the /proc
+    // read was.
+    b.ok("nofile 2");
+    let imported = b.ok(&format!("import {s} 0"));
+    b.ok(&format!("free {imported}"));
+    a.ok(&format!("free {h}"));
+    assert_eq!(
+        free_and_total(&a.ok_all("meminfo")),
+        (total, total),
+        "the failed imports left no holder behind"
+    );
+    b.exit();
+    a.exit();
+}
+
 /// (free, total) from a `meminfo` reply.
 fn free_and_total(values: &[String]) -> (u64, u64) {
     (values[0].parse().unwrap(), values[1].parse().unwrap())

@@ -273,6 +273,41 @@ impl Peer {
                     std::fs::read_to_string("/proc/self/maps").map_or(0, |m| m.lines().count());
                 Ok(format!("ok {fds} {maps}"))
             }
+            "nofile" => {
+                // Leaves exactly `extra` descriptors free: the soft
+                // RLIMIT_NOFILE becomes the number of the next free one.
+                let extra = num(words.next())?;
+                let mut limit = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                // SAFETY: a live out-parameter.
+                if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+                    return Err("err getrlimit".into());
+                }
+                // Room first (an earlier `nofile` may have left none), to
+                // find the free numbers: dup hands out the lowest ones.
+                limit.rlim_cur = limit.rlim_max;
+                // SAFETY: a live, initialised argument.
+                if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
+                    return Err("err setrlimit".into());
+                }
+                // SAFETY: dups of stdin, each owned here and closed below.
+                let free: Vec<i32> = (0..=extra).map(|_| unsafe { libc::dup(0) }).collect();
+                for &fd in free.iter().filter(|&&fd| fd >= 0) {
+                    // SAFETY: a descriptor dup returned above, owned here.
+                    unsafe { libc::close(fd) };
+                }
+                let Some(&cut) = free.last().filter(|_| free.iter().all(|&fd| fd >= 0)) else {
+                    return Err("err dup".into());
+                };
+                limit.rlim_cur = cut as u64;
+                // SAFETY: as above.
+                if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
+                    return Err("err setrlimit".into());
+                }
+                Ok(format!("ok {}", limit.rlim_cur))
+            }
             "fork" => {
                 let h = Self::handle(words.next())?;
                 Ok(format!("ok {}", self.fork_check(h)?))

@@ -132,14 +132,24 @@ impl Process {
         }
         // Who each pid is now (its start time), read before the machine's
         // lock is taken: a later process with the same pid is not it.
-        let processes: Vec<(i32, u64)> = pids
+        // A pid with no process yet is recorded without a start time (the
+        // process that takes it later is on the list); one this process
+        // cannot look up for want of descriptors is an error, since
+        // recording it without a start time would let any process with
+        // that pid in.
+        let processes = pids
             .iter()
             .map(|&p| match self.machine.name {
                 // Simulated processes of a private machine have made-up pids.
-                None => (p, 0),
-                Some(_) => (p, crate::os::sys::start_time(p).unwrap_or(0)),
+                None => Ok((p, 0)),
+                Some(_) => match crate::os::sys::start_time(p) {
+                    Err(e) if crate::os::sys::out_of_descriptors(e) => {
+                        Err(Situation::FdLimit.code())
+                    }
+                    t => Ok((p, t.unwrap_or(0))),
+                },
             })
-            .collect();
+            .collect::<Result<Vec<(i32, u64)>>>()?;
         let region = &self.machine.region;
         let g = region.lock(self.slot)?;
         let info = region

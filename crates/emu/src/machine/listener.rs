@@ -228,7 +228,8 @@ pub fn request(
         }
         Situation::UnknownShareable.code()
     };
-    let socket = connect_to_exporter(process, &expected).ok_or_else(gone)?;
+    // Out of descriptors for the socket itself: say so, not "gone".
+    let socket = connect_to_exporter(process, &expected)?.ok_or_else(gone)?;
     let request = Request::new(kind, id, process.slot, process.generation);
     let answer = match exchange(&socket, &request) {
         Ok(Some((reply, fd, truncated))) => granted(reply, fd, truncated, &expected),
@@ -246,24 +247,42 @@ pub fn request(
 
 /// A connection to the exporter of `export`, if the one answering is it:
 /// this user's live member in the exporter's slot, not a process that took
-/// the name after the exporter died.
-fn connect_to_exporter(process: &Process, export: &ExportInfo) -> Option<OwnedFd> {
+/// the name after the exporter died. `Ok(None)` when no such exporter
+/// answers; an error when this process cannot make the socket.
+fn connect_to_exporter(
+    process: &Process,
+    export: &ExportInfo,
+) -> Result<Option<OwnedFd>, AclError> {
     let region = &process.machine.region;
     let (slot, generation, pid) = export.exporter;
-    let addr = socket_name(process, slot, region.listener(slot)?).ok()?;
-    let socket = seqpacket().ok()?;
-    connect(&socket, &addr).ok()?;
+    let Some(addr) = region
+        .listener(slot)
+        .and_then(|l| socket_name(process, slot, l).ok())
+    else {
+        return Ok(None);
+    };
+    let socket = seqpacket()?;
+    if connect(&socket, &addr).is_err() {
+        return Ok(None);
+    }
+    // Telling the exporter from a process that reuses its pid reads
+    // /proc, which takes a descriptor too.
+    if let Err(e) = crate::os::sys::start_time(pid)
+        && crate::os::sys::out_of_descriptors(e)
+    {
+        return Err(Situation::FdLimit.code());
+    }
     let genuine = sockopt::socket_peercred(&socket).is_ok_and(|c| {
         c.uid == rustix::process::getuid()
             && c.pid.as_raw_nonzero().get() == pid
             && region.is_member(slot, pid, generation)
     });
     if !genuine {
-        return None;
+        return Ok(None);
     }
     let _ = sockopt::set_socket_timeout(&socket, sockopt::Timeout::Recv, Some(IMPORT_TIMEOUT));
     let _ = sockopt::set_socket_timeout(&socket, sockopt::Timeout::Send, Some(IMPORT_TIMEOUT));
-    Some(socket)
+    Ok(Some(socket))
 }
 
 /// Sends the request and reads the reply: the reply, the descriptor sent

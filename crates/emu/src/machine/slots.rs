@@ -104,7 +104,7 @@ impl Region {
         };
         self.slot_owner(slot) == Some((pid, generation))
             && self.slot_alive(slot)
-            && sys::start_time(pid).is_some_and(|t| t == s.start_time.load(Ordering::Acquire))
+            && sys::start_time(pid).is_ok_and(|t| t == s.start_time.load(Ordering::Acquire))
     }
 
     /// The pid and generation of a live slot.

@@ -45,13 +45,23 @@ pub fn is_sealed_pool(fd: BorrowedFd<'_>, len: u64) -> bool {
 
 /// When process `pid` started, in clock ticks since boot
 /// (`/proc/PID/stat`, field 22): with the pid, an identity that pid reuse
-/// does not fake. `None` if the process is gone.
-pub fn start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+/// does not fake. The error says why it cannot be read: `ENOENT` when the
+/// process is gone, `EMFILE` when this process is out of descriptors.
+pub fn start_time(pid: i32) -> Result<u64, Errno> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map_err(|e| e.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error))?;
     // The command name (field 2) may hold spaces and parentheses: count
     // fields after its closing parenthesis.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    let rest = &stat[stat.rfind(')').ok_or(Errno::INVAL)? + 1..];
+    rest.split_whitespace()
+        .nth(19)
+        .and_then(|t| t.parse().ok())
+        .ok_or(Errno::INVAL)
+}
+
+/// Whether `e` means this process (or the system) is out of descriptors.
+pub fn out_of_descriptors(e: Errno) -> bool {
+    e == Errno::MFILE || e == Errno::NFILE
 }
 
 /// Gives the pages of `offset..offset + len` of a pool file back to the
@@ -323,8 +333,8 @@ mod tests {
     #[test]
     fn a_process_knows_its_start_time() {
         let me = pid();
-        assert!(start_time(me).is_some_and(|t| t > 0));
+        assert!(start_time(me).is_ok_and(|t| t > 0));
         assert_eq!(start_time(me), start_time(me));
-        assert_eq!(start_time(i32::MAX), None);
+        assert_eq!(start_time(i32::MAX), Err(Errno::NOENT));
     }
 }
