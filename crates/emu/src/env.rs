@@ -48,7 +48,7 @@ static WARNED_FDS: AtomicBool = AtomicBool::new(false);
 /// The code for a failed `memfd_create`: 207005 with the limit named once
 /// when the process is out of descriptors.
 pub(crate) fn fd_error(e: rustix::io::Errno) -> AclError {
-    if e == rustix::io::Errno::MFILE || e == rustix::io::Errno::NFILE {
+    if crate::os::sys::out_of_descriptors(e) {
         warn_once(
             &WARNED_FDS,
             "out of file descriptors (RLIMIT_NOFILE); the emulator needs one per device and pool in use",
@@ -62,7 +62,7 @@ pub(crate) fn fd_error(e: rustix::io::Errno) -> AclError {
 /// The code for a failed socket: 207005 when out of descriptors, else an
 /// IPC error.
 pub(crate) fn socket_error(e: rustix::io::Errno) -> AclError {
-    if e == rustix::io::Errno::MFILE || e == rustix::io::Errno::NFILE {
+    if crate::os::sys::out_of_descriptors(e) {
         Situation::FdLimit.code()
     } else {
         AclError::RT_IPC_ERROR

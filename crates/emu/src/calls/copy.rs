@@ -128,7 +128,7 @@ impl Process {
             (false, false) => {
                 transfer::copy_host_to_host(dst, src, count, || Some(self.scratch().ok()?.as_fd()))
                     .map_err(|e| {
-                        if e == rustix::io::Errno::MFILE {
+                        if crate::os::sys::out_of_descriptors(e) {
                             Situation::FdLimit.code()
                         } else {
                             Situation::BadCopyAddress.code()
