@@ -1147,6 +1147,46 @@ fn an_importer_out_of_descriptors_is_told_so_and_holds_nothing() {
 }
 
 #[test]
+fn an_exporter_out_of_descriptors_answers_207005_and_recovers() {
+    let m = machine("nofile-export");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (mut b, b_pid) = Peer::started("importer", &m);
+    let (_, total) = free_and_total(&a.ok_all("meminfo"));
+    let h = a.ok("malloc 2097152");
+    // The first export starts the process's listener: a socket.
+    a.ok("nofile 0");
+    assert_eq!(
+        a.err(&format!("export {h} 0")),
+        AclError::RT_RESOURCE_ALLOC_FAIL
+    );
+    a.ok("nofile 64");
+    let s = a.ok(&format!("export {h} 0"));
+    a.ok(&format!("setpid {s} {b_pid}"));
+    // One import served: the listener is back waiting in accept(2), which
+    // has its descriptor for the next connection already.
+    let imported = b.ok(&format!("import {s} 0"));
+    b.ok(&format!("free {imported}"));
+    // Answering reads the importer's start time from /proc: a descriptor.
+    a.ok("nofile 0");
+    assert_eq!(
+        b.err(&format!("import {s} 0")),
+        AclError::RT_RESOURCE_ALLOC_FAIL,
+        "the exporter is out of descriptors"
+    );
+    a.ok("nofile 64");
+    let imported = b.ok(&format!("import {s} 0"));
+    b.ok(&format!("free {imported}"));
+    a.ok(&format!("free {h}"));
+    assert_eq!(
+        free_and_total(&a.ok_all("meminfo")),
+        (total, total),
+        "the refused import left no holder behind"
+    );
+    b.exit();
+    a.exit();
+}
+
+#[test]
 fn a_full_process_table_makes_room_when_a_member_dies() {
     // 257 processes: natively about 3 s; under qemu-user (`cargo xtask
     // cross`) each is a whole emulator with its own memory, so the native

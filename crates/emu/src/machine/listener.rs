@@ -165,6 +165,14 @@ fn grant(
     // Only this user's processes, and only the live member the importer
     // says it is: its slot, pid, generation and start time must agree
     // (a process that reused a dead member's pid is not that member).
+    // Telling the importer from a process that reuses its pid reads /proc,
+    // which takes a descriptor: without one, say so rather than "not
+    // whitelisted".
+    if let Err(e) = crate::os::sys::start_time(pid)
+        && crate::os::sys::out_of_descriptors(e)
+    {
+        return Err(Situation::FdLimit.code());
+    }
     if cred.uid != rustix::process::getuid()
         || !region.is_member(importer_slot, pid, request.generation)
     {
@@ -175,17 +183,14 @@ fn grant(
     let file = if ours {
         process.export_file(&info)
     } else {
-        None
+        Err(Situation::UnknownShareable.code())
     };
-    match file {
-        Some(file) => Ok((info, file)),
-        None => {
-            if let Ok(g) = region.lock(process.slot) {
-                region.drop_holder(&g, id, importer_slot);
-            }
-            Err(Situation::UnknownShareable.code())
-        }
+    if file.is_err()
+        && let Ok(g) = region.lock(process.slot)
+    {
+        region.drop_holder(&g, id, importer_slot);
     }
+    Ok((info, file?))
 }
 
 /// Sends one reply (with a descriptor on success): whether all of it went.
@@ -347,13 +352,16 @@ fn granted(
 }
 
 /// The code of a refusal the exporter sent: one of those its admission
-/// check answers, else an IPC error (a made-up code is not passed on).
+/// check (or its want of descriptors) answers, else an IPC error (a
+/// made-up code is not passed on).
 fn refusal(code: i32) -> AclError {
     [
         Situation::UnknownShareable,
         Situation::ImportOwnExport,
         Situation::NotWhitelisted,
         Situation::ImportTwice,
+        // The exporter is out of descriptors.
+        Situation::FdLimit,
     ]
     .into_iter()
     .map(Situation::code)

@@ -37,15 +37,15 @@ impl Process {
             .get(info.exporter.0 as usize)
             .and_then(Weak::upgrade)
             .filter(|p| p.generation == info.exporter.1);
-        match exporter.and_then(|p| p.export_file(&info)) {
-            Some(f) => Ok((info, f)),
-            None => {
-                if let Ok(g) = region.lock(self.slot) {
-                    region.drop_holder(&g, id, self.slot);
-                }
-                Err(Situation::UnknownShareable.code())
-            }
+        let file = exporter
+            .ok_or(Situation::UnknownShareable.code())
+            .and_then(|p| p.export_file(&info));
+        if file.is_err()
+            && let Ok(g) = region.lock(self.slot)
+        {
+            region.drop_holder(&g, id, self.slot);
         }
+        Ok((info, file?))
     }
 
     /// Keeps one descriptor per exporter pool: a second import of the same
@@ -72,24 +72,28 @@ impl Process {
         f
     }
 
-    /// The file a listener sends for an export of this process.
-    pub(crate) fn export_file(&self, info: &ExportInfo) -> Option<Arc<PoolFile>> {
+    /// The file a listener sends for an export of this process: 207005 if
+    /// moving the allocation into it needs a descriptor this process
+    /// cannot have, "unknown shareable handle" for anything else.
+    pub(crate) fn export_file(&self, info: &ExportInfo) -> Result<Arc<PoolFile>> {
+        let unknown = Situation::UnknownShareable.code();
         // The allocation exported as `info.id`, on its device's shard, in a
         // file of its own (moved there at its first import).
-        let index = u8::try_from(info.device).ok()?;
+        let index = u8::try_from(info.device).map_err(|_| unknown)?;
         if info.pool != crate::machine::OWN_FILE
             || usize::from(index) >= self.machine.config.devices as usize
         {
-            return None;
+            return Err(unknown);
         }
         let alloc = {
             let mut shard = self.shards.lock(index);
             let (alloc, a) = shard
                 .allocs
                 .iter_mut()
-                .find(|(_, a)| a.export.is_some_and(|e| e.get() == info.id))?;
+                .find(|(_, a)| a.export.is_some_and(|e| e.get() == info.id))
+                .ok_or(unknown)?;
             if let Source::Own(file) = &a.source {
-                return Some(Arc::clone(file));
+                return Ok(Arc::clone(file));
             }
             // Held while it moves.
             a.refs += 1;
@@ -97,9 +101,10 @@ impl Process {
         };
         let moved = self.give_own_file(index, alloc);
         let mut shard = self.shards.lock(index);
-        let file = match shard.allocs.get(alloc as usize).map(|a| &a.source) {
-            Some(Source::Own(file)) if moved.is_ok() => Some(Arc::clone(file)),
-            _ => None,
+        let file = match (shard.allocs.get(alloc as usize).map(|a| &a.source), moved) {
+            (Some(Source::Own(file)), Ok(())) => Ok(Arc::clone(file)),
+            (_, Err(e)) if e == Situation::FdLimit.code() => Err(e),
+            _ => Err(unknown),
         };
         let released = shard.unref(alloc);
         drop(shard);
