@@ -314,10 +314,16 @@ unsafe fn large_copies_of_bad_host_memory_are_errors() {
         );
 
         // Guard pages exist from Linux 6.13; elsewhere this part is moot.
+        // qemu-user (`cargo xtask cross` runs the tests through it) answers
+        // advice it does not know with success and does nothing, so there
+        // a guard page cannot be made at all.
         const MADV_GUARD_INSTALL: i32 = 102;
         let guarded = map(libc::PROT_READ | libc::PROT_WRITE, anon, -1);
         let page = guarded.cast::<u8>().add(N / 2).cast();
-        if libc::madvise(page, 4096, MADV_GUARD_INSTALL) == 0 {
+        let emulated_cpu = std::env::var_os("ACLMEM_TEST_RUNNER").is_some();
+        if emulated_cpu {
+            eprintln!("under ACLMEM_TEST_RUNNER (qemu-user): the guard-page case is moot");
+        } else if libc::madvise(page, 4096, MADV_GUARD_INSTALL) == 0 {
             assert_eq!((h2d(guarded), d2h(guarded)), (bad, bad), "a guard page");
         } else {
             eprintln!("no MADV_GUARD_INSTALL on this kernel: the guard-page case is moot");
