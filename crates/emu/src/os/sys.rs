@@ -47,8 +47,14 @@ pub fn is_sealed_pool(fd: BorrowedFd<'_>, len: u64) -> bool {
 /// (`/proc/PID/stat`, field 22): with the pid, an identity that pid reuse
 /// does not fake. The error says why it cannot be read: `ENOENT` when the
 /// process is gone, `EMFILE` when this process is out of descriptors.
+///
+/// It reads the main thread's entry, `/proc/PID/task/PID/stat`, which
+/// gives the same start time as `/proc/PID/stat`: qemu-user answers a
+/// process's reads of its own `/proc/PID/stat` with a made-up file whose
+/// start time is 0, while other processes read the real one, and the
+/// two must agree.
 pub fn start_time(pid: i32) -> Result<u64, Errno> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/stat"))
         .map_err(|e| e.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error))?;
     // The command name (field 2) may hold spaces and parentheses: count
     // fields after its closing parenthesis.
@@ -335,6 +341,16 @@ mod tests {
         let me = pid();
         assert!(start_time(me).is_ok_and(|t| t > 0));
         assert_eq!(start_time(me), start_time(me));
+        // The same as the process's own entry says (except under qemu-user,
+        // where that entry is made up: the reason for the task path).
+        let own = std::fs::read_to_string(format!("/proc/{me}/stat")).unwrap();
+        let field = own[own.rfind(')').unwrap() + 1..]
+            .split_whitespace()
+            .nth(19)
+            .map(|t| t.parse::<u64>().unwrap());
+        if std::env::var_os("ACLMEM_TEST_RUNNER").is_none() {
+            assert_eq!(field, start_time(me).ok());
+        }
         assert_eq!(start_time(i32::MAX), Err(Errno::NOENT));
     }
 }
