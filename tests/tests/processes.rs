@@ -110,6 +110,16 @@ impl Peer {
         }
     }
 
+    /// Allocates 2 MiB, exports it with pid checks on and whitelists
+    /// `pids`: the handle and the shareable id.
+    fn exported_to(&mut self, pids: &[i32]) -> (String, String) {
+        let h = self.ok("malloc 2097152");
+        let s = self.ok(&format!("export {h} 0"));
+        let pids: Vec<String> = pids.iter().map(i32::to_string).collect();
+        self.ok(&format!("setpid {s} {}", pids.join(" ")));
+        (h, s)
+    }
+
     /// A command that must fail; its code.
     fn err(&mut self, command: &str) -> AclError {
         match self.call(command) {
@@ -185,9 +195,7 @@ fn writes_through_either_process_are_seen_by_the_other() {
     let m = machine("alias");
     let (mut a, _) = Peer::started("exporter", &m);
     let (mut b, b_pid) = Peer::started("importer", &m);
-    let h = a.ok("malloc 2097152");
-    let s = a.ok(&format!("export {h} 0"));
-    a.ok(&format!("setpid {s} {b_pid}"));
+    let (h, s) = a.exported_to(&[b_pid]);
     let imported = b.ok(&format!("import {s} 0"));
     b.ok(&format!("fill {imported} 66"));
     assert_eq!(a.ok(&format!("check {h} 66")), "yes");
@@ -203,9 +211,7 @@ fn an_outsider_is_refused_and_pid_validation_can_be_disabled() {
     let (mut a, _) = Peer::started("exporter", &m);
     let (mut b, b_pid) = Peer::started("whitelisted", &m);
     let (mut c, _) = Peer::started("outsider", &m);
-    let h = a.ok("malloc 2097152");
-    let s = a.ok(&format!("export {h} 0"));
-    a.ok(&format!("setpid {s} {b_pid}"));
+    let (_, s) = a.exported_to(&[b_pid]);
     assert_eq!(c.err(&format!("import {s} 0")), AclError::RT_NO_PERMISSION);
     assert_eq!(
         c.err(&format!("setpid {s} 1")),
@@ -286,9 +292,7 @@ fn an_export_dies_with_its_exporter_and_nobody_hangs() {
     let m = machine("killed-exporter");
     let (mut a, _) = Peer::started("exporter", &m);
     let (mut b, b_pid) = Peer::started("importer", &m);
-    let h = a.ok("malloc 2097152");
-    let s = a.ok(&format!("export {h} 0"));
-    a.ok(&format!("setpid {s} {b_pid}"));
+    let (_, s) = a.exported_to(&[b_pid]);
     a.kill();
     let e = b.err(&format!("import {s} 0"));
     assert_eq!(e, AclError::RT_PARAM_INVALID, "the export is gone: {e}");
@@ -829,9 +833,7 @@ fn a_reused_pid_is_not_the_member_it_was() {
     let m = machine("reused-pid");
     let (mut a, _) = Peer::started("exporter", &m);
     let (b, b_pid) = Peer::started("victim", &m);
-    let h = a.ok("malloc 2097152");
-    let s = a.ok(&format!("export {h} 0"));
-    a.ok(&format!("setpid {s} {b_pid}"));
+    let (h, s) = a.exported_to(&[b_pid]);
     b.kill();
     let names = listener_names(&m);
     let id: u64 = s.parse().unwrap();
@@ -872,9 +874,7 @@ fn a_whitelist_names_a_process_not_a_pid() {
     let m = machine("whitelist-pid");
     let (mut a, _) = Peer::started("exporter", &m);
     let (b, b_pid) = Peer::started("whitelisted", &m);
-    let h = a.ok("malloc 2097152");
-    let s = a.ok(&format!("export {h} 0"));
-    a.ok(&format!("setpid {s} {b_pid}"));
+    let (h, s) = a.exported_to(&[b_pid]);
     // Start times count clock ticks (10 ms): a process that started within
     // the tick of the named one is not told apart (taking a pid that fast
     // needs root; see docs/security.md). The successor starts later.
@@ -915,9 +915,7 @@ fn a_squatter_on_the_exporters_socket_is_not_believed() {
     let m = machine("squatter");
     let (mut a, _) = Peer::started("exporter", &m);
     let (mut b, b_pid) = Peer::started("importer", &m);
-    let h = a.ok("malloc 2097152");
-    let s = a.ok(&format!("export {h} 0"));
-    a.ok(&format!("setpid {s} {b_pid}"));
+    let (_, s) = a.exported_to(&[b_pid]);
     let name = listener_names(&m).pop().expect("the exporter listens");
     a.kill();
     let id: u64 = s.parse().unwrap();
@@ -1076,9 +1074,7 @@ fn an_import_that_times_out_holds_nothing() {
     let (mut b, b_pid) = Peer::started("importer", &m);
     let (mut c, c_pid) = Peer::started("second importer", &m);
     let (_, total) = free_and_total(&a.ok_all("meminfo"));
-    let h = a.ok("malloc 2097152");
-    let s = a.ok(&format!("export {h} 0"));
-    a.ok(&format!("setpid {s} {b_pid} {c_pid}"));
+    let (h, s) = a.exported_to(&[b_pid, c_pid]);
     // SAFETY: signals to a child process of this test.
     unsafe { libc::kill(a_pid, libc::SIGSTOP) };
     let e = b.err(&format!("import {s} 0"));
@@ -1118,9 +1114,7 @@ fn an_importer_out_of_descriptors_is_told_so_and_holds_nothing() {
     let (mut a, _) = Peer::started("exporter", &m);
     let (mut b, b_pid) = Peer::started("importer", &m);
     let (_, total) = free_and_total(&a.ok_all("meminfo"));
-    let h = a.ok("malloc 2097152");
-    let s = a.ok(&format!("export {h} 0"));
-    a.ok(&format!("setpid {s} {b_pid}"));
+    let (h, s) = a.exported_to(&[b_pid]);
     // No descriptor for the socket; then one, for the socket but not for
     // reading who answers it.
     for extra in [0, 1] {
