@@ -12,7 +12,7 @@
 #![warn(missing_docs)]
 
 use std::num::{NonZeroU64, NonZeroUsize};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use aclmem_core::{
     AclError, GIB, GranularityOption, Location, MIB, MemAttr, RawMemLocation, RawPhysicalMemProp,
@@ -44,6 +44,44 @@ pub fn emulated_library_in_target_dir() -> PathBuf {
         lib.display()
     );
     lib
+}
+
+/// Whether the tests run through `$ACLMEM_TEST_RUNNER` (`cargo xtask
+/// cross` sets it to its qemu-user command).
+pub fn under_test_runner() -> bool {
+    std::env::var("ACLMEM_TEST_RUNNER").is_ok_and(|r| !r.trim().is_empty())
+}
+
+/// The `libascendcl.so` a C test program links and runs on:
+/// `$ACLMEM_ASCENDCL` when set, else [`emulated_library_in_target_dir`].
+pub fn library_for_c() -> PathBuf {
+    std::env::var_os("ACLMEM_ASCENDCL")
+        .map(PathBuf::from)
+        .unwrap_or_else(emulated_library_in_target_dir)
+}
+
+/// Compiles the C program `src` (`-g -O0 -std=c11 -Wall`, plus `flags`)
+/// against the shipped headers and [`library_for_c`], with that library's
+/// directory as its run path, into the temporary directory as `name`.
+pub fn compile_c(src: &Path, name: &str, flags: &[&str]) -> PathBuf {
+    let lib = library_for_c();
+    let dir = lib.parent().expect("the library's directory");
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/emu-capi/include");
+    let out = std::env::temp_dir().join(format!("aclmem-{name}-{}", std::process::id()));
+    let status = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-g", "-O0", "-std=c11", "-Wall"])
+        .args(flags)
+        .arg(format!("-I{}", include.display()))
+        .arg(src)
+        .arg("-o")
+        .arg(&out)
+        .arg(format!("-L{}", dir.display()))
+        .arg("-lascendcl")
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .status()
+        .expect("cc runs");
+    assert!(status.success(), "{} compiles", src.display());
+    out
 }
 
 /// A command running `exe`, through `$ACLMEM_TEST_RUNNER` when it is set:

@@ -14,7 +14,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use aclmem_core::AclError;
-use aclmem_tests::{emulated_library_in_target_dir, through_test_runner};
+use aclmem_tests::{emulated_library_in_target_dir, through_test_runner, under_test_runner};
 
 const WATCHDOG: Duration = Duration::from_secs(60);
 
@@ -604,7 +604,7 @@ fn no_room_for_the_machine_is_an_error_not_a_crash() {
         .args(["-m", "true"])
         .status()
         .is_ok_and(|s| s.success());
-    if namespaces && std::env::var_os("ACLMEM_TEST_RUNNER").is_none() {
+    if namespaces && !under_test_runner() {
         let peer = env!("CARGO_BIN_EXE_peer");
         let cmd = Peer::command(&m, &[("ACLMEM_EMU_DIR", &dir)]);
         let script = format!("mount -t tmpfs -o size=4m tmpfs '{dir}' && exec '{peer}'");
@@ -1185,7 +1185,7 @@ fn a_full_process_table_makes_room_when_a_member_dies() {
     // 257 processes: natively about 3 s; under qemu-user (`cargo xtask
     // cross`) each is a whole emulator with its own memory, so the native
     // run is the one that checks this.
-    if std::env::var_os("ACLMEM_TEST_RUNNER").is_some() {
+    if under_test_runner() {
         eprintln!("skipped under ACLMEM_TEST_RUNNER: 257 qemu-user processes");
         return;
     }

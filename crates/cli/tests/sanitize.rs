@@ -10,19 +10,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use aclmem_tests::{compile_c, under_test_runner};
+
 fn target_profile_dir() -> PathBuf {
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_aclmem"));
     exe.parent().expect("target/<profile>").to_path_buf()
-}
-
-fn emulated() -> PathBuf {
-    std::env::var_os("ACLMEM_ASCENDCL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| target_profile_dir().join("libascendcl.so"))
-}
-
-fn under_qemu() -> bool {
-    std::env::var("ACLMEM_TEST_RUNNER").is_ok_and(|r| !r.trim().is_empty())
 }
 
 fn repo() -> PathBuf {
@@ -32,25 +24,7 @@ fn repo() -> PathBuf {
 /// Compiles a C program (with -g, for call sites) against the emulated
 /// library.
 fn compile(src: &Path, name: &str) -> PathBuf {
-    let lib = emulated();
-    let dir = lib.parent().expect("dir").to_path_buf();
-    let out = std::env::temp_dir().join(format!("aclmem-sanitize-{}-{name}", std::process::id()));
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-g", "-O0", "-std=c11", "-Wall"])
-        .arg(format!(
-            "-I{}",
-            repo().join("crates/emu-capi/include").display()
-        ))
-        .arg(src)
-        .arg("-o")
-        .arg(&out)
-        .arg(format!("-L{}", dir.display()))
-        .arg("-lascendcl")
-        .arg(format!("-Wl,-rpath,{}", dir.display()))
-        .status()
-        .expect("cc runs");
-    assert!(status.success(), "{} compiles", src.display());
-    out
+    compile_c(src, &format!("sanitize-{name}"), &[])
 }
 
 /// Runs `program args` under `aclmem sanitize`; returns the findings (JSON
@@ -99,7 +73,7 @@ fn defects(test: &str) -> PathBuf {
 
 #[test]
 fn each_seeded_defect_is_reported_once_with_its_class_and_call_site() {
-    if under_qemu() {
+    if under_test_runner() {
         return;
     }
     let exe = defects("each");
@@ -135,7 +109,7 @@ fn each_seeded_defect_is_reported_once_with_its_class_and_call_site() {
 
 #[test]
 fn a_call_refused_on_an_older_release_of_the_fleet_is_reported() {
-    if under_qemu() {
+    if under_test_runner() {
         return;
     }
     let exe = defects("fleet");
@@ -152,7 +126,7 @@ fn a_call_refused_on_an_older_release_of_the_fleet_is_reported() {
 
 #[test]
 fn clean_programs_report_nothing() {
-    if under_qemu() {
+    if under_test_runner() {
         return;
     }
     let exe = defects("clean");

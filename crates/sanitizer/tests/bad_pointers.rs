@@ -11,6 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use aclmem_tests::{compile_c, under_test_runner};
+
 /// `target/<profile>`: the test executable is in its `deps`.
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable");
@@ -20,46 +22,16 @@ fn profile_dir() -> PathBuf {
         .to_path_buf()
 }
 
-fn emulated() -> PathBuf {
-    std::env::var_os("ACLMEM_ASCENDCL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| profile_dir().join("libascendcl.so"))
-}
-
 fn sanitizer() -> PathBuf {
     profile_dir().join("libaclmem_sanitizer.so")
 }
 
-fn under_qemu() -> bool {
-    std::env::var("ACLMEM_TEST_RUNNER").is_ok_and(|r| !r.trim().is_empty())
-}
-
 fn compile() -> PathBuf {
-    let lib = emulated();
-    assert!(
-        lib.exists(),
-        "{} is missing: `cargo build -p aclmem-libascendcl` first, or set ACLMEM_ASCENDCL",
-        lib.display()
-    );
-    let dir = lib.parent().expect("dir").to_path_buf();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = std::env::temp_dir().join(format!("aclmem-bad-pointers-{}", std::process::id()));
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-g", "-O0", "-std=c11", "-Wall", "-Werror"])
-        .arg(format!(
-            "-I{}",
-            repo.join("crates/emu-capi/include").display()
-        ))
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_pointers.c"))
-        .arg("-o")
-        .arg(&out)
-        .arg(format!("-L{}", dir.display()))
-        .arg("-lascendcl")
-        .arg(format!("-Wl,-rpath,{}", dir.display()))
-        .status()
-        .expect("cc runs");
-    assert!(status.success(), "bad_pointers.c compiles");
-    out
+    compile_c(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_pointers.c"),
+        "bad-pointers",
+        &["-Werror"],
+    )
 }
 
 fn run(exe: &Path, preload: Option<&Path>, machine: &str) -> Output {
@@ -79,7 +51,7 @@ fn run(exe: &Path, preload: Option<&Path>, machine: &str) -> Output {
 
 #[test]
 fn bad_pointers_get_the_library_codes_with_and_without_the_sanitizer() {
-    if under_qemu() {
+    if under_test_runner() {
         return;
     }
     let exe = compile();
