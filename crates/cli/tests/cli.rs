@@ -2,20 +2,12 @@
 
 use std::process::Command;
 
-/// The `aclmem` binary. When the tests themselves run under an emulator
-/// (`cargo xtask cross` sets `ACLMEM_TEST_RUNNER` to its qemu command), the
-/// binary is started through it too: there is no binfmt_misc to do it.
+use aclmem_tests::{through_test_runner, under_test_runner};
+
+/// The `aclmem` binary, started through `$ACLMEM_TEST_RUNNER` when the
+/// tests themselves run under an emulator (`cargo xtask cross`).
 fn bin() -> Command {
-    let exe = env!("CARGO_BIN_EXE_aclmem");
-    match std::env::var("ACLMEM_TEST_RUNNER") {
-        Ok(runner) if !runner.trim().is_empty() => {
-            let mut words = runner.split_whitespace();
-            let mut cmd = Command::new(words.next().expect("non-empty"));
-            cmd.args(words).arg(exe);
-            cmd
-        }
-        _ => Command::new(exe),
-    }
+    through_test_runner(env!("CARGO_BIN_EXE_aclmem"))
 }
 
 /// Cells of one platform's grid, and of the whole matrix of one release,
@@ -657,7 +649,7 @@ fn probe_says_emulated_when_the_loader_finds_the_emulator() {
     // What `cargo run -p aclmem-cli -- probe` does: cargo puts the target
     // directory on the loader path, nothing names the library, and the
     // loader's search finds the emulated one.
-    if std::env::var_os("ACLMEM_TEST_RUNNER").is_some() {
+    if under_test_runner() {
         // qemu-user's runner sets the guest's loader path itself (`-E
         // LD_LIBRARY_PATH=<sysroot>`), so the one given here never
         // reaches the loader: only a native run can check this.
