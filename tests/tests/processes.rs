@@ -1064,6 +1064,30 @@ fn an_importer_receives_the_exported_bytes_only() {
     a.exit();
 }
 
+/// Stops the child `pid` and returns once all its threads have stopped.
+/// `kill` only starts a group stop: until the thread that takes the signal
+/// runs, the process's other threads (its listener) go on answering.
+fn stopped(pid: i32) {
+    // SAFETY: a signal to a child process of this test.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0, "SIGSTOP");
+    // SAFETY: `siginfo_t` is plain C data; all zeros is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `info` is a valid out-parameter. Waiting for a stop
+        // report of our own child consumes only that report: the child is
+        // still reaped by its `Child`.
+        let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WSTOPPED) };
+        if r == 0 {
+            break;
+        }
+        assert_eq!(
+            std::io::Error::last_os_error().raw_os_error(),
+            Some(libc::EINTR),
+            "waiting for {pid} to stop"
+        );
+    }
+}
+
 /// An import that times out (the exporter is stopped) leaves nothing held:
 /// when the exporter runs again it finds the importer gone, and once it
 /// frees the memory the machine has all of it back.
@@ -1075,10 +1099,9 @@ fn an_import_that_times_out_holds_nothing() {
     let (mut c, c_pid) = Peer::started("second importer", &m);
     let (_, total) = free_and_total(&a.ok_all("meminfo"));
     let (h, s) = a.exported_to(&[b_pid, c_pid]);
-    // SAFETY: signals to a child process of this test.
-    unsafe { libc::kill(a_pid, libc::SIGSTOP) };
+    stopped(a_pid);
     let e = b.err(&format!("import {s} 0"));
-    // SAFETY: as above.
+    // SAFETY: a signal to a child process of this test.
     unsafe { libc::kill(a_pid, libc::SIGCONT) };
     assert_eq!(
         e,
