@@ -576,10 +576,8 @@ fn a_corrupt_machine_with_a_live_process_is_refused_not_reset() {
     let m = machine("corrupt");
     let (mut a, _) = Peer::started("resident", &m);
     let h = a.ok("malloc 2097152");
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(aclmem_emu::machine_path(&m))
-        .unwrap();
+    let state = aclmem_emu::machine_state_path(&m).expect("a live process shows the state");
+    let file = std::fs::OpenOptions::new().write(true).open(state).unwrap();
     file.write_all_at(&[0xAB; 8], 0).unwrap();
     let mut b = Peer::start("joiner", &m, &[]);
     assert_eq!(b.err("init"), AclError::RT_NO_PERMISSION);
@@ -589,10 +587,52 @@ fn a_corrupt_machine_with_a_live_process_is_refused_not_reset() {
     a.exit();
 }
 
-/// A filesystem without room for the machine's state is an error at
-/// `aclInit`, not a `SIGBUS` when the state is first written: a 4 MiB
+/// Nothing done to the machine's files makes a member fault: the
+/// rendezvous file truncated and scribbled over leaves the members working
+/// (their state is a memfd, which refuses to shrink or grow), and a joiner
+/// that can no longer find the state is refused with a code, not crashed.
+#[test]
+fn truncating_the_machine_files_crashes_no_member() {
+    let m = machine("truncated");
+    let (mut a, _) = Peer::started("member", &m);
+    let h = a.ok("malloc 2097152");
+    a.ok(&format!("fill {h} 9"));
+    let state = aclmem_emu::machine_state_path(&m).expect("a live process shows the state");
+    let state = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(state)
+        .expect("the state opens for this user");
+    let len = state.metadata().unwrap().len();
+    for to in [0, 4096, len + 4096] {
+        let e = state.set_len(to).expect_err("the state's size is sealed");
+        assert_eq!(e.raw_os_error(), Some(libc::EPERM), "set_len({to}): {e}");
+    }
+    let rendezvous = std::fs::OpenOptions::new()
+        .write(true)
+        .open(aclmem_emu::machine_path(&m))
+        .unwrap();
+    rendezvous.set_len(0).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&rendezvous, &[0xEE; 64 << 10], 0).unwrap();
+    rendezvous.set_len(1).unwrap();
+    a.ok(&format!("check {h} 9"));
+    let h2 = a.ok("malloc 2097152");
+    a.ok(&format!("fill {h2} 3"));
+    a.ok("meminfo");
+    let mut b = Peer::start("joiner", &m, &[]);
+    assert_eq!(b.err("init"), AclError::RT_NO_PERMISSION);
+    b.exit();
+    a.ok(&format!("free {h2}"));
+    a.ok(&format!("free {h}"));
+    a.exit();
+}
+
+/// A filesystem without room for the machine's rendezvous file is an
+/// error at `aclInit`, not a `SIGBUS` when it is first written: an 8 KiB
 /// tmpfs (mounted in a mount namespace of the peer's own, where the machine
-/// allows one), and a file size limit the process runs under.
+/// allows one). A small one (1 MiB, far less than the state) is enough: the
+/// state is a memfd. A file size limit below the state's size is an error
+/// too.
 #[test]
 fn no_room_for_the_machine_is_an_error_not_a_crash() {
     use std::os::unix::process::CommandExt;
@@ -604,10 +644,14 @@ fn no_room_for_the_machine_is_an_error_not_a_crash() {
         .args(["-m", "true"])
         .status()
         .is_ok_and(|s| s.success());
-    if namespaces && !under_test_runner() {
+    for (size, room) in [("8k", false), ("1m", true)] {
+        if !namespaces || under_test_runner() {
+            eprintln!("no mount namespace here: the small-tmpfs case is skipped");
+            break;
+        }
         let peer = env!("CARGO_BIN_EXE_peer");
         let cmd = Peer::command(&m, &[("ACLMEM_EMU_DIR", &dir)]);
-        let script = format!("mount -t tmpfs -o size=4m tmpfs '{dir}' && exec '{peer}'");
+        let script = format!("mount -t tmpfs -o size={size} tmpfs '{dir}' && exec '{peer}'");
         let mut unshared = std::process::Command::new("unshare");
         unshared.args(["-m", "sh", "-c", &script]);
         for (k, v) in cmd.get_envs() {
@@ -618,14 +662,20 @@ fn no_room_for_the_machine_is_an_error_not_a_crash() {
         drop(cmd);
         unshared.stdin(Stdio::piped()).stdout(Stdio::piped());
         let mut p = Peer::from_child("small tmpfs", unshared.spawn().expect("unshare starts"));
-        assert_eq!(
-            p.err("init"),
-            AclError::RT_RESOURCE_ALLOC_FAIL,
-            "a 4 MiB tmpfs"
-        );
+        if room {
+            p.ok("init");
+            let h = p.ok("malloc 2097152");
+            p.ok(&format!("fill {h} 7"));
+            p.ok(&format!("check {h} 7"));
+            p.ok(&format!("free {h}"));
+        } else {
+            assert_eq!(
+                p.err("init"),
+                AclError::RT_RESOURCE_ALLOC_FAIL,
+                "a {size} tmpfs"
+            );
+        }
         p.exit();
-    } else {
-        eprintln!("no mount namespace here: the small-tmpfs case is skipped");
     }
     let mut cmd = Peer::command(&m, &[("ACLMEM_EMU_DIR", &dir)]);
     // SAFETY: async-signal-safe calls only, between fork and exec.
@@ -1036,7 +1086,10 @@ fn an_importer_receives_the_exported_bytes_only() {
         .flatten()
     {
         let target = std::fs::read_link(entry.path()).unwrap_or_default();
-        if !target.to_string_lossy().starts_with("/memfd:aclmem-emu") {
+        let name = target.to_string_lossy();
+        // The machine's shared state (counters and tables, no device
+        // memory) is a memfd too.
+        if !name.starts_with("/memfd:aclmem-emu") || name.starts_with("/memfd:aclmem-emu-machine") {
             continue;
         }
         let Ok(file) = std::fs::File::open(entry.path()) else {
@@ -1200,6 +1253,38 @@ fn an_exporter_out_of_descriptors_answers_207005_and_recovers() {
         "the refused import left no holder behind"
     );
     b.exit();
+    a.exit();
+}
+
+/// `aclrtIpcMemGetExportKey` out of descriptors (its first export starts
+/// the listener: a socket) is 207005 and registers nothing: no key comes
+/// back, the block's whole size stays the exporter's alone, and once
+/// descriptors are back the block is exported and imported as usual.
+#[test]
+fn an_ipc_export_out_of_descriptors_is_207005_and_registers_nothing() {
+    let m = machine("nofile-ipc");
+    let (mut a, _) = Peer::started("exporter", &m);
+    let (mut b, b_pid) = Peer::started("importer", &m);
+    let (_, total) = free_and_total(&a.ok_all("meminfo"));
+    let p = a.ok("devmalloc 2097152");
+    a.ok("nofile 0");
+    assert_eq!(
+        a.err(&format!("ipckey {p} 2097152")),
+        AclError::RT_RESOURCE_ALLOC_FAIL
+    );
+    a.ok("nofile 64");
+    a.ok(&format!("devfree {p}"));
+    assert_eq!(
+        free_and_total(&a.ok_all("meminfo")),
+        (total, total),
+        "the failed export holds no memory once the block is freed"
+    );
+    let p = a.ok("devmalloc 2097152");
+    let key = a.ok(&format!("ipckey {p} 2097152"));
+    a.ok(&format!("ipcpid {key} {b_pid}"));
+    b.ok(&format!("ipcimport {key}"));
+    b.exit();
+    a.ok(&format!("devfree {p}"));
     a.exit();
 }
 

@@ -178,15 +178,15 @@ fn provoke(s: Situation) -> Option<AclError> {
         Situation::MachineStuck => {
             // A machine of this process alone, whose lock word is then
             // scribbled to name this process (its slot 0, plus one) as the
-            // holder: the shared file begins with the magic (8 bytes), then
-            // the lock word.
+            // holder: the shared state begins with the magic (8 bytes),
+            // then the lock word.
             use std::os::unix::fs::FileExt;
             let name = format!("stuck-{}", std::process::id());
             let m = Emulator::join(&name, &EmuConfig::preset(Product::AtlasA2)).unwrap();
             let file = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
-                .open(aclmem_emu::machine_path(&name))
+                .open(aclmem_emu::machine_state_path(&name).unwrap())
                 .unwrap();
             file.write_all_at(&1u32.to_ne_bytes(), 8).unwrap();
             let code = m.mem_info(MemAttr::HbmMem, 0).err();

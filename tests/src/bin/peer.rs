@@ -20,6 +20,11 @@
 //! | `import <shareable> <device>` | → handle |
 //! | `import2 <shareable> [fabric]` | V2, DEFAULT (or FABRIC) type → handle |
 //! | `free <handle>` | `aclrtFreePhysical` |
+//! | `devmalloc <bytes>` | `aclrtMalloc` (huge pages first) → address |
+//! | `devfree <address>` | `aclrtFree` |
+//! | `ipckey <address> <bytes>` | `aclrtIpcMemGetExportKey` (pid checks on) → key |
+//! | `ipcpid <key> <pid>...` | `aclrtIpcMemSetImportPid` |
+//! | `ipcimport <key>` | `aclrtIpcMemImportByKey` → address |
 //! | `meminfo` | `aclrtGetMemInfo(ACL_HBM_MEM)` → free total |
 //! | `resources` | → open descriptors, mappings (from /proc/self) |
 //! | `fork <handle>` | fork; the child checks it inherited nothing and can join as itself; → `ok <child exit code>` |
@@ -262,6 +267,55 @@ impl Peer {
                 let h = Self::handle(words.next())?;
                 self.driver()?.free_physical(h).map_err(code)?;
                 Ok("ok".into())
+            }
+            "devmalloc" => {
+                let bytes = num(words.next())? as usize;
+                let f = self.f.aclrtMalloc.ok_or("err missing")?;
+                let mut p: *mut std::ffi::c_void = ptr::null_mut();
+                // SAFETY: the documented prototype; a live out-parameter.
+                let r = unsafe { f(&mut p, bytes, 0) };
+                AclError::check(r).map_err(code)?;
+                Ok(format!("ok {}", p as usize))
+            }
+            "devfree" => {
+                let p = num(words.next())? as usize;
+                let f = self.f.aclrtFree.ok_or("err missing")?;
+                // SAFETY: the documented prototype; the library checks the
+                // address.
+                AclError::check(unsafe { f(p as *mut _) }).map_err(code)?;
+                Ok("ok".into())
+            }
+            "ipckey" => {
+                let p = num(words.next())? as usize;
+                let bytes = num(words.next())? as usize;
+                let f = self.f.aclrtIpcMemGetExportKey.ok_or("err missing")?;
+                let mut key = [0 as std::ffi::c_char; 65];
+                // SAFETY: the documented prototype; `key` is 65 live bytes.
+                let r = unsafe { f(p as *mut _, bytes, key.as_mut_ptr(), key.len(), 0) };
+                AclError::check(r).map_err(code)?;
+                // SAFETY: the library wrote a NUL-terminated key.
+                let key = unsafe { std::ffi::CStr::from_ptr(key.as_ptr()) };
+                Ok(format!("ok {}", key.to_string_lossy()))
+            }
+            "ipcpid" => {
+                let key = std::ffi::CString::new(words.next().unwrap_or_default())
+                    .map_err(|_| "err bad-key")?;
+                let mut pids: Vec<i32> = words.map(|w| w.parse().unwrap_or(-1)).collect();
+                let f = self.f.aclrtIpcMemSetImportPid.ok_or("err missing")?;
+                // SAFETY: the documented prototype; live locals.
+                let r = unsafe { f(key.as_ptr(), pids.as_mut_ptr(), pids.len()) };
+                AclError::check(r).map_err(code)?;
+                Ok("ok".into())
+            }
+            "ipcimport" => {
+                let key = std::ffi::CString::new(words.next().unwrap_or_default())
+                    .map_err(|_| "err bad-key")?;
+                let f = self.f.aclrtIpcMemImportByKey.ok_or("err missing")?;
+                let mut p: *mut std::ffi::c_void = ptr::null_mut();
+                // SAFETY: the documented prototype; live locals.
+                let r = unsafe { f(&mut p, key.as_ptr(), 0) };
+                AclError::check(r).map_err(code)?;
+                Ok(format!("ok {}", p as usize))
             }
             "meminfo" => {
                 let (free, total) = self.driver()?.mem_info(MemAttr::HbmMem).map_err(code)?;

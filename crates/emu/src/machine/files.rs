@@ -11,8 +11,18 @@
 //! joins, nor point it elsewhere, nor open it to hold its lock. Anything
 //! that fails a check is refused with the path and what is wrong with it.
 //!
-//! The machine's state is allocated (`fallocate`) before it is written, so
-//! a small or full tmpfs is an error at `aclInit`, never a `SIGBUS` later.
+//! The file is the machine's *rendezvous*, not its state: it carries the
+//! join lock, one liveness byte lock per process slot, and a locator per
+//! slot saying where that process keeps the state. The state itself is a
+//! memfd sealed against shrinking and growing, created by the first process
+//! and reached by every joiner through `/proc/PID/fd/N` of a live member
+//! (checked: that member's slot lock is held, its start time matches, and
+//! the descriptor is the sealed memfd of the right size and inode the
+//! locator names). So no process, whatever it does to the file in the
+//! directory (truncate it, write it, replace it), can make a member fault:
+//! the mapped memory's size cannot change, and the file is only ever read
+//! with `pread`. The rendezvous file is allocated (`fallocate`) before it is
+//! written, so a full tmpfs is an error at `aclInit`, never a `SIGBUS`.
 //! The join lock is taken with a bound: a process of this user that holds
 //! it for longer than [`JOIN_LOCK_WAIT`] makes the joiner give up with an
 //! error instead of waiting forever.
@@ -27,9 +37,35 @@ use rustix::fs::{
 };
 use rustix::io::Errno;
 
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
 use super::error::JoinError;
 use super::layout::{MAX_PROCS, REGION_BYTES};
 use crate::os::sys;
+
+/// Where, in the rendezvous file, the locators start (the bytes before
+/// are the slots' liveness locks).
+const LOCATORS: u64 = 4096;
+
+/// The rendezvous file's size: the lock bytes and one locator per slot.
+const RENDEZVOUS_BYTES: u64 = LOCATORS + (MAX_PROCS * size_of::<Locator>()) as u64;
+
+/// Where the process in one slot keeps the machine's state: descriptor
+/// `fd` of process `pid` (started at `start_time`), the memfd
+/// `(dev, ino)`.
+#[derive(Debug, Clone, Copy, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+struct Locator {
+    pid: i32,
+    fd: i32,
+    start_time: u64,
+    dev: u64,
+    ino: u64,
+}
+
+fn locator_offset(slot: u32) -> u64 {
+    LOCATORS + u64::from(slot) * size_of::<Locator>() as u64
+}
 
 /// How long a joiner waits for another process of this user to finish
 /// joining or leaving the machine.
@@ -44,7 +80,9 @@ fn user_dir(base: &Path) -> PathBuf {
     base.join(format!("aclmem-emu.{}", uid()))
 }
 
-/// The file of machine `name` (whether or not it exists).
+/// The rendezvous file of this user's machine `name` (whether or not it
+/// exists): its join and liveness locks, and where its processes keep its
+/// state (see [`machine_state_path`]).
 pub fn machine_path(name: &str) -> PathBuf {
     user_dir(&crate::env::machine_dir()).join(name)
 }
@@ -149,16 +187,116 @@ fn lock_bounded(path: &Path, fd: &OwnedFd) -> Result<(), JoinError> {
     }
 }
 
-/// Allocates the machine's state in its file (a no-op when it is there):
-/// a filesystem without room is an error now, not a `SIGBUS` on first use.
+/// Allocates the rendezvous file (a no-op when it is there): a filesystem
+/// without room is an error now, not a failed write later.
 pub(crate) fn allocate(path: &Path, fd: &OwnedFd) -> Result<(), JoinError> {
-    fallocate(fd, FallocateFlags::empty(), 0, REGION_BYTES as u64).map_err(|e| {
+    fallocate(fd, FallocateFlags::empty(), 0, RENDEZVOUS_BYTES).map_err(|e| {
         JoinError::Io(format!(
-            "{}: cannot allocate the machine's {} KiB of shared state ({e}); free space there or set ACLMEM_EMU_DIR to a larger filesystem",
+            "{}: cannot allocate the machine's {} KiB rendezvous file ({e}); free space there or set ACLMEM_EMU_DIR to another filesystem",
             path.display(),
+            RENDEZVOUS_BYTES >> 10
+        ))
+    })
+}
+
+/// A new machine state: a memfd of [`REGION_BYTES`], allocated, then
+/// sealed so that its size never changes.
+pub(crate) fn new_state() -> Result<OwnedFd, JoinError> {
+    sys::new_state_file("aclmem-emu-machine", REGION_BYTES as u64).map_err(|e| {
+        JoinError::Io(format!(
+            "cannot allocate the machine's {} KiB of shared state: {e}",
             REGION_BYTES >> 10
         ))
     })
+}
+
+/// Records, in the locator of `slot`, that this process keeps the state in
+/// `state`: how the next joiner finds it.
+pub(crate) fn publish(
+    path: &Path,
+    rendezvous: &OwnedFd,
+    slot: u32,
+    state: &OwnedFd,
+) -> Result<(), JoinError> {
+    let io = |e: Errno| JoinError::Io(format!("{}: {e}", path.display()));
+    let pid = sys::pid();
+    let st = fstat(state).map_err(io)?;
+    let locator = Locator {
+        pid,
+        fd: std::os::fd::AsRawFd::as_raw_fd(state),
+        start_time: sys::start_time(pid).map_err(io)?,
+        dev: st.st_dev,
+        ino: st.st_ino,
+    };
+    let n = rustix::io::pwrite(rendezvous, locator.as_bytes(), locator_offset(slot)).map_err(io)?;
+    if n != size_of::<Locator>() {
+        return Err(io(Errno::NOSPC));
+    }
+    Ok(())
+}
+
+/// The state of a machine with live processes, reached through one of
+/// them. Every locator is checked before it is believed: the slot's lock
+/// is held, the process is the one that wrote it (start time), and its
+/// descriptor is the sealed memfd of the right size the locator names.
+pub(crate) fn find_state(path: &Path, rendezvous: &OwnedFd) -> Result<OwnedFd, JoinError> {
+    let mut tried = 0;
+    for slot in 0..MAX_PROCS as u32 {
+        if sys::byte_locked_elsewhere(rendezvous.as_fd(), u64::from(slot)) != Ok(true) {
+            continue;
+        }
+        tried += 1;
+        if let Some((_, state)) = open_state(rendezvous, slot) {
+            return Ok(state);
+        }
+    }
+    Err(refused(
+        path,
+        format_args!(
+            "the machine has live processes ({tried} slot locks held), but none of them shows its state to this process through /proc/PID/fd; not joining it"
+        ),
+    ))
+}
+
+/// The state as the locator of `slot` names it, if it checks out, and the
+/// `/proc` path it was opened through.
+fn open_state(rendezvous: &OwnedFd, slot: u32) -> Option<(PathBuf, OwnedFd)> {
+    let mut locator = Locator::default();
+    if rustix::io::pread(rendezvous, locator.as_mut_bytes(), locator_offset(slot))
+        != Ok(size_of::<Locator>())
+        || locator.pid <= 0
+        || locator.fd < 0
+        || sys::start_time(locator.pid) != Ok(locator.start_time)
+    {
+        return None;
+    }
+    let proc_fd = PathBuf::from(format!("/proc/{}/fd/{}", locator.pid, locator.fd));
+    let state = open(&proc_fd, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    let genuine = fstat(&state).is_ok_and(|st| {
+        (st.st_dev, st.st_ino) == (locator.dev, locator.ino)
+            && st.st_uid == uid()
+            && st.st_size as u64 == REGION_BYTES as u64
+    }) && sys::is_sealed_pool(state.as_fd(), REGION_BYTES as u64);
+    genuine.then_some((proc_fd, state))
+}
+
+/// Where the shared state of this user's machine `name` can be opened
+/// while a process of it is alive: a `/proc/PID/fd/N` path of one of its
+/// processes (for tools that inspect a running machine). `None` when no
+/// process of the machine runs.
+pub fn machine_state_path(name: &str) -> Option<PathBuf> {
+    let path = machine_path(name);
+    let rendezvous = open(
+        &path,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+        Mode::empty(),
+    )
+    .ok()?;
+    check_file(&path, &rendezvous).ok()?;
+    (0..MAX_PROCS as u32)
+        .filter(|&slot| sys::byte_locked_elsewhere(rendezvous.as_fd(), u64::from(slot)) == Ok(true))
+        .find_map(|slot| open_state(&rendezvous, slot))
+        .map(|(p, _)| p)
 }
 
 /// Removes the files of this user's machines whose processes were all

@@ -109,7 +109,7 @@ pub(crate) struct Layout {
     pub(crate) exports: [Export; MAX_EXPORTS],
 }
 
-/// The size of a machine file.
+/// The size of a machine's shared state (its sealed memfd).
 pub const REGION_BYTES: usize = std::mem::size_of::<Layout>().next_multiple_of(4096);
 
 /// The `pool` of an export whose allocation has a file of its own (the
@@ -209,7 +209,7 @@ mod tests {
         }
     }
 
-    // The machine file is allocated whole at creation (no SIGBUS on a full
-    // tmpfs later): it must stay small beside a 64 MiB /dev/shm.
+    // The state is allocated whole at creation (no SIGBUS later), in every
+    // process's memory accounting: it must stay small.
     const _: () = assert!(REGION_BYTES < 20 << 20);
 }

@@ -1,13 +1,16 @@
 //! Making and joining machines.
 //!
-//! A named machine is one file, `$ACLMEM_EMU_DIR/aclmem-emu.<uid>.<name>`
-//! (`/dev/shm` by default), created by its first process and removed by its
-//! last. Joining and leaving take an exclusive `flock` on it, so a joiner
+//! A named machine is found through one file,
+//! `$ACLMEM_EMU_DIR/aclmem-emu.<uid>/<name>` (`/dev/shm` by default),
+//! created by its first process and removed by its last; its state is a
+//! sealed memfd the processes pass on (see `files`). Joining and leaving take an exclusive `flock` on it, so a joiner
 //! never joins a machine whose last process is removing it (it sees the file
 //! unlinked and starts over), and the first joiner after every process died
 //! (even killed) re-creates the machine with its own configuration. A joiner
 //! whose configuration differs from a live machine's is refused.
 
+use std::ops::Not;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Weak};
@@ -35,8 +38,8 @@ mod slots;
 mod wire;
 
 pub use error::JoinError;
-pub use files::machine_path;
-pub(crate) use layout::{ExportInfo, ExportKind, OWN_FILE, REGION_BYTES};
+pub use files::{machine_path, machine_state_path};
+pub(crate) use layout::{ExportInfo, ExportKind, OWN_FILE};
 pub use layout::{MAX_EXPORTS, MAX_PROCS, WHITELIST};
 pub use pools::{PoolId, Pools};
 pub(crate) use region::Region;
@@ -126,16 +129,37 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
     let joined_process = (|| {
         files::allocate(&path, &file)?;
         let holder = open(&path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty()).map_err(io)?;
-        let probe = rustix::io::dup(&file).map_err(io)?;
-        let region = Region::map(probe, Some(holder), config).map_err(io)?;
-        adopt_state(&region, name, config)?;
+        let rendezvous = rustix::io::dup(&file).map_err(io)?;
+        // Decided once, under the join lock: no process can join meanwhile.
+        let fresh = sys::range_locked_elsewhere(rendezvous.as_fd(), 0, MAX_PROCS as u64)
+            .map_err(io)?
+            .not();
+        let state = if fresh {
+            files::new_state()?
+        } else {
+            files::find_state(&path, &rendezvous)?
+        };
+        let region = Region::map(state, Some((rendezvous, holder)), config).map_err(io)?;
+        adopt_state(&region, name, config, fresh)?;
         let pid = sys::pid();
         let (slot, generation) = region.claim_slot(pid, false).map_err(|_| JoinError::Full)?;
+        let published = files::publish(&path, &file, slot, region.file());
         {
-            // Whatever died since the last join goes now.
-            if let Ok(g) = region.lock(slot) {
-                region.reap(&g);
+            let g = region.lock(slot);
+            if published.is_err()
+                && let Ok(g) = &g
+            {
+                // Unfindable by the next joiner: not a member after all.
+                region.release_slot(g, slot);
             }
+            // Whatever died since the last join goes now.
+            if let Ok(g) = &g {
+                region.reap(g);
+            }
+        }
+        if let Err(e) = published {
+            region.unlock_slot_byte(slot);
+            return Err(e);
         }
         let machine = Arc::new(Machine {
             region,
@@ -155,12 +179,17 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
 }
 
 /// Makes the machine's state this configuration's, or checks that it is:
-/// the state is written anew only when the kernel says no process of the
-/// machine is alive (no slot's byte is locked), never because of what the
-/// shared memory holds; a machine with live processes whose state does not
-/// read back is refused.
-fn adopt_state(region: &Region, name: &str, config: &EmuConfig) -> Result<(), JoinError> {
-    if !region.anyone_alive() {
+/// the state is written anew only when the kernel said no process of the
+/// machine is alive (`fresh`: no slot's byte is locked), never because of
+/// what the shared memory holds; a machine with live processes whose state
+/// does not read back is refused.
+fn adopt_state(
+    region: &Region,
+    name: &str,
+    config: &EmuConfig,
+    fresh: bool,
+) -> Result<(), JoinError> {
+    if fresh {
         region.initialise(config);
         return Ok(());
     }
@@ -184,8 +213,7 @@ fn adopt_state(region: &Region, name: &str, config: &EmuConfig) -> Result<(), Jo
 pub(crate) fn private(config: &EmuConfig) -> Result<Arc<Process>, AclError> {
     let product = config.validate().map_err(|_| AclError::INVALID_PARAM)?;
     crate::os::fork::install();
-    let file = sys::new_pool_file("aclmem-emu-machine", REGION_BYTES as u64)
-        .map_err(|_| Situation::FdLimit.code())?;
+    let file = files::new_state().map_err(|_| Situation::FdLimit.code())?;
     let region = Region::map(file, None, config).map_err(|_| AclError::RT_RESOURCE_ALLOC_FAIL)?;
     region.initialise(config);
     let pid = sys::pid();
@@ -247,8 +275,8 @@ pub(crate) fn leave_named(machine: &Machine) {
     if flock(&fd, FlockOperation::LockExclusive).is_err() {
         return;
     }
-    let same_file = match (fstat(&fd), fstat(machine.region.file())) {
-        (Ok(a), Ok(b)) => (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino),
+    let same_file = match (fstat(&fd), machine.region.rendezvous().map(fstat)) {
+        (Ok(a), Some(Ok(b))) => (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino),
         _ => false,
     };
     if same_file && machine.region.live_slots() == 0 {
@@ -260,6 +288,98 @@ pub(crate) fn leave_named(machine: &Machine) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{BufRead, BufReader, Write};
+
+    /// Set in the child process that holds the lock: the machine's name.
+    const OWNER_ENV: &str = "ACLMEM_TEST_LOCK_OWNER";
+
+    /// The half of [`a_stopped_lock_owner_is_answered_not_waited_for`]
+    /// that runs in a child process: joins the machine, takes its lock,
+    /// stops itself, and releases the lock once it runs again.
+    #[test]
+    #[ignore = "run by a_stopped_lock_owner_is_answered_not_waited_for, in its own process"]
+    fn lock_owner_child() {
+        let Ok(name) = std::env::var(OWNER_ENV) else {
+            return;
+        };
+        let config = EmuConfig::preset(aclmem_core::Product::AtlasA2);
+        let p = join(&name, &config).expect("the child joins");
+        let guard = p.machine.region.lock(p.slot).expect("the child locks");
+        println!("held");
+        std::io::stdout().flush().unwrap();
+        // SAFETY: raise has no preconditions.
+        unsafe { libc::raise(libc::SIGSTOP) };
+        drop(guard);
+        println!("released");
+        std::io::stdout().flush().unwrap();
+        let _ = std::io::stdin().read_line(&mut String::new());
+    }
+
+    /// A process stopped while it holds the machine's lock makes the other
+    /// processes' calls fail with `MachineStuck` (after `LOCK_WAIT`)
+    /// instead of waiting for it forever; once it runs again they work.
+    #[test]
+    fn a_stopped_lock_owner_is_answered_not_waited_for() {
+        let name = format!("stopped-owner-{}", std::process::id());
+        let exe = std::env::current_exe().unwrap();
+        let args = [
+            "--exact",
+            "machine::tests::lock_owner_child",
+            "--ignored",
+            "--nocapture",
+        ];
+        let runner = std::env::var("ACLMEM_TEST_RUNNER").unwrap_or_default();
+        let mut words = runner.split_whitespace();
+        let mut cmd = match words.next() {
+            Some(r) => {
+                let mut c = std::process::Command::new(r);
+                c.args(words).arg(&exe);
+                c
+            }
+            None => std::process::Command::new(&exe),
+        };
+        let mut child = cmd
+            .args(args)
+            .env(OWNER_ENV, &name)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("the child starts");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut wait_for = |what: &str| {
+            for line in lines.by_ref() {
+                if line.unwrap() == what {
+                    return;
+                }
+            }
+            panic!("the child ended before it said `{what}`");
+        };
+        wait_for("held");
+        let pid = child.id() as libc::id_t;
+        // SAFETY: `siginfo_t` is plain C data; all zeros is a valid value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid out-parameter; waiting for the stop of
+        // our own child consumes only that report.
+        while unsafe { libc::waitid(libc::P_PID, pid, &mut info, libc::WSTOPPED) } != 0 {
+            assert_eq!(
+                std::io::Error::last_os_error().raw_os_error(),
+                Some(libc::EINTR)
+            );
+        }
+        let config = EmuConfig::preset(aclmem_core::Product::AtlasA2);
+        let e = crate::Emulator::join(&name, &config).expect("joining waits for no lock");
+        assert_eq!(
+            e.mem_info(aclmem_core::MemAttr::HbmMem, 0).err(),
+            Some(Situation::MachineStuck.code())
+        );
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+        wait_for("released");
+        assert!(e.mem_info(aclmem_core::MemAttr::HbmMem, 0).is_ok());
+        drop(child.stdin.take());
+        assert!(child.wait().unwrap().success());
+        e.leave();
+    }
 
     #[test]
     fn machine_names_are_plain() {

@@ -2,9 +2,9 @@
 //! capacity per pool, the process table and the registry of shareable
 //! handles.
 //!
-//! It lives in one file mapped by every process of the machine
-//! (`/dev/shm/aclmem-emu.<uid>.<name>`), or, for a private in-process
-//! machine, in an anonymous memfd. Every field is an atomic, so processes
+//! It lives in a sealed memfd mapped by every process of the machine (for
+//! a named machine, found through the machine's rendezvous file: see
+//! `files`). Every field is an atomic, so processes
 //! never race on plain memory. Mutations happen under one lock word
 //! ([`Region::lock`]): a compare-and-swap from 0 to the owner's slot, a
 //! futex to sleep on, and, if the owner is found dead, a takeover followed by
@@ -12,12 +12,12 @@
 //! killed inside the critical section leaves nothing inconsistent.
 //!
 //! Liveness: a real process holds an open-file-description lock on byte
-//! `slot` of the file for as long as it lives; the kernel drops it at exit,
+//! `slot` of the rendezvous file for as long as it lives; the kernel drops it at exit,
 //! SIGKILL included, and it never outlives the process (a forked child closes
 //! its copy). Simulated processes of a private machine are alive until they
 //! are dropped.
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use aclmem_core::AclError;
@@ -33,11 +33,13 @@ pub struct Region {
     pub(super) base: usize,
     /// The fork generation the region was mapped in (see `crate::fork`).
     pub(super) fork_gen: u64,
-    /// The file (or memfd) behind the mapping, opened by this process; it
-    /// is also the descriptor through which liveness is probed.
-    pub(super) file: OwnedFd,
-    /// Held only by a real process: the open file description whose byte
-    /// locks say this process's slots are alive.
+    /// The sealed memfd behind the mapping (closed by `Drop`, except in a
+    /// forked child, where the fork handler closed it).
+    pub(super) file: std::mem::ManuallyDrop<OwnedFd>,
+    /// A named machine's rendezvous file, through which liveness is probed.
+    pub(super) rendezvous: Option<OwnedFd>,
+    /// Held only by a real process: the open file description of the
+    /// rendezvous file whose byte locks say this process's slots are alive.
     pub(super) holder: Option<OwnedFd>,
     /// The capacity of each pool as this process's configuration says: what
     /// the shared capacity words are clamped to, so that no value found in
@@ -55,13 +57,30 @@ impl Drop for Region {
     fn drop(&mut self) {
         if crate::os::fork::forked_since(self.fork_gen) {
             // A forked child's copy: the child handler already gave the
-            // mapping and the descriptors up (see `crate::fork`).
+            // mapping and the descriptors up (see `crate::fork`); their
+            // numbers may name other files by now.
             std::mem::forget(self.holder.take());
+            std::mem::forget(self.rendezvous.take());
             return;
+        }
+        // A later fork must not unmap or close what may by then be
+        // someone else's.
+        crate::os::fork::unregister_mapping(self.base);
+        for fd in [
+            Some(&*self.file),
+            self.rendezvous.as_ref(),
+            self.holder.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            crate::os::fork::unregister_fd(fd);
         }
         // SAFETY: the mapping was made by `map_shared_region` with this
         // size; nothing borrows the region once its owner drops it.
         let _ = unsafe { sys::unmap_region(self.base, REGION_BYTES) };
+        // SAFETY: `file` is dropped once, here, and never used after.
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.file) };
     }
 }
 
@@ -94,22 +113,26 @@ impl Region {
         unsafe { &*(self.base as *const Layout) }
     }
 
-    /// Maps `file` (at least `REGION_BYTES` long).
+    /// Maps `file` (a sealed memfd of `REGION_BYTES`); a named machine's
+    /// process also gives its rendezvous file and the open file of it that
+    /// holds its liveness locks.
     pub fn map(
         file: OwnedFd,
-        holder: Option<OwnedFd>,
+        rendezvous: Option<(OwnedFd, OwnedFd)>,
         config: &EmuConfig,
     ) -> Result<Region, rustix::io::Errno> {
         let base = sys::map_shared_region(file.as_fd(), REGION_BYTES)?;
         crate::os::fork::register_mapping(base, REGION_BYTES);
         crate::os::fork::register_fd(&file);
-        if let Some(h) = &holder {
-            crate::os::fork::register_fd(h);
+        let (rendezvous, holder) = rendezvous.unzip();
+        for fd in rendezvous.iter().chain(&holder) {
+            crate::os::fork::register_fd(fd);
         }
         Ok(Region {
             base,
             fork_gen: crate::os::fork::generation(),
-            file,
+            file: std::mem::ManuallyDrop::new(file),
+            rendezvous,
             holder,
             limits: std::array::from_fn(|i| {
                 super::pools::initial_capacity(config, PoolId::from_index(i))
@@ -251,9 +274,20 @@ impl Region {
         }
     }
 
-    /// The descriptor of the machine file (for liveness probes and
-    /// listeners' names).
+    /// The memfd of the machine's state.
     pub fn file(&self) -> &OwnedFd {
         &self.file
+    }
+
+    /// The descriptor liveness locks are probed through: the rendezvous
+    /// file of a named machine (a private machine's processes are all
+    /// simulated, and probing its memfd finds no lock).
+    pub(super) fn liveness(&self) -> BorrowedFd<'_> {
+        self.rendezvous.as_ref().unwrap_or(&*self.file).as_fd()
+    }
+
+    /// The rendezvous file of a named machine.
+    pub(super) fn rendezvous(&self) -> Option<&OwnedFd> {
+        self.rendezvous.as_ref()
     }
 }

@@ -91,7 +91,7 @@ impl Region {
             SIMULATED => true,
             // A probe that cannot be made counts as alive: never reap a
             // process that may still run.
-            _ => sys::byte_locked_elsewhere(self.file.as_fd(), u64::from(slot)).unwrap_or(true),
+            _ => sys::byte_locked_elsewhere(self.liveness(), u64::from(slot)).unwrap_or(true),
         }
     }
 
@@ -116,12 +116,6 @@ impl Region {
                 s.generation.load(Ordering::Acquire),
             )
         })
-    }
-
-    /// Whether any process holds a slot of the machine, as the kernel's
-    /// byte locks say (a probe that fails counts as yes).
-    pub fn anyone_alive(&self) -> bool {
-        sys::range_locked_elsewhere(self.file.as_fd(), 0, MAX_PROCS as u64) != Ok(false)
     }
 
     /// Number of live slots.

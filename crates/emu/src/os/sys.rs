@@ -28,6 +28,17 @@ pub fn new_pool_file(name: &str, len: u64) -> Result<OwnedFd, Errno> {
     Ok(fd)
 }
 
+/// A memfd of `len` bytes, allocated now (so that a memory limit is an
+/// error here, not a `SIGBUS` on first touch) and sealed like a pool file:
+/// the shared state of a machine.
+pub fn new_state_file(name: &str, len: u64) -> Result<OwnedFd, Errno> {
+    let fd = memfd_create(name, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)?;
+    ftruncate(&fd, len)?;
+    fallocate(&fd, FallocateFlags::empty(), 0, len)?;
+    rustix::fs::fcntl_add_seals(&fd, SIZE_SEALS | rustix::fs::SealFlags::SEAL)?;
+    Ok(fd)
+}
+
 /// The seals every pool file carries: its size can change no more.
 pub const SIZE_SEALS: rustix::fs::SealFlags =
     rustix::fs::SealFlags::SHRINK.union(rustix::fs::SealFlags::GROW);
