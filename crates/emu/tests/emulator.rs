@@ -706,3 +706,29 @@ fn shareable_ids_are_not_guessable_from_one_another() {
     }
     assert_eq!(a.stats().shareable_handles, 0);
 }
+
+/// A process that leaves a named machine and joins it again while its
+/// first membership's objects are still alive keeps the machine findable
+/// when those objects finally go: the file is removed only when the
+/// kernel's locks say no process holds a slot, not when the old state says
+/// so (the new membership has a state of its own).
+#[test]
+fn an_old_membership_dropped_late_does_not_remove_the_machine_of_the_new_one() {
+    let name = format!("rejoin-{}", std::process::id());
+    let config = EmuConfig::preset(Product::AtlasA2);
+    let old = Emulator::join(&name, &config).unwrap();
+    old.leave();
+    let new = Emulator::join(&name, &config).unwrap();
+    drop(old);
+    assert!(
+        aclmem_emu::machine_path(&name).exists(),
+        "the rendezvous file of the live membership is still there"
+    );
+    assert!(
+        aclmem_emu::machine_state_path(&name).is_some(),
+        "a joiner still finds the state"
+    );
+    new.leave();
+    drop(new);
+    assert!(!aclmem_emu::machine_path(&name).exists());
+}

@@ -368,3 +368,7 @@ fn refusal(code: i32) -> AclError {
     .find(|c| c.code() == code)
     .unwrap_or(AclError::RT_IPC_ERROR)
 }
+
+#[cfg(test)]
+#[path = "listener_tests.rs"]
+mod tests;

@@ -264,7 +264,7 @@ pub(crate) fn weak_of(p: &Process) -> Option<Weak<Process>> {
 }
 
 /// The last process of a named machine in this OS process left: remove the
-/// machine file if no process of the machine is alive any more.
+/// rendezvous file if no process holds a slot of it any more.
 pub(crate) fn leave_named(machine: &Machine) {
     let Some(path) = machine.lock_file.lock().take() else {
         return;
@@ -279,7 +279,10 @@ pub(crate) fn leave_named(machine: &Machine) {
         (Ok(a), Some(Ok(b))) => (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino),
         _ => false,
     };
-    if same_file && machine.region.live_slots() == 0 {
+    // The kernel's byte locks, not this process's view of the state: a
+    // later machine of this process (after aclFinalize and aclInit again)
+    // may be using the same file with a state of its own.
+    if same_file && sys::range_locked_elsewhere(fd.as_fd(), 0, MAX_PROCS as u64) == Ok(false) {
         let _ = rustix::fs::unlink(&path);
     }
     let _ = flock(&fd, FlockOperation::Unlock);
