@@ -14,6 +14,7 @@ The backend is the emulator unless ``ACLMEM_BACKEND=driver``.
 
 from __future__ import annotations
 
+import pathlib as _pathlib
 import sys as _sys
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
@@ -44,7 +45,9 @@ __all__ = [
     "cann_releases",
     "check",
     "constants",
+    "include_dir",
     "install",
+    "lib_dir",
     "matrix",
 ]
 
@@ -55,7 +58,10 @@ constants: Dict[str, int] = _native.constants()
 
 
 def backend() -> str:
-    """The backend in use: ``"emulator"`` or ``"driver (<library path>)"``."""
+    """The backend in use: ``"emulator (<library path>)"`` (the process's one
+    emulated ``libascendcl.so``), ``"emulator (built into aclmem._native)"``
+    (no such library found: Python alone uses this emulator), ``"sanitizer"``
+    or ``"driver (<library path>)"``."""
     return _native.backend_name()
 
 
@@ -108,3 +114,29 @@ def install() -> None:
 
 # `from __future__ import annotations` binds the name `annotations`.
 del annotations
+
+
+def _kit_dir(name: str, what: str) -> str:
+    path = _pathlib.Path(__file__).resolve().parent / name
+    if not path.is_dir():
+        raise FileNotFoundError(
+            f"aclmem was installed without its {what} ({path} is missing): install a "
+            "wheel built by `cargo xtask wheels`, or build the package with that command's "
+            "staging step (`cargo xtask wheels --stage`)"
+        )
+    return str(path)
+
+
+def include_dir() -> str:
+    """The directory of the C headers (``acl/acl.h`` and the rest) to build
+    a C or C++ extension against the emulated ``libascendcl.so``, as
+    ``numpy.get_include()`` does for NumPy: ``-I`` this, ``-L``
+    :func:`lib_dir` ``-lascendcl``."""
+    return _kit_dir("include", "C headers")
+
+
+def lib_dir() -> str:
+    """The directory of the emulated ``libascendcl.so`` (soname
+    ``libascendcl.so``), the sanitizer ``libaclmem_sanitizer.so`` and the
+    ``aclmem`` command this package carries."""
+    return _kit_dir("_lib", "libraries")

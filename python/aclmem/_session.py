@@ -171,7 +171,7 @@ class Session:
 
     def __init__(self, soc: Optional[str] = None, device: int = 0, cann: Optional[str] = None):
         device = _int32(device, "device")
-        if soc is not None and _native.backend_name() == "emulator":
+        if soc is not None and _native.backend_name().startswith("emulator"):
             os.environ.setdefault("ACLMEM_EMU_SOC", soc)
         self.device = device
         self.cann = cann or os.environ.get("ACLMEM_EMU_CANN") or None
@@ -423,7 +423,8 @@ class Mapping:
         """A writable ``memoryview`` of the mapped bytes (emulator only)."""
         if not self._live:
             raise ValueError("the mapping is gone")
-        if _native.backend_name() not in ("emulator", "sanitizer"):
+        name = _native.backend_name()
+        if not (name.startswith("emulator") or name == "sanitizer"):
             raise RuntimeError("device memory is not host-visible on a real device; use write/read")
         try:
             _native.read_memory(self.addr, 1)

@@ -4,10 +4,11 @@
 //! (`aclmem.acl`) and the Pythonic layer are written in Python over it.
 //!
 //! The backend is chosen once per process, at the first call:
-//! `ACLMEM_BACKEND=emulator` (the default: the emulated library linked into
-//! this module, joining the machine `ACLMEM_EMU_MACHINE` names, as C and
-//! Rust processes do) or `ACLMEM_BACKEND=driver` (the real
-//! `libascendcl.so`, found as `aclmem-driver` finds it).
+//! `ACLMEM_BACKEND=emulator` (the default: the process's one emulated
+//! `libascendcl.so` — see [`shared_emulator`] — joining the machine
+//! `ACLMEM_EMU_MACHINE` names, as C and Rust processes do) or
+//! `ACLMEM_BACKEND=driver` (the real `libascendcl.so`, found as
+//! `aclmem-driver` finds it).
 //!
 //! Pointers come from Python as integers. With the emulator every pointer
 //! argument is checked by the kernel before use, so a wrong one is an ACL
@@ -15,6 +16,7 @@
 //! come, as with pyACL.
 
 use std::ffi::{CStr, CString, c_char, c_void};
+use std::os::unix::ffi::OsStrExt;
 use std::ptr;
 use std::sync::{Arc, OnceLock};
 
@@ -72,15 +74,73 @@ fn load() -> Result<Backend, String> {
                 _library: Some(library),
             })
         }
-        Ok("emulator") | Ok("") | Err(_) => Ok(Backend {
-            f: aclmem_emu_capi::functions(),
-            name: "emulator".into(),
-            _library: None,
-        }),
+        Ok("emulator") | Ok("") | Err(_) => match shared_emulator()? {
+            Some(library) => Ok(Backend {
+                f: library.functions(),
+                name: format!(
+                    "emulator ({})",
+                    library
+                        .file()
+                        .map_or_else(|| library.path().to_owned(), |f| f.display().to_string())
+                ),
+                _library: Some(library),
+            }),
+            None => Ok(Backend {
+                f: aclmem_emu_capi::functions(),
+                name: "emulator (built into aclmem._native)".into(),
+                _library: None,
+            }),
+        },
         Ok(other) => Err(format!(
             "ACLMEM_BACKEND=`{other}`: expected `emulator` (the default) or `driver`"
         )),
     }
+}
+
+/// The emulated `libascendcl.so` this process shares with its C code, so
+/// that one emulator serves the whole process (memory a C extension maps
+/// is memory `aclmem.acl` copies): the `libascendcl.so` already loaded in
+/// the process, else the one `$ACLMEM_ASCENDCL` names, else the one the
+/// wheel carries next to this module (`aclmem/_lib`), loaded under its
+/// soname so that a C extension imported later binds to it too. `None`
+/// when there is none of them (a build from source without the library):
+/// then the emulator built into this module serves Python alone.
+fn shared_emulator() -> Result<Option<Arc<AscendCl>>, String> {
+    // SAFETY: RTLD_NOLOAD loads nothing; the handle only tells whether
+    // the library is loaded, and is given back at once.
+    let loaded = unsafe {
+        let h = libc::dlopen(c"libascendcl.so".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
+        if !h.is_null() {
+            libc::dlclose(h);
+        }
+        !h.is_null()
+    };
+    let named = std::env::var_os("ACLMEM_ASCENDCL").is_some_and(|v| !v.is_empty());
+    if loaded || named {
+        return AscendCl::load(None).map(Some).map_err(|e| e.to_string());
+    }
+    match bundled_library() {
+        Some(path) => AscendCl::load(Some(&path)).map(Some).map_err(|e| e.to_string()),
+        None => Ok(None),
+    }
+}
+
+/// `_lib/libascendcl.so` next to this module's file, if it is there.
+fn bundled_library() -> Option<std::path::PathBuf> {
+    // SAFETY: `Dl_info` is plain C data; all zeros is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the loader's tables for the address of a
+    // function of this module, which is loaded; `info` is a live local.
+    let found = unsafe { libc::dladdr(bundled_library as *const c_void, &mut info) };
+    if found == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr set `dli_fname` to a NUL-terminated path the loader
+    // keeps for as long as the module is loaded.
+    let module = unsafe { CStr::from_ptr(info.dli_fname) };
+    let module = std::path::Path::new(std::ffi::OsStr::from_bytes(module.to_bytes()));
+    let path = module.parent()?.join("_lib").join("libascendcl.so");
+    path.is_file().then_some(path)
 }
 
 fn backend() -> PyResult<&'static Backend> {

@@ -2,8 +2,8 @@
 //!
 //! * [`sys`]: the C declarations (types, constants, function-pointer types),
 //!   with layout tests.
-//! * [`AscendCl::load`]: finds the library (explicit path,
-//!   `$ACLMEM_ASCENDCL`, `$ASCEND_HOME_PATH/lib64`,
+//! * [`AscendCl::load`]: finds the library (explicit path, the
+//!   `libascendcl.so` the process already loaded, `$ACLMEM_ASCENDCL`, `$ASCEND_HOME_PATH/lib64`,
 //!   `$ASCEND_TOOLKIT_HOME/lib64`,
 //!   `/usr/local/Ascend/ascend-toolkit/latest/lib64`, then the dynamic
 //!   loader's own search). A missing library is a [`LoadError`] naming every

@@ -100,6 +100,25 @@ fn describe(e: &dyn std::error::Error) -> String {
     text
 }
 
+/// How the library this process already had loaded is named.
+const ALREADY_LOADED: &str = "libascendcl.so already loaded in this process";
+
+/// The `libascendcl.so` this process already has loaded (by a C extension,
+/// a framework, or the dynamic linker at start-up), if any. Binding to it
+/// keeps one runtime per process, as pyACL does, where loading another file
+/// of that name would start a second runtime that knows none of the first
+/// one's memory.
+fn already_loaded() -> Option<(Library, String)> {
+    // SAFETY: with RTLD_NOLOAD, dlopen loads nothing: it only hands out
+    // another reference to a library the process already loaded, whose
+    // initialisers have run.
+    let library = unsafe {
+        libloading::os::unix::Library::open(Some(LIBRARY_NAME), libc::RTLD_NOW | libc::RTLD_NOLOAD)
+    }
+    .ok()?;
+    Some((library.into(), ALREADY_LOADED.into()))
+}
+
 /// Where to look, in order.
 #[derive(Debug, Clone, Default)]
 pub struct SearchPath {
@@ -148,8 +167,15 @@ impl SearchPath {
         out
     }
 
-    /// Opens the named library, or else the first candidate that loads.
+    /// Opens the library given by an explicit path; else the one this
+    /// process already has loaded; else the one `$ACLMEM_ASCENDCL` names;
+    /// else the first candidate that loads.
     pub(crate) fn open(&self) -> Result<(Library, String), LoadError> {
+        if self.explicit.is_none()
+            && let Some(found) = already_loaded()
+        {
+            return Ok(found);
+        }
         if let Some((source, given)) = self.named() {
             let path = file_in(given.clone());
             let named_error = |error: String| LoadError::Named {
@@ -166,7 +192,10 @@ impl SearchPath {
                 Err(e) => Err(named_error(describe(&e))),
             };
         }
-        let mut tried = Vec::new();
+        let mut tried = vec![Attempt {
+            candidate: ALREADY_LOADED.into(),
+            error: "not loaded".into(),
+        }];
         for c in self.candidates() {
             let (label, result) = match c {
                 Candidate::Skipped(source, why) => {

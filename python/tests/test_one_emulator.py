@@ -1,0 +1,61 @@
+"""One emulator per process: a C extension that links ``libascendcl.so``
+and ``aclmem.acl`` reach the same emulated runtime, whichever loads first.
+
+This is vllm-ascend's ``camem`` pattern: its C extension reserves, allocates
+and maps device memory; Python copies weights into it with
+``acl.rt.memcpy``; on sleep Python backs the weights up to the host and the
+C extension unmaps and frees; on wake the C extension maps new memory and
+Python copies the weights back. With two emulators in the process the
+copies fail (the address is unknown to Python's copy), and weights come
+back wrong after the first cycle.
+"""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+KIT = pathlib.Path(__file__).resolve().parent / "kit"
+
+def _library():
+    lib = os.environ.get("ACLMEM_ASCENDCL")
+    root = pathlib.Path(__file__).resolve().parents[2]
+    path = pathlib.Path(lib) if lib else root / "target" / "debug" / "libascendcl.so"
+    if not path.exists():
+        pytest.fail(f"the emulated library is not built at {path}: run `cargo xtask lib`")
+    return path
+
+
+@pytest.mark.parametrize("order", ["python-first", "c-first"])
+def test_a_c_extension_and_pyacl_share_one_emulator_across_sleep_and_wake(order, tmp_path):
+    import aclmem
+
+    lib = _library()
+    cc = os.environ.get("CC") or shutil.which("cc")
+    assert cc, "a C compiler is needed"
+    src = KIT / "camem.c"
+    so = tmp_path / "camem.so"
+    link = [f"-L{lib.parent}", "-lascendcl"]
+    env = dict(os.environ)
+    if order == "c-first":
+        # The extension finds the library itself (its run path); aclmem is
+        # not told where it is and must bind to the one already loaded.
+        link.append(f"-Wl,-rpath,{lib.parent}")
+        env.pop("ACLMEM_ASCENDCL", None)
+    # python-first: the extension has no run path; only the library aclmem
+    # loaded (found by its soname) satisfies it.
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-std=c11", "-Wall", "-Werror",
+         f"-I{aclmem.include_dir()}", str(src), "-o", str(so), *link],
+        check=True,
+    )
+    out = subprocess.run(
+        [sys.executable, str(KIT / "sleep_wake.py"), str(so), order],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"backend: emulator ({lib.resolve()})" in out.stdout, out.stdout
+    assert "3 cycles, weights intact" in out.stdout, out.stdout
