@@ -78,3 +78,11 @@ def test_a_clean_pyacl_script_reports_nothing(tmp_path):
     out, findings = _sanitize(CLEAN, tmp_path, "clean")
     assert findings == [], out.stderr
     assert out.returncode == 0, out.stderr
+
+
+def test_a_finding_in_python_names_the_scripts_function_and_line(tmp_path):
+    # The prelude is four lines: `load` is on line 5, its call on line 6.
+    body = "def load():\n    h, _ = acl.rt.malloc_physical(2 << 20, P, 0)\n\nload()\n"
+    out, findings = _sanitize(body, tmp_path, "where")
+    assert [(f["class"], f["site"]) for f in findings] == [("leak", "load (where.py:6)")], out.stderr
+    assert "at load (where.py:6)" in out.stderr, out.stderr

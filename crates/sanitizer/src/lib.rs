@@ -39,6 +39,7 @@ use aclmem_sys::{self as sys, AclFunctions};
 
 mod cmem;
 mod model;
+mod python;
 pub mod report;
 mod trace;
 
@@ -112,8 +113,10 @@ fn next() -> &'static AclFunctions {
                 return p;
             }
             if fallback.is_null() {
-                let lib =
-                    std::env::var("ACLMEM_ASCENDCL").unwrap_or_else(|_| "libascendcl.so".into());
+                let lib = std::env::var("ACLMEM_ASCENDCL")
+                    .ok()
+                    .filter(|v| !v.is_empty())
+                    .unwrap_or_else(|| "libascendcl.so".into());
                 if let Ok(path) = std::ffi::CString::new(lib) {
                     // SAFETY: dlopen of a path; the handle is kept for the
                     // life of the process.

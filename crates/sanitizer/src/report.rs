@@ -9,21 +9,31 @@ use std::fs::File;
 use std::io::Write as _;
 
 /// Where a call was made: the return address of the ACL call in the
-/// program, resolved only when a finding needs it.
+/// program, resolved only when a finding needs it, and the Python line
+/// that made it, if Python code did.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Site {
     ra: usize,
+    python: u32,
 }
 
 impl Site {
-    /// The site a C entry point handed over (`__builtin_return_address`).
+    /// The site a C entry point handed over (`__builtin_return_address`),
+    /// with the Python line making the call, if any.
     pub fn at(ra: *const c_void) -> Site {
-        Site { ra: ra as usize }
+        Site {
+            ra: ra as usize,
+            python: crate::python::call_site(),
+        }
     }
 
-    /// The call, as `function (file:line)` when the program has debug
-    /// information, else `address in module`.
+    /// The call, as `function (file:line)` of the Python code that made it,
+    /// else of the native code when the program has debug information,
+    /// else `address in module`.
     pub fn describe(&self) -> String {
+        if let Some(p) = crate::python::describe(self.python) {
+            return p;
+        }
         if self.ra == 0 {
             return "unknown call site".into();
         }

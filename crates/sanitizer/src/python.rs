@@ -1,0 +1,201 @@
+//! Where a Python program made an ACL call: the innermost Python frame
+//! outside aclmem's own package (`function (script.py:LINE)`), read through
+//! CPython's C API when the process runs an interpreter. The API is looked
+//! up by name at run time, so nothing links Python, and it is used only by
+//! a thread that holds the GIL (a call from Python code; a C extension
+//! called through `ctypes` runs without it and keeps its native site).
+//!
+//! Sites are interned: a [`Site`](crate::report::Site) keeps a number, so
+//! it stays a plain copyable value however often a line calls.
+
+use std::collections::HashMap;
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::path::Path;
+use std::sync::OnceLock;
+
+use parking_lot::Mutex;
+
+type Object = *mut c_void;
+
+type Flag = unsafe extern "C" fn() -> c_int;
+type Current = unsafe extern "C" fn() -> Object;
+type Related = unsafe extern "C" fn(Object) -> Object;
+type Line = unsafe extern "C" fn(Object) -> c_int;
+type Attr = unsafe extern "C" fn(Object, *const c_char) -> Object;
+type Utf8 = unsafe extern "C" fn(Object, *mut isize) -> *const c_char;
+type Release = unsafe extern "C" fn(Object);
+type Clear = unsafe extern "C" fn();
+
+/// The functions of CPython's stable ABI that locate a call.
+struct Api {
+    initialized: Flag,
+    gil_held: Flag,
+    frame: Current,
+    back: Related,
+    code: Related,
+    line: Line,
+    attr: Attr,
+    utf8: Utf8,
+    decref: Release,
+    clear: Clear,
+}
+
+fn symbol(name: &CStr) -> Option<*mut c_void> {
+    // SAFETY: dlsym with a NUL-terminated name in the global scope.
+    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    (!p.is_null()).then_some(p)
+}
+
+fn api() -> Option<&'static Api> {
+    static API: OnceLock<Option<Api>> = OnceLock::new();
+    API.get_or_init(|| {
+        // SAFETY: each symbol, when present, is CPython's function of that
+        // name, whose prototype in the stable ABI is the one given.
+        unsafe {
+            Some(Api {
+                initialized: std::mem::transmute::<*mut c_void, Flag>(symbol(c"Py_IsInitialized")?),
+                gil_held: std::mem::transmute::<*mut c_void, Flag>(symbol(c"PyGILState_Check")?),
+                frame: std::mem::transmute::<*mut c_void, Current>(symbol(c"PyEval_GetFrame")?),
+                back: std::mem::transmute::<*mut c_void, Related>(symbol(c"PyFrame_GetBack")?),
+                code: std::mem::transmute::<*mut c_void, Related>(symbol(c"PyFrame_GetCode")?),
+                line: std::mem::transmute::<*mut c_void, Line>(symbol(c"PyFrame_GetLineNumber")?),
+                attr: std::mem::transmute::<*mut c_void, Attr>(symbol(c"PyObject_GetAttrString")?),
+                utf8: std::mem::transmute::<*mut c_void, Utf8>(symbol(c"PyUnicode_AsUTF8AndSize")?),
+                decref: std::mem::transmute::<*mut c_void, Release>(symbol(c"Py_DecRef")?),
+                clear: std::mem::transmute::<*mut c_void, Clear>(symbol(c"PyErr_Clear")?),
+            })
+        }
+    })
+    .as_ref()
+}
+
+/// Interned call sites (`function (file:line)`), numbered from 1.
+#[derive(Default)]
+struct Sites {
+    names: Vec<String>,
+    numbers: HashMap<String, u32>,
+    /// Whether a file is part of aclmem's own package.
+    internal: HashMap<String, bool>,
+}
+
+static SITES: Mutex<Option<Sites>> = Mutex::new(None);
+
+/// A file of aclmem's package (`.../aclmem/**.py` beside `_native.pyi`):
+/// its frames are the binding, not the program.
+fn is_internal(file: &str) -> bool {
+    Path::new(file)
+        .ancestors()
+        .skip(1)
+        .any(|d| d.file_name().is_some_and(|n| n == "aclmem") && d.join("_native.pyi").exists())
+}
+
+/// An attribute of `object` that is a string, as Rust text.
+///
+/// # Safety
+/// The GIL is held and `object` is a live Python object.
+unsafe fn text(api: &Api, object: Object, name: &CStr) -> Option<String> {
+    // SAFETY: the caller holds the GIL; `object` is live; the attribute
+    // is a new reference, released below.
+    unsafe {
+        let value = (api.attr)(object, name.as_ptr());
+        if value.is_null() {
+            (api.clear)();
+            return None;
+        }
+        let mut len = 0isize;
+        let bytes = (api.utf8)(value, &mut len);
+        let out = if bytes.is_null() {
+            (api.clear)();
+            None
+        } else {
+            let s = std::slice::from_raw_parts(bytes.cast::<u8>(), len.max(0) as usize);
+            Some(String::from_utf8_lossy(s).into_owned())
+        };
+        (api.decref)(value);
+        out
+    }
+}
+
+/// The Python call site of the ACL call being made on this thread: its
+/// number (0 when no Python code made it).
+pub fn call_site() -> u32 {
+    let Some(api) = api() else { return 0 };
+    // SAFETY: both may be called from any thread at any time.
+    if unsafe { (api.initialized)() != 1 || (api.gil_held)() != 1 } {
+        return 0;
+    }
+    let mut sites = SITES.lock();
+    let sites = sites.get_or_insert_with(Sites::default);
+    // SAFETY: this thread holds the GIL (checked above), so the frames
+    // stay alive while used. The first frame is borrowed; each previous
+    // frame is a new reference, released once the next one is taken.
+    unsafe {
+        let mut frame = (api.frame)();
+        let mut owned = false;
+        let mut found = 0;
+        while !frame.is_null() && found == 0 {
+            found = site_of(api, sites, frame);
+            let back = if found == 0 {
+                (api.back)(frame)
+            } else {
+                std::ptr::null_mut()
+            };
+            if owned {
+                (api.decref)(frame);
+            }
+            frame = back;
+            owned = true;
+        }
+        found
+    }
+}
+
+/// The number of `frame`'s site, 0 if it is aclmem's own.
+///
+/// # Safety
+/// The GIL is held and `frame` is a live frame object.
+unsafe fn site_of(api: &Api, sites: &mut Sites, frame: Object) -> u32 {
+    // SAFETY: as the caller promises; the code object is a new reference,
+    // released before returning.
+    unsafe {
+        let code = (api.code)(frame);
+        if code.is_null() {
+            return 0;
+        }
+        let mut found = 0;
+        if let Some(file) = text(api, code, c"co_filename") {
+            let internal = *sites
+                .internal
+                .entry(file.clone())
+                .or_insert_with(|| is_internal(&file));
+            if !internal {
+                let function = text(api, code, c"co_name").unwrap_or_default();
+                let base = Path::new(&file)
+                    .file_name()
+                    .map_or(file.clone(), |n| n.to_string_lossy().into_owned());
+                let name = format!("{function} ({base}:{})", (api.line)(frame));
+                found = match sites.numbers.get(&name) {
+                    Some(&n) => n,
+                    None => {
+                        sites.names.push(name.clone());
+                        let n = sites.names.len() as u32;
+                        sites.numbers.insert(name, n);
+                        n
+                    }
+                };
+            }
+        }
+        (api.decref)(code);
+        found
+    }
+}
+
+/// The text of call site `n` (from [`call_site`]).
+pub fn describe(n: u32) -> Option<String> {
+    let sites = SITES.lock();
+    sites
+        .as_ref()?
+        .names
+        .get(n.checked_sub(1)? as usize)
+        .cloned()
+}
