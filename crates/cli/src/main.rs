@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod errors;
 mod matrix;
+mod run;
 mod sanitize;
 mod timeline;
 
@@ -97,6 +98,43 @@ enum Command {
         /// Stop the program at the first finding.
         #[arg(long)]
         halt_on_error: bool,
+        /// The program and its arguments (after `--`).
+        #[arg(last = true, required = true)]
+        program: Vec<String>,
+    },
+    /// Run any program on the emulated machine: the emulated
+    /// libascendcl.so first on its library path (and $ACLMEM_ASCENDCL),
+    /// pyACL's `acl` module for Python children (from the wheel), and the
+    /// machine's settings; each option defaults to its ACLMEM_EMU_*
+    /// variable. Says once, on stderr, that the machine is emulated.
+    Run {
+        /// The emulated library (default: $ACLMEM_ASCENDCL, or beside this
+        /// executable).
+        #[arg(long)]
+        lib: Option<std::path::PathBuf>,
+        /// The machine to join ($ACLMEM_EMU_MACHINE; default `default`):
+        /// processes of one machine share its memory.
+        #[arg(long)]
+        machine: Option<String>,
+        /// The SoC name aclrtGetSocName answers, which decides the product
+        /// ($ACLMEM_EMU_SOC; default Ascend910B3).
+        #[arg(long)]
+        soc: Option<String>,
+        /// Number of devices ($ACLMEM_EMU_DEVICES).
+        #[arg(long)]
+        devices: Option<String>,
+        /// HBM per device, e.g. 64GiB ($ACLMEM_EMU_HBM).
+        #[arg(long)]
+        hbm: Option<String>,
+        /// Host memory, e.g. 256GiB ($ACLMEM_EMU_HOST).
+        #[arg(long)]
+        host: Option<String>,
+        /// The CANN release emulated, e.g. 8.3 ($ACLMEM_EMU_CANN).
+        #[arg(long)]
+        cann: Option<String>,
+        /// ep or rc ($ACLMEM_EMU_RUN_MODE).
+        #[arg(long)]
+        run_mode: Option<String>,
         /// The program and its arguments (after `--`).
         #[arg(last = true, required = true)]
         program: Vec<String>,
@@ -416,6 +454,27 @@ fn main() -> ExitCode {
             print!("{text}");
             ExitCode::SUCCESS
         }
+        Command::Run {
+            lib,
+            machine,
+            soc,
+            devices,
+            hbm,
+            host,
+            cann,
+            run_mode,
+            program,
+        } => run::run(run::Options {
+            lib,
+            machine,
+            soc,
+            devices,
+            hbm,
+            host,
+            cann,
+            run_mode,
+            program,
+        }),
         Command::Sanitize {
             lib,
             targets,

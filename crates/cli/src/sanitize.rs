@@ -72,7 +72,7 @@ pub fn run(o: Options) -> ExitCode {
     let cann = ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"]
         .iter()
         .any(|v| std::env::var_os(v).is_some_and(|p| !p.is_empty()));
-    if std::env::var_os("ACLMEM_ASCENDCL").is_none() && !cann {
+    if std::env::var_os("ACLMEM_ASCENDCL").is_none_or(|v| v.is_empty()) && !cann {
         let emulated = lib.with_file_name("libascendcl.so");
         if emulated.exists() {
             cmd.env("ACLMEM_ASCENDCL", emulated);

@@ -208,15 +208,32 @@ impl fmt::Display for EmuConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} ({}), {} device(s) of {} bytes, {} bytes of host memory, {}, {} form",
+            "{} ({}), {} device(s) of {}, {} of host memory, {}, {} form",
             self.soc_name,
             self.product().map_or("unknown product", |p| p.doc_name()),
             self.devices,
-            self.device_memory,
-            self.host_memory,
+            Bytes(self.device_memory),
+            Bytes(self.host_memory),
             self.cann,
             self.run_mode
         )
+    }
+}
+
+/// A size as the environment writes it: `64 GiB` when it is a whole
+/// number of GiB (or MiB, KiB), else bytes.
+struct Bytes(usize);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0;
+        match [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")]
+            .into_iter()
+            .find(|&(shift, _)| n != 0 && n.trailing_zeros() >= shift)
+        {
+            Some((shift, unit)) => write!(f, "{} {unit}", n >> shift),
+            None => write!(f, "{n} bytes"),
+        }
     }
 }
 
@@ -281,6 +298,25 @@ pub fn parse_size(text: &str) -> Result<usize, ParseSizeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_read_as_the_environment_writes_them() {
+        let shown: Vec<String> = [64 << 30, 1536 << 20, 1 << 40, 4096, 100, 0]
+            .into_iter()
+            .map(|n| Bytes(n).to_string())
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "64 GiB",
+                "1536 MiB",
+                "1 TiB",
+                "4 KiB",
+                "100 bytes",
+                "0 bytes"
+            ]
+        );
+    }
     use std::collections::HashMap;
 
     fn env(pairs: &[(&str, &str)]) -> Result<EmuConfig, ConfigError> {

@@ -1,0 +1,136 @@
+//! `aclmem run [settings] -- program [args]`: runs any program on the
+//! emulated machine. The program (and everything it starts) finds the
+//! emulated `libascendcl.so` first on its library path and through
+//! `$ACLMEM_ASCENDCL`, Python children find pyACL's `acl` module (aclmem's)
+//! when the package is installed, and the machine's settings are the
+//! options given, else the `ACLMEM_EMU_*` variables already set.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use aclmem_emu::EmuConfig;
+
+/// Options of `aclmem run`: each setting overrides its environment
+/// variable.
+pub struct Options {
+    pub lib: Option<PathBuf>,
+    pub machine: Option<String>,
+    pub soc: Option<String>,
+    pub devices: Option<String>,
+    pub hbm: Option<String>,
+    pub host: Option<String>,
+    pub cann: Option<String>,
+    pub run_mode: Option<String>,
+    pub program: Vec<String>,
+}
+
+const LIB: &str = "libascendcl.so";
+
+/// The emulated library: `--lib`, `$ACLMEM_ASCENDCL`, or beside this
+/// executable (the wheel's `aclmem/_lib`, or `target/<profile>` where
+/// `cargo build` puts both).
+fn find_lib(explicit: Option<&Path>) -> Result<PathBuf, String> {
+    let file_in = |p: PathBuf| if p.is_dir() { p.join(LIB) } else { p };
+    let named = explicit.map(Path::to_path_buf).or_else(|| {
+        std::env::var_os("ACLMEM_ASCENDCL")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    if let Some(p) = named {
+        let p = file_in(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!("{}: no such file", p.display()))
+        };
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = exe.parent().ok_or("no directory")?;
+    let beside = dir.join(LIB);
+    if beside.is_file() {
+        return Ok(beside);
+    }
+    Err(format!(
+        "{LIB} not found beside {} (build it with `cargo build`, or name it with --lib or $ACLMEM_ASCENDCL)",
+        exe.display()
+    ))
+}
+
+/// `dir` first, then what `var` already holds.
+fn prepended(var: &str, dir: &Path) -> OsString {
+    let mut value = OsString::from(dir);
+    if let Some(old) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+        value.push(":");
+        value.push(old);
+    }
+    value
+}
+
+pub fn run(o: Options) -> ExitCode {
+    let fail = |e: String| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
+    };
+    let lib = match find_lib(o.lib.as_deref()) {
+        Ok(l) => std::fs::canonicalize(&l).unwrap_or(l),
+        Err(e) => return fail(e),
+    };
+    let Some((program, args)) = o.program.split_first() else {
+        return fail("name the program to run after --".into());
+    };
+    let settings = [
+        ("ACLMEM_EMU_MACHINE", o.machine),
+        ("ACLMEM_EMU_SOC", o.soc),
+        ("ACLMEM_EMU_DEVICES", o.devices),
+        ("ACLMEM_EMU_HBM", o.hbm),
+        ("ACLMEM_EMU_HOST", o.host),
+        ("ACLMEM_EMU_CANN", o.cann),
+        ("ACLMEM_EMU_RUN_MODE", o.run_mode),
+    ];
+    let setting = |name: &str| {
+        settings
+            .iter()
+            .find(|(v, _)| *v == name)
+            .and_then(|(_, s)| s.clone())
+            .or_else(|| std::env::var(name).ok())
+    };
+    // The emulator's own parser: a setting it would refuse at aclInit is
+    // refused here, before the program starts.
+    let config = match EmuConfig::from_env_with(setting) {
+        Ok(c) => c,
+        Err(e) => return fail(e.to_string()),
+    };
+    let machine = setting("ACLMEM_EMU_MACHINE")
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| aclmem_emu::DEFAULT_MACHINE.to_owned());
+    let dir = lib.parent().unwrap_or(Path::new("/"));
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env("ACLMEM_ASCENDCL", &lib)
+        .env("LD_LIBRARY_PATH", prepended("LD_LIBRARY_PATH", dir));
+    for (var, value) in &settings {
+        if let Some(v) = value {
+            cmd.env(var, v);
+        }
+    }
+    // The wheel carries, beside the directory of this executable
+    // (`aclmem/_lib`), a directory whose `acl` package is aclmem's pyACL.
+    let exe = std::env::current_exe().ok();
+    let pyacl = exe
+        .as_deref()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .map(|d| d.join("_pyacl"));
+    if let Some(p) = pyacl.filter(|p| p.join("acl").is_dir()) {
+        cmd.env("PYTHONPATH", prepended("PYTHONPATH", &p));
+    }
+    eprintln!(
+        "aclmem run: emulated machine `{machine}` ({config}), no NPU involved; {}",
+        lib.display()
+    );
+    let e = cmd.exec();
+    eprintln!("error: cannot run {program}: {e}");
+    ExitCode::from(127)
+}
