@@ -152,6 +152,15 @@ fn cross_env(cmd: &mut Command) {
         .env_remove("RUSTFLAGS");
 }
 
+/// Debian's compiler (`rustc-web`), whose standard library serves
+/// aarch64, for what `sh` runs while the guards live.
+pub fn debian_compiler(sh: &Shell) -> (xshell::PushEnv<'_>, xshell::PushEnv<'_>) {
+    (
+        sh.push_env("RUSTC", DEBIAN_RUSTC),
+        sh.push_env("RUSTDOC", DEBIAN_RUSTDOC),
+    )
+}
+
 /// qemu with the arm64 sysroot. `-E LD_LIBRARY_PATH=...` keeps qemu from
 /// mixing the host's and the target's glibc (without it, tests that spawn a
 /// thread spin forever once libc6:arm64 is installed).

@@ -31,6 +31,7 @@ mod examples;
 mod fuzz;
 mod python;
 mod timeline;
+mod wheels;
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "aclmem build automation")]
@@ -81,6 +82,20 @@ enum Command {
         /// Also write the goals table into docs/benchmarks.md.
         #[arg(long)]
         record: bool,
+    },
+    /// Build the Python wheels (manylinux_2_28, abi3, x86_64 and aarch64)
+    /// into target/wheels, each with the emulated libascendcl.so, the
+    /// sanitizer, the CLI and the C headers, and check them with
+    /// auditwheel.
+    Wheels {
+        /// Only these targets (x86_64-unknown-linux-gnu,
+        /// aarch64-unknown-linux-gnu); both by default.
+        #[arg(long = "target")]
+        targets: Vec<String>,
+        /// Then install the host's wheel into a fresh venv and use the kit
+        /// from it with no Rust toolchain on PATH (what CI checks).
+        #[arg(long)]
+        check: bool,
     },
     /// Build for aarch64 (and bare metal), run the tests under qemu.
     Cross {
@@ -181,6 +196,16 @@ fn main() -> ExitCode {
                 Ok(())
             }
             Command::Docs => docs(&sh),
+            Command::Wheels { targets, check } => {
+                let built = wheels::wheels(&sh, &targets)?;
+                for w in &built {
+                    println!("{}", w.display());
+                }
+                if check {
+                    wheels::check_host_wheel(&sh, &built)?;
+                }
+                Ok(())
+            }
             Command::Bench { record } => bench(&sh, record),
             Command::Cross {
                 targets,
@@ -360,6 +385,13 @@ fn ci(sh: &Shell) -> Result<()> {
     step("the memory timeline renders in headless chromium", || {
         timeline::check(sh, &lib)
     })?;
+    step(
+        "the x86_64 wheel (manylinux_2_28), installed and used without Rust",
+        || {
+            let built = wheels::wheels(sh, &["x86_64-unknown-linux-gnu".into()])?;
+            wheels::check_host_wheel(sh, &built)
+        },
+    )?;
     let aarch64 = cross::cross(
         sh,
         &cross::Options {

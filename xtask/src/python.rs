@@ -36,6 +36,13 @@ pub(crate) fn test(sh: &Shell, lib: &Path) -> Result<()> {
     let venv = ensure_venv(sh)?;
     let pip = venv.join("bin").join("pip");
     let pytest = venv.join("bin").join("pytest");
+    // The package as the wheel ships it: the kit built beside `lib`.
+    let cargo = crate::cargo();
+    let packages: Vec<String> = crate::wheels::kit_packages()
+        .flat_map(|p| ["-p".into(), p.to_owned()])
+        .collect();
+    run(cmd!(sh, "{cargo} build {packages...}"))?;
+    crate::wheels::stage_kit(sh, lib.parent().ok_or("the library has no directory")?)?;
     run(cmd!(
         sh,
         "{pip} install --quiet --force-reinstall --no-deps ./python"
