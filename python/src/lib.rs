@@ -109,7 +109,10 @@ fn shared_emulator() -> Result<Option<Arc<AscendCl>>, String> {
     // SAFETY: RTLD_NOLOAD loads nothing; the handle only tells whether
     // the library is loaded, and is given back at once.
     let loaded = unsafe {
-        let h = libc::dlopen(c"libascendcl.so".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
+        let h = libc::dlopen(
+            c"libascendcl.so".as_ptr(),
+            libc::RTLD_NOW | libc::RTLD_NOLOAD,
+        );
         if !h.is_null() {
             libc::dlclose(h);
         }
@@ -120,7 +123,9 @@ fn shared_emulator() -> Result<Option<Arc<AscendCl>>, String> {
         return AscendCl::load(None).map(Some).map_err(|e| e.to_string());
     }
     match bundled_library() {
-        Some(path) => AscendCl::load(Some(&path)).map(Some).map_err(|e| e.to_string()),
+        Some(path) => AscendCl::load(Some(&path))
+            .map(Some)
+            .map_err(|e| e.to_string()),
         None => Ok(None),
     }
 }

@@ -226,15 +226,21 @@ pub fn wheels(sh: &Shell, targets: &[String]) -> Result<Vec<PathBuf>> {
     Ok(built)
 }
 
-/// [`check_without_rust`] on the wheel of this machine's architecture
-/// among `built`.
-pub fn check_host_wheel(sh: &Shell, built: &[PathBuf]) -> Result<()> {
-    let suffix = format!("_{}.whl", arch(host_target()));
-    let wheel = built
-        .iter()
-        .find(|w| w.to_string_lossy().ends_with(&suffix))
-        .ok_or_else(|| format!("no {} wheel was built to check", arch(host_target())))?;
-    check_without_rust(sh, wheel)
+/// Checks each of the `built` wheels: this machine's with
+/// [`check_without_rust`], the aarch64 one (on x86_64) with
+/// [`check_under_qemu`].
+pub fn check(sh: &Shell, built: &[PathBuf]) -> Result<()> {
+    for wheel in built {
+        let name = wheel.to_string_lossy();
+        if name.ends_with(&format!("_{}.whl", arch(host_target()))) {
+            check_without_rust(sh, wheel)?;
+        } else if name.ends_with("_aarch64.whl") {
+            check_under_qemu(sh, wheel)?;
+        } else {
+            return Err(format!("{name}: no check for this architecture here"));
+        }
+    }
+    Ok(())
 }
 
 /// A directory of links to the few tools the wheel check needs besides
@@ -346,4 +352,110 @@ fn leak_line(script: &Path) -> Result<usize> {
         .position(|l| l.contains("# the leak"))
         .map(|i| i + 1)
         .ok_or_else(|| format!("{} marks no line `# the leak`", script.display()))
+}
+
+/// Debian's packages of an aarch64 Python with what `ctypes` and the
+/// standard library need, for the interpreter's version.
+fn python_packages(version: &str) -> Vec<String> {
+    [
+        format!("python{version}-minimal:arm64"),
+        format!("libpython{version}-minimal:arm64"),
+        format!("libpython{version}-stdlib:arm64"),
+        "libffi8:arm64".into(),
+        "zlib1g:arm64".into(),
+        "libexpat1:arm64".into(),
+    ]
+    .into()
+}
+
+/// Installs the aarch64 `wheel` for Debian's aarch64 Python (unpacked from
+/// its packages, not installed) and uses it under qemu: the module imports
+/// and binds to the wheel's library, and a C extension built with the
+/// cross compiler against the wheel's headers shares one emulator with
+/// pyACL through three sleep/wake cycles.
+pub fn check_under_qemu(sh: &Shell, wheel: &Path) -> Result<()> {
+    let root = crate::target_dir().join("wheel-qemu");
+    // Debian's aarch64 Python of the same release as the host's.
+    let version = std::process::Command::new("python3")
+        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+        .output()
+        .map_err(|e| e.to_string())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())?;
+    let sysroot = root.join(format!("python{version}"));
+    let python = sysroot.join("usr/bin").join(format!("python{version}"));
+    if !python.exists() {
+        let debs = root.join("debs");
+        sh.create_dir(&debs).map_err(|e| e.to_string())?;
+        {
+            let _in = sh.push_dir(&debs);
+            let packages = python_packages(&version);
+            run(cmd!(sh, "apt-get download -q {packages...}"))?;
+        }
+        for deb in std::fs::read_dir(&debs)
+            .map_err(|e| e.to_string())?
+            .flatten()
+        {
+            let deb = deb.path();
+            run(cmd!(sh, "dpkg -x {deb} {sysroot}"))?;
+        }
+    }
+    let site = root.join("site");
+    if site.exists() {
+        std::fs::remove_dir_all(&site).map_err(|e| e.to_string())?;
+    }
+    let pip = tools().join("bin").join("pip");
+    let tag = format!("manylinux_{}_aarch64", GLIBC.replace('.', "_"));
+    run(cmd!(
+        sh,
+        "{pip} install --quiet --target {site} --platform {tag} --python-version {version} --implementation cp --only-binary=:all: --no-deps {wheel}"
+    ))?;
+    let kit = crate::workspace_root().join("python/tests/kit");
+    let package = site.join("aclmem");
+    let camem = root.join("camem.so");
+    let (src, include, lib) = (
+        kit.join("camem.c"),
+        package.join("include"),
+        package.join("_lib"),
+    );
+    run(cmd!(
+        sh,
+        "aarch64-linux-gnu-gcc -shared -fPIC -std=c11 -Wall -Werror -I{include} {src} -o {camem} -L{lib} -lascendcl"
+    ))?;
+    let libs = [
+        "/usr/aarch64-linux-gnu/lib".to_owned(),
+        sysroot
+            .join("usr/lib/aarch64-linux-gnu")
+            .display()
+            .to_string(),
+        sysroot.join("lib/aarch64-linux-gnu").display().to_string(),
+        lib.display().to_string(),
+    ]
+    .join(":");
+    let script = kit.join("sleep_wake.py");
+    let _home = sh.push_env("PYTHONHOME", sysroot.join("usr"));
+    let _path = sh.push_env("PYTHONPATH", &site);
+    let _lib = sh.push_env("ACLMEM_ASCENDCL", "");
+    let _machine = sh.push_env(
+        "ACLMEM_EMU_MACHINE",
+        format!("wheel-qemu-{}", std::process::id()),
+    );
+    for order in ["python-first", "c-first"] {
+        let out = cmd!(
+            sh,
+            "qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH={libs} {python} {script} {camem} {order}"
+        )
+        .read()
+        .map_err(|e| format!("the aarch64 wheel under qemu ({order}): {e}"))?;
+        let bound = format!(
+            "backend: emulator ({})",
+            lib.join("libascendcl.so").display()
+        );
+        if !out.contains(&bound) || !out.contains("3 cycles, weights intact") {
+            return Err(format!("the aarch64 wheel under qemu ({order}):\n{out}"));
+        }
+    }
+    eprintln!(
+        "the aarch64 wheel works under qemu (Python {version}): pyACL + C extension, one emulator"
+    );
+    Ok(())
 }
