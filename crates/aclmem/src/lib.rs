@@ -267,6 +267,11 @@ pub struct ReadmeDoctests;
 #[cfg(all(doctest, feature = "emu"))]
 pub struct GuideDoctests;
 
+// And this crate's own README's (its page on crates.io).
+#[doc = include_str!("../README.md")]
+#[cfg(all(doctest, feature = "emu"))]
+pub struct CrateReadmeDoctests;
+
 #[cfg(test)]
 mod tests {
     extern crate std;

@@ -721,6 +721,11 @@ impl ShareableMemory for Driver {
     }
 }
 
+// The README (this crate's page on crates.io) is compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -90,3 +90,8 @@ pub use machine::{
     JoinError, MAX_EXPORTS, MAX_PROCS, PoolId, WHITELIST, machine_path, machine_state_path,
 };
 pub use report::{LeakReport, LeakedHandle, LeakedRange, MemKind, PoolStats, Stats};
+
+// The README (this crate's page on crates.io) is compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

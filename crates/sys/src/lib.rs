@@ -515,6 +515,11 @@ pub type aclrtGetVersion_t = unsafe extern "C" fn(
 pub type aclsysGetCANNVersion_t =
     unsafe extern "C" fn(name: aclCANNPackageName, version: *mut aclCANNPackageVersion) -> aclError;
 
+// The README (this crate's page on crates.io) is compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 #[cfg(test)]
 mod tests {
     use super::*;
