@@ -17,6 +17,9 @@
 //! the purpose of the command (`docs`).
 //! * `cargo xtask cross`: aarch64 builds, the test suite under qemu, and the
 //!   no_std crates on bare-metal targets (see `cross.rs`).
+//! * `cargo xtask publish-check`: the crates meant for crates.io have their
+//!   metadata and pass `cargo publish --dry-run` (see `publish.rs` and
+//!   docs/releasing.md).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -29,6 +32,7 @@ use xshell::{Shell, cmd};
 mod cross;
 mod examples;
 mod fuzz;
+mod publish;
 mod python;
 mod timeline;
 mod wheels;
@@ -110,6 +114,15 @@ enum Command {
         /// Build with the release profile.
         #[arg(long)]
         release: bool,
+    },
+    /// Check that the crates meant for crates.io can be published: their
+    /// metadata and publishing order, then `cargo publish --dry-run
+    /// --workspace`, which builds each from its package.
+    PublishCheck {
+        /// Package without building (`--no-verify`): metadata and file
+        /// lists only, in seconds.
+        #[arg(long)]
+        no_verify: bool,
     },
 }
 
@@ -221,6 +234,7 @@ fn main() -> ExitCode {
                 },
             )
             .map(drop),
+            Command::PublishCheck { no_verify } => publish::check(&sh, no_verify),
         }
     })();
     match result {
