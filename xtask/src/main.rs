@@ -423,6 +423,17 @@ fn ci(sh: &Shell) -> Result<()> {
         Some(a) => Err(format!("x86_64: {host}, but aarch64: {a}")),
         None => Err("the aarch64 tests did not run".into()),
     })?;
+    step(
+        "the aarch64 wheel (manylinux_2_28), used by aarch64 Python under qemu",
+        || {
+            let built = wheels::wheels(sh, &["aarch64-unknown-linux-gnu".into()])?;
+            wheels::check(sh, &built)
+        },
+    )?;
+    step(
+        "every crate meant for crates.io packages and builds (cargo publish --dry-run)",
+        || publish::check(sh, false),
+    )?;
     eprintln!(
         "\nxtask ci: all steps passed in {:.0}s",
         start.elapsed().as_secs_f64()
