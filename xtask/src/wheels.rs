@@ -179,7 +179,7 @@ fn audit(sh: &Shell, bin: &Path, wheel: &Path, target: &str) -> Result<()> {
         ));
     }
     let bundled = ["libascendcl.so", SANITIZER_LIB, "aclmem/_lib/aclmem"];
-    let listing = cmd!(sh, "unzip -Z1 {wheel}")
+    let listing = cmd!(sh, "python3 -m zipfile -l {wheel}")
         .read()
         .map_err(|e| e.to_string())?;
     for needed in bundled
