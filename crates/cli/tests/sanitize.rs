@@ -144,3 +144,60 @@ fn clean_programs_report_nothing() {
         assert_eq!(code, 0, "{example}");
     }
 }
+
+/// Processes that share one log (a program and its children, or parallel
+/// jobs) leave whole JSON lines in it: each record is one write to a file
+/// opened to append.
+#[test]
+fn findings_of_concurrent_processes_are_whole_lines() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("concurrent");
+    let log = std::env::temp_dir().join(format!("aclmem-concurrent-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let (processes, rounds) = (8, 5);
+    for round in 0..rounds {
+        let children: Vec<_> = (0..processes)
+            .map(|i| {
+                Command::new(&exe)
+                    .arg("double-free")
+                    .env(
+                        "LD_PRELOAD",
+                        target_profile_dir().join("libaclmem_sanitizer.so"),
+                    )
+                    .env("ACLMEM_SANITIZER_LOG", &log)
+                    .env(
+                        "ACLMEM_EMU_MACHINE",
+                        format!("concurrent-{}-{round}-{i}", std::process::id()),
+                    )
+                    .env("ACLMEM_EMU_QUIET", "1")
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("the program starts")
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().expect("the program ends");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                stderr.matches("aclmem-sanitizer: double-free").count(),
+                1,
+                "{stderr}"
+            );
+        }
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let classes: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            v["class"].as_str().unwrap_or_default().to_owned()
+        })
+        .collect();
+    assert_eq!(classes.len(), processes * rounds, "{text}");
+    assert!(classes.iter().all(|c| c == "double-free"), "{classes:?}");
+}

@@ -150,13 +150,18 @@ pub fn report(f: Finding) {
         "site": site,
         "pid": std::process::id(),
     });
+    // One write per record, to the log (opened to append) and to stderr:
+    // the records of several processes sharing them never interleave.
+    let mut record = json.to_string();
+    record.push('\n');
+    line.push('\n');
     with_sink(|s| {
         *s.counts.entry(f.class).or_default() += 1;
         if let Some(log) = &mut s.log {
-            let _ = writeln!(log, "{json}");
+            let _ = log.write_all(record.as_bytes());
         }
     });
-    eprintln!("{line}");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
     if crate::config().halt_on_error {
         summary();
         eprintln!(
