@@ -50,7 +50,7 @@ impl Process {
             }
             None => true,
         };
-        match &a.source {
+        match a.source() {
             Source::Imported(file) => {
                 if last_holder {
                     file.punch(a.offset, a.extent_len());

@@ -5,7 +5,7 @@
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Weak};
 
-use super::handles::Source;
+use super::handles::{Alloc, Source};
 use super::{Process, Result};
 use crate::errors::Situation;
 use crate::machine::{ExportInfo, ExportKind};
@@ -92,7 +92,7 @@ impl Process {
                 .iter_mut()
                 .find(|(_, a)| a.export.is_some_and(|e| e.get() == info.id))
                 .ok_or(unknown)?;
-            if let Source::Own(file) = &a.source {
+            if let Source::Own(file) = a.source() {
                 return Ok(Arc::clone(file));
             }
             // Held while it moves.
@@ -101,7 +101,7 @@ impl Process {
         };
         let moved = self.give_own_file(index, alloc);
         let mut shard = self.shards.lock(index);
-        let file = match (shard.allocs.get(alloc as usize).map(|a| &a.source), moved) {
+        let file = match (shard.allocs.get(alloc as usize).map(Alloc::source), moved) {
             (Some(Source::Own(file)), Ok(())) => Ok(Arc::clone(file)),
             (_, Err(e)) if e == Situation::FdLimit.code() => Err(e),
             _ => Err(unknown),

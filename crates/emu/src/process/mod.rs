@@ -203,7 +203,7 @@ impl Process {
             for a in &allocs {
                 if let Some(id) = a.export
                     && region.drop_holder(&g, id.get(), self.slot)
-                    && let handles::Source::Imported(file) = &a.source
+                    && let handles::Source::Imported(file) = a.source()
                 {
                     file.punch(a.offset, a.extent_len());
                 }

@@ -37,7 +37,7 @@ impl Process {
                 .allocs
                 .get_mut(alloc as usize)
                 .ok_or(Situation::StaleHandle.code())?;
-            if !matches!(a.source, Source::Local) {
+            if !matches!(a.source(), Source::Local) {
                 return Ok(());
             }
             let pool = pool.ok_or(AclError::INTERNAL_ERROR)?;
@@ -78,8 +78,7 @@ impl Process {
         let a = shard.allocs.get_mut(alloc as usize);
         match (moved, a) {
             (Ok(file), Some(a)) => {
-                a.source = Source::Own(file);
-                a.offset = 0;
+                a.give_own_file(file);
                 a.moving = false;
                 // The pool's extent is free: its pages go, then its offsets.
                 pool.punch(offset, len);
