@@ -85,10 +85,16 @@ enum Command {
         /// beside this executable).
         #[arg(long)]
         lib: Option<std::path::PathBuf>,
-        /// Other products and releases the program must run on:
-        /// `a2,a3@8.3,Ascend910B3@8.0`.
+        /// Other products, run modes and releases the program must run
+        /// on: `a2,a3@8.3,Ascend910B3@8.0,200i-a2:rc` (what an entry
+        /// leaves out is the running machine's). A misspelt entry is an
+        /// error (exit 2).
         #[arg(long)]
         targets: Option<String>,
+        /// The exit code when the program exits 0 but there are findings
+        /// (a program that fails keeps its own code).
+        #[arg(long, default_value_t = 1)]
+        error_exitcode: u8,
         /// Keep the findings as JSON lines in this file.
         #[arg(long)]
         log: Option<std::path::PathBuf>,
@@ -478,6 +484,7 @@ fn main() -> ExitCode {
         Command::Sanitize {
             lib,
             targets,
+            error_exitcode,
             log,
             trace,
             halt_on_error,
@@ -485,6 +492,7 @@ fn main() -> ExitCode {
         } => sanitize::run(sanitize::Options {
             lib,
             targets,
+            error_exitcode,
             log,
             trace,
             halt_on_error,

@@ -8,6 +8,7 @@ use std::process::{Command, ExitCode};
 pub struct Options {
     pub lib: Option<PathBuf>,
     pub targets: Option<String>,
+    pub error_exitcode: u8,
     pub log: Option<PathBuf>,
     pub trace: Option<PathBuf>,
     pub halt_on_error: bool,
@@ -39,7 +40,23 @@ fn find_lib(explicit: Option<&Path>) -> Result<PathBuf, String> {
     ))
 }
 
+/// Checks every entry of `--targets` with the parser the sanitizer uses,
+/// so that a misspelt one is refused here instead of skipped there.
+fn check_targets(targets: &str) -> Result<(), String> {
+    for item in targets.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        item.parse::<aclmem_core::Target>()
+            .map_err(|e| format!("--targets: `{item}`: {e}"))?;
+    }
+    Ok(())
+}
+
 pub fn run(o: Options) -> ExitCode {
+    if let Some(Err(e)) = o.targets.as_deref().map(check_targets) {
+        eprintln!(
+            "error: {e}\n(an entry is product[:ep|rc][@release], e.g. a2, a3@8.3, 200i-a2:rc@8.3)"
+        );
+        return ExitCode::from(2);
+    }
     let lib = match find_lib(o.lib.as_deref()) {
         Ok(l) => l,
         Err(e) => {
@@ -119,7 +136,7 @@ pub fn run(o: Options) -> ExitCode {
         );
     }
     match status.code() {
-        Some(0) if !findings.is_empty() => ExitCode::from(1),
+        Some(0) if !findings.is_empty() => ExitCode::from(o.error_exitcode),
         Some(c) => ExitCode::from(c.clamp(0, 255) as u8),
         None => ExitCode::from(128),
     }

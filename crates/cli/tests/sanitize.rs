@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use aclmem_tests::{compile_c, under_test_runner};
+use aclmem_tests::{compile_c, through_test_runner, under_test_runner};
 
 fn target_profile_dir() -> PathBuf {
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_aclmem"));
@@ -122,6 +122,72 @@ fn a_call_refused_on_an_older_release_of_the_fleet_is_reported() {
     let (findings, code) = sanitize(&[], &exe, &["portability"]);
     assert!(findings.is_empty(), "{findings:#?}");
     assert_eq!(code, 0);
+}
+
+/// A target names a run mode too: the RC form of Atlas 200I/500 A2 has no
+/// physical-memory API, so an allocation that runs on the EP form is
+/// flagged for it; a rule finding states its rule and its code once; and
+/// `--error-exitcode` is the code of a run with findings.
+#[test]
+fn run_modes_are_targets_rules_are_stated_once_and_the_exit_code_is_chosen() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("run-mode");
+    let (findings, code) = sanitize(&["--targets", "200i-a2:rc@8.3"], &exe, &["double-free"]);
+    let portability: Vec<&str> = findings
+        .iter()
+        .filter(|f| f["class"] == "portability")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(portability.len(), 1, "{findings:#?}");
+    assert!(
+        portability[0].contains("(RC form, CANN 8.3")
+            && portability[0].contains("RC form does not support"),
+        "{}",
+        portability[0]
+    );
+    assert_eq!(code, 1);
+    let (findings, code) = sanitize(&["--error-exitcode", "42"], &exe, &["rule"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let message = findings[0]["message"].as_str().unwrap();
+    assert_eq!(message.matches("host-only").count(), 1, "{message}");
+    assert!(
+        !message.contains("100000"),
+        "the code is the finding's `code`: {message}"
+    );
+    assert_eq!(findings[0]["code"], 100000);
+    assert_eq!(code, 42);
+}
+
+/// A misspelt `--targets` entry is refused before the program runs (exit 2,
+/// naming the entry and the closest name), not skipped.
+#[test]
+fn targets_are_checked_before_the_program_runs() {
+    for (targets, says) in [
+        ("a2,zz", "`zz`: unknown product"),
+        ("a2:xp", "`a2:xp`: unknown run mode; did you mean `ep`?"),
+        ("a22@8.3", "`a22@8.3`: unknown product; did you mean `a2`?"),
+        ("a2@8.4", "`a2@8.4`:"),
+    ] {
+        let out = through_test_runner(env!("CARGO_BIN_EXE_aclmem"))
+            .args([
+                "sanitize",
+                "--targets",
+                targets,
+                "--",
+                "/nonexistent/never-run",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{targets}: {stderr}");
+        assert!(stderr.contains(says), "{targets}: {stderr}");
+        assert!(
+            !stderr.contains("cannot run"),
+            "{targets}: it ran: {stderr}"
+        );
+    }
 }
 
 #[test]

@@ -32,7 +32,7 @@ pub use cann::*;
 pub use dispatch::{ProductVisitor, dispatch};
 pub use error::{AclError, ErrorKind};
 pub use location::{Device, Host, HostNuma, Location, LocationType};
-pub use names::{NameKind, UnknownName};
+pub use names::{NameKind, Target, TargetError, UnknownName};
 pub use product::{
     Atlas200_300_500, Atlas200IA2, Atlas350, AtlasA2, AtlasA3, AtlasInference, AtlasTraining, Ep,
     Product, ProductType, Rc, RunMode, RunModeType, SOC_NAMES, UnknownSocName,

@@ -9,6 +9,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use crate::attr::MemAttr;
+use crate::cann::{CannVersion, UnknownCannVersion};
 use crate::location::Location;
 use crate::product::{Product, RunMode};
 use crate::text::Buf;
@@ -280,6 +281,83 @@ impl FromStr for RunMode {
                 kind: NameKind::RunModeName,
                 suggestion: closest(text, RunMode::ALL.into_iter().map(RunMode::id)),
             })
+    }
+}
+
+/// A platform a program must also run on, as the sanitizer's `--targets`
+/// lists them: `product[:run-mode][@release]`, where the product is any
+/// of its names or a SoC name (`a2`, `Ascend910B3`, `200i-a2:rc@8.3`).
+/// What is left out is the running machine's.
+///
+/// ```
+/// use aclmem_core::{CannVersion, Product, RunMode, Target};
+/// let t: Target = "200i-a2:rc@8.3".parse().unwrap();
+/// assert_eq!(
+///     (t.product, t.run_mode, t.cann),
+///     (Product::Atlas200IA2, Some(RunMode::Rc), Some(CannVersion::V8_3))
+/// );
+/// assert_eq!("Ascend910B3".parse::<Target>().unwrap().product, Product::AtlasA2);
+/// assert!("a2:xp".parse::<Target>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
+pub struct Target {
+    /// The product.
+    pub product: Product,
+    /// Its run mode, if given.
+    pub run_mode: Option<RunMode>,
+    /// The CANN release, if given.
+    pub cann: Option<CannVersion>,
+}
+
+/// Why a [`Target`] does not parse: which of its parts names nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum TargetError {
+    /// The product (nor a SoC name).
+    Product(UnknownName),
+    /// The run mode after `:`.
+    RunMode(UnknownName),
+    /// The release after `@`.
+    Cann(UnknownCannVersion),
+}
+
+impl fmt::Display for TargetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetError::Product(e) => write!(f, "{e} (or a SoC name such as Ascend910B3)"),
+            TargetError::RunMode(e) => e.fmt(f),
+            TargetError::Cann(e) => e.fmt(f),
+        }
+    }
+}
+
+impl core::error::Error for TargetError {}
+
+impl FromStr for Target {
+    type Err = TargetError;
+
+    fn from_str(text: &str) -> Result<Target, TargetError> {
+        let (rest, cann) = match text.trim().split_once('@') {
+            Some((rest, c)) => (
+                rest,
+                Some(CannVersion::parse(c).map_err(TargetError::Cann)?),
+            ),
+            None => (text.trim(), None),
+        };
+        let (product, run_mode) = match rest.split_once(':') {
+            Some((p, m)) => (p, Some(m.parse().map_err(TargetError::RunMode)?)),
+            None => (rest, None),
+        };
+        let product = product
+            .parse::<Product>()
+            .or_else(|e| Product::from_soc_name(product).map_err(|_| TargetError::Product(e)))?;
+        Ok(Target {
+            product,
+            run_mode,
+            cann,
+        })
     }
 }
 

@@ -34,7 +34,9 @@ use std::sync::OnceLock;
 
 use parking_lot::{Mutex, MutexGuard};
 
-use aclmem_core::{AclError, CannVersion, Location, MemAttr, Product, RawPhysicalMemProp, RunMode};
+use aclmem_core::{
+    AclError, CannVersion, Location, MemAttr, Product, RawPhysicalMemProp, RunMode, Target,
+};
 use aclmem_sys::{self as sys, AclFunctions};
 
 mod cmem;
@@ -49,30 +51,21 @@ use report::{Finding, Site, report};
 /// The settings, read once from the environment.
 pub struct Config {
     halt_on_error: bool,
-    /// Products and releases of the fleet (`None`: the detected release).
-    targets: Vec<(Product, Option<CannVersion>)>,
+    /// Platforms and releases of the fleet (what a target leaves out is the
+    /// running machine's).
+    targets: Vec<Target>,
 }
 
-/// `a2,a3@8.3,Ascend910B3@9.0`: products (by the core parser: id, marker
-/// or documentation name, any case) or SoC names, each with an optional
-/// release (the core release parser).
-fn parse_targets(text: &str) -> Vec<(Product, Option<CannVersion>)> {
+/// `a2,a3@8.3,Ascend910B3@9.0,200i-a2:rc`: each entry parsed by the core's
+/// [`Target`] parser (the CLI checks them with the same parser and refuses
+/// a bad one before the program starts; here one that slips through is
+/// named on stderr and left out).
+fn parse_targets(text: &str) -> Vec<Target> {
     let mut out = Vec::new();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (p, c) = match item.split_once('@') {
-            Some((p, c)) => (p, Some(c)),
-            None => (item, None),
-        };
-        let product = p
-            .parse::<Product>()
-            .or_else(|e| Product::from_soc_name(p).map_err(|_| e));
-        let cann = c.map(str::parse::<CannVersion>).transpose();
-        match (product, cann) {
-            (Ok(p), Ok(c)) => out.push((p, c)),
-            (Err(e), _) => eprintln!(
-                "aclmem-sanitizer: ACLMEM_SANITIZER_TARGETS: `{item}`: {e}, or a SoC name such as Ascend910B3"
-            ),
-            (_, Err(e)) => eprintln!("aclmem-sanitizer: ACLMEM_SANITIZER_TARGETS: `{item}`: {e}"),
+        match item.parse::<Target>() {
+            Ok(t) => out.push(t),
+            Err(e) => eprintln!("aclmem-sanitizer: ACLMEM_SANITIZER_TARGETS: `{item}`: {e}"),
         }
     }
     out
@@ -260,30 +253,33 @@ fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
             class: "rule",
             call: "aclrtMallocPhysical",
             args: args(),
+            // The rule once; the code follows in the report's brackets.
             message: format!(
-                "{} ({}, CANN {}): {}",
-                d.rule(),
+                "{} ({} form, CANN {}): {}",
                 pl.product,
+                pl.run_mode,
                 pl.cann.release(),
-                d
+                plain(&d)
             ),
             code: Some(d.code().code()),
             site,
         });
         return;
     }
-    for &(product, cann) in &config().targets {
-        let cann = cann.unwrap_or(pl.cann);
+    for t in &config().targets {
+        let cann = t.cann.unwrap_or(pl.cann);
+        let run_mode = t.run_mode.unwrap_or(pl.run_mode);
         if let Err(d) =
-            aclmem_core::check_raw(product, RunMode::Ep, cann, p.location.type_, p.mem_attr)
+            aclmem_core::check_raw(t.product, run_mode, cann, p.location.type_, p.mem_attr)
         {
             report(Finding {
                 class: "portability",
                 call: "aclrtMallocPhysical",
                 args: args(),
                 message: format!(
-                    "{} (CANN {}) would refuse it: {}",
-                    product,
+                    "{} ({} form, CANN {}) would refuse it: {}",
+                    t.product,
+                    run_mode,
                     cann.release(),
                     plain(&d)
                 ),
@@ -1025,15 +1021,25 @@ mod target_tests {
     #[test]
     fn targets_use_the_core_parsers() {
         // `A2` was refused here while `aclmem matrix --product A2` took it.
+        let t = |product, run_mode, cann| Target {
+            product,
+            run_mode,
+            cann,
+        };
         assert_eq!(
-            parse_targets("A2, atlas-a3@8.3.RC1,Ascend910B3@9.0, AtlasTraining"),
+            parse_targets("A2, atlas-a3@8.3.RC1,Ascend910B3@9.0, AtlasTraining,200i-a2:rc@8.3"),
             vec![
-                (Product::AtlasA2, None),
-                (Product::AtlasA3, Some(CannVersion::V8_3)),
-                (Product::AtlasA2, Some(CannVersion::V9_0)),
-                (Product::AtlasTraining, None),
+                t(Product::AtlasA2, None, None),
+                t(Product::AtlasA3, None, Some(CannVersion::V8_3)),
+                t(Product::AtlasA2, None, Some(CannVersion::V9_0)),
+                t(Product::AtlasTraining, None, None),
+                t(
+                    Product::Atlas200IA2,
+                    Some(RunMode::Rc),
+                    Some(CannVersion::V8_3)
+                ),
             ]
         );
-        assert!(parse_targets("a2@8.3.garbage,a9").is_empty());
+        assert!(parse_targets("a2@8.3.garbage,a9,a2:xp").is_empty());
     }
 }
