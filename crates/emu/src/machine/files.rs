@@ -271,7 +271,11 @@ fn open_state(rendezvous: &OwnedFd, slot: u32) -> Option<(PathBuf, OwnedFd)> {
         return None;
     }
     let proc_fd = PathBuf::from(format!("/proc/{}/fd/{}", locator.pid, locator.fd));
-    let state = open(&proc_fd, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    // Non-blocking and no controlling terminal: a locator someone wrote to
+    // name a FIFO or a device must not hang or capture this process; only
+    // a sealed memfd passes the checks below.
+    let flags = OFlags::RDWR | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+    let state = open(&proc_fd, flags, Mode::empty()).ok()?;
     let genuine = fstat(&state).is_ok_and(|st| {
         (st.st_dev, st.st_ino) == (locator.dev, locator.ino)
             && st.st_uid == uid()
