@@ -77,8 +77,15 @@ fn load() -> Result<Backend, String> {
         Ok("emulator") | Ok("") | Err(_) => match shared_emulator()? {
             Some(library) => Ok(Backend {
                 f: library.functions(),
+                // The process's one library, as pyACL binds to it: named
+                // for what it is (CANN's, when a framework loaded it first).
                 name: format!(
-                    "emulator ({})",
+                    "{} ({})",
+                    if library.emulated().is_some() {
+                        "emulator"
+                    } else {
+                        "driver"
+                    },
                     library
                         .file()
                         .map_or_else(|| library.path().to_owned(), |f| f.display().to_string())
