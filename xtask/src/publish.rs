@@ -38,11 +38,51 @@ pub(crate) fn check(sh: &Shell, no_verify: bool) -> Result<()> {
     let cargo = cargo();
     let no_verify = no_verify.then_some("--no-verify");
     step("cargo publish --dry-run (every publishable crate)", || {
+        forget_unpacked_packages()?;
         run(cmd!(
             sh,
             "{cargo} publish --dry-run --workspace --allow-dirty {no_verify...}"
         ))
     })
+}
+
+/// Removes the copies of this workspace's packages that an earlier dry run
+/// unpacked into cargo's registry sources. The dry run serves the packages
+/// to each other from a registry in the target directory and unpacks them
+/// under `$CARGO_HOME/registry/src/-<hash of that path>/`; a later run from
+/// the same path with changed sources but the same version finds the old
+/// unpacked copy complete and builds against it (a dependent crate then
+/// misses what was added since). Only those directories go: the name of a
+/// crates.io source directory never starts with `-`.
+fn forget_unpacked_packages() -> Result<()> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")))
+        .ok_or("neither CARGO_HOME nor HOME is set")?;
+    let Ok(sources) = std::fs::read_dir(home.join("registry").join("src")) else {
+        return Ok(());
+    };
+    for registry in sources.flatten() {
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        let Ok(unpacked) = std::fs::read_dir(registry.path()) else {
+            continue;
+        };
+        for dir in unpacked.flatten() {
+            let name = dir.file_name().to_string_lossy().into_owned();
+            let ours = PUBLISHED.iter().any(|p| {
+                name.strip_prefix(p)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            if ours {
+                std::fs::remove_dir_all(dir.path())
+                    .map_err(|e| format!("{}: {e}", dir.path().display()))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn metadata(sh: &Shell) -> Result<()> {
