@@ -39,6 +39,12 @@ pub(crate) fn check(sh: &Shell, no_verify: bool) -> Result<()> {
     let no_verify = no_verify.then_some("--no-verify");
     step("cargo publish --dry-run (every publishable crate)", || {
         forget_unpacked_packages()?;
+        // Cargo never rebuilds a registry package whose version it has
+        // built: the builds of the packages of an earlier run go too.
+        let scratch = crate::target_dir().join("package");
+        if scratch.exists() {
+            std::fs::remove_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+        }
         run(cmd!(
             sh,
             "{cargo} publish --dry-run --workspace --allow-dirty {no_verify...}"
