@@ -40,11 +40,13 @@ pub(crate) fn check(sh: &Shell, no_verify: bool) -> Result<()> {
     step("cargo publish --dry-run (every publishable crate)", || {
         forget_unpacked_packages()?;
         // Cargo never rebuilds a registry package whose version it has
-        // built: the builds of the packages of an earlier run go too.
-        let scratch = crate::target_dir().join("package");
+        // built: the dry run builds in a target directory of its own,
+        // emptied first, so no build of an earlier run's packages is reused.
+        let scratch = crate::target_dir().join("publish-check");
         if scratch.exists() {
             std::fs::remove_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
         }
+        let _dir = sh.push_env("CARGO_TARGET_DIR", &scratch);
         run(cmd!(
             sh,
             "{cargo} publish --dry-run --workspace --allow-dirty {no_verify...}"
