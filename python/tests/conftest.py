@@ -2,6 +2,7 @@
 other runs or programs on the default machine."""
 
 import os
+import pathlib
 
 import pytest
 
@@ -40,3 +41,16 @@ def device():
     yield 0
     assert acl.rt.reset_device(0) == 0
     assert acl.finalize() == 0
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def emulated_library():
+    """The emulated ``libascendcl.so`` the tests' C code links:
+    ``$ACLMEM_ASCENDCL``, else the one ``cargo build`` puts in ``target/debug``."""
+    lib = os.environ.get("ACLMEM_ASCENDCL")
+    path = pathlib.Path(lib) if lib else ROOT / "target" / "debug" / "libascendcl.so"
+    if not path.exists():
+        pytest.fail(f"the emulated library is not built at {path}: run `cargo xtask lib`")
+    return path

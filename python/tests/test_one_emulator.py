@@ -18,22 +18,15 @@ import sys
 
 import pytest
 
+from conftest import emulated_library
+
 KIT = pathlib.Path(__file__).resolve().parent / "kit"
-
-def _library():
-    lib = os.environ.get("ACLMEM_ASCENDCL")
-    root = pathlib.Path(__file__).resolve().parents[2]
-    path = pathlib.Path(lib) if lib else root / "target" / "debug" / "libascendcl.so"
-    if not path.exists():
-        pytest.fail(f"the emulated library is not built at {path}: run `cargo xtask lib`")
-    return path
-
 
 @pytest.mark.parametrize("order", ["python-first", "c-first"])
 def test_a_c_extension_and_pyacl_share_one_emulator_across_sleep_and_wake(order, tmp_path):
     import aclmem
 
-    lib = _library()
+    lib = emulated_library()
     cc = os.environ.get("CC") or shutil.which("cc")
     assert cc, "a C compiler is needed"
     src = KIT / "camem.c"

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import MIB, prop
+from conftest import MIB, ROOT, emulated_library, prop
 
 CTX = mp.get_context("spawn")
 PATTERN = bytes((i * 7 + 3) % 256 for i in range(4096))
@@ -136,19 +136,11 @@ int main(int argc, char **argv) {
 """
 
 
-def _library():
-    lib = os.environ.get("ACLMEM_ASCENDCL")
-    root = pathlib.Path(__file__).resolve().parents[2]
-    path = pathlib.Path(lib) if lib else root / "target" / "debug" / "libascendcl.so"
-    if not path.exists():
-        pytest.fail(f"the emulated library is not built at {path}: run `cargo xtask lib`")
-    return path, root / "crates" / "emu-capi" / "include"
-
-
 def test_a_python_process_shares_with_a_c_process(device, tmp_path):
     import acl
 
-    lib, include = _library()
+    lib = emulated_library()
+    include = ROOT / "crates" / "emu-capi" / "include"
     cc = os.environ.get("CC") or shutil.which("cc")
     assert cc, "a C compiler is needed"
     src = tmp_path / "importer.c"
