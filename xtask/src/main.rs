@@ -266,6 +266,17 @@ pub(crate) fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
     Ok(())
 }
 
+/// Removes the directory `path` and everything in it, if it is there: a
+/// scratch directory a step starts empty.
+pub(crate) fn remove_dir_if_present(path: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("{}: {e}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Runs a command, echoing it once.
 pub(crate) fn run(c: xshell::Cmd<'_>) -> Result<()> {
     eprintln!("$ {c}");

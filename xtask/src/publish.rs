@@ -43,9 +43,7 @@ pub(crate) fn check(sh: &Shell, no_verify: bool) -> Result<()> {
         // built: the dry run builds in a target directory of its own,
         // emptied first, so no build of an earlier run's packages is reused.
         let scratch = crate::target_dir().join("publish-check");
-        if scratch.exists() {
-            std::fs::remove_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
-        }
+        crate::remove_dir_if_present(&scratch)?;
         let _dir = sh.push_env("CARGO_TARGET_DIR", &scratch);
         run(cmd!(
             sh,
@@ -85,8 +83,7 @@ fn forget_unpacked_packages() -> Result<()> {
                     .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
             });
             if ours {
-                std::fs::remove_dir_all(dir.path())
-                    .map_err(|e| format!("{}: {e}", dir.path().display()))?;
+                crate::remove_dir_if_present(&dir.path())?;
             }
         }
     }

@@ -100,9 +100,7 @@ pub fn stage_kit(sh: &Shell, built: &Path) -> Result<()> {
     let lib = package_dir().join("_lib");
     let include = package_dir().join("include");
     for d in [&lib, &include] {
-        if d.exists() {
-            std::fs::remove_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
-        }
+        crate::remove_dir_if_present(d)?;
     }
     sh.create_dir(&lib).map_err(|e| e.to_string())?;
     for (_, file) in KIT {
@@ -247,9 +245,7 @@ pub fn check(sh: &Shell, built: &[PathBuf]) -> Result<()> {
 /// the venv's Python: a C compiler and what it runs. Nothing of Rust.
 fn tools_without_rust(sh: &Shell) -> Result<PathBuf> {
     let dir = crate::target_dir().join("wheel-check-tools");
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| e.to_string())?;
-    }
+    crate::remove_dir_if_present(&dir)?;
     sh.create_dir(&dir).map_err(|e| e.to_string())?;
     let path = std::env::var("PATH").unwrap_or_default();
     for tool in ["cc", "gcc", "as", "ld", "sh", "env"] {
@@ -274,9 +270,7 @@ fn on_path(tool: &str, path: &str) -> Option<PathBuf> {
 /// and `aclmem sanitize` reports a seeded leak at the script's line.
 pub fn check_without_rust(sh: &Shell, wheel: &Path) -> Result<()> {
     let root = crate::target_dir().join("wheel-check");
-    if root.exists() {
-        std::fs::remove_dir_all(&root).map_err(|e| e.to_string())?;
-    }
+    crate::remove_dir_if_present(&root)?;
     let venv = root.join("venv");
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     run(cmd!(sh, "{python} -m venv {venv}"))?;
@@ -400,9 +394,7 @@ pub fn check_under_qemu(sh: &Shell, wheel: &Path) -> Result<()> {
         }
     }
     let site = root.join("site");
-    if site.exists() {
-        std::fs::remove_dir_all(&site).map_err(|e| e.to_string())?;
-    }
+    crate::remove_dir_if_present(&site)?;
     let pip = tools().join("bin").join("pip");
     let tag = format!("manylinux_{}_aarch64", GLIBC.replace('.', "_"));
     run(cmd!(
