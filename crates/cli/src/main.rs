@@ -80,71 +80,13 @@ enum Command {
     /// Run a program with libaclmem_sanitizer.so preloaded: its ACL memory
     /// calls are checked against the rules (for its product and CANN
     /// release, and for --targets), for lifetime errors and for leaks.
-    Sanitize {
-        /// The sanitizer library (default: $ACLMEM_SANITIZER_LIB, or
-        /// beside this executable).
-        #[arg(long)]
-        lib: Option<std::path::PathBuf>,
-        /// Other products, run modes and releases the program must run
-        /// on: `a2,a3@8.3,Ascend910B3@8.0,200i-a2:rc` (what an entry
-        /// leaves out is the running machine's). A misspelt entry is an
-        /// error (exit 2).
-        #[arg(long)]
-        targets: Option<String>,
-        /// The exit code when the program exits 0 but there are findings
-        /// (a program that fails keeps its own code).
-        #[arg(long, default_value_t = 1)]
-        error_exitcode: u8,
-        /// Keep the findings as JSON lines in this file.
-        #[arg(long)]
-        log: Option<std::path::PathBuf>,
-        /// Write the memory timeline (JSON lines) to this file.
-        #[arg(long)]
-        trace: Option<std::path::PathBuf>,
-        /// Stop the program at the first finding.
-        #[arg(long)]
-        halt_on_error: bool,
-        /// The program and its arguments (after `--`).
-        #[arg(last = true, required = true)]
-        program: Vec<String>,
-    },
+    Sanitize(sanitize::Options),
     /// Run any program on the emulated machine: the emulated
     /// libascendcl.so first on its library path (and $ACLMEM_ASCENDCL),
     /// pyACL's `acl` module for Python children (from the wheel), and the
     /// machine's settings; each option defaults to its ACLMEM_EMU_*
     /// variable. Says once, on stderr, that the machine is emulated.
-    Run {
-        /// The emulated library (default: $ACLMEM_ASCENDCL, or beside this
-        /// executable).
-        #[arg(long)]
-        lib: Option<std::path::PathBuf>,
-        /// The machine to join ($ACLMEM_EMU_MACHINE; default `default`):
-        /// processes of one machine share its memory.
-        #[arg(long)]
-        machine: Option<String>,
-        /// The SoC name aclrtGetSocName answers, which decides the product
-        /// ($ACLMEM_EMU_SOC; default Ascend910B3).
-        #[arg(long)]
-        soc: Option<String>,
-        /// Number of devices ($ACLMEM_EMU_DEVICES).
-        #[arg(long)]
-        devices: Option<String>,
-        /// HBM per device, e.g. 64GiB ($ACLMEM_EMU_HBM).
-        #[arg(long)]
-        hbm: Option<String>,
-        /// Host memory, e.g. 256GiB ($ACLMEM_EMU_HOST).
-        #[arg(long)]
-        host: Option<String>,
-        /// The CANN release emulated, e.g. 8.3 ($ACLMEM_EMU_CANN).
-        #[arg(long)]
-        cann: Option<String>,
-        /// ep or rc ($ACLMEM_EMU_RUN_MODE).
-        #[arg(long)]
-        run_mode: Option<String>,
-        /// The program and its arguments (after `--`).
-        #[arg(last = true, required = true)]
-        program: Vec<String>,
-    },
+    Run(run::Options),
     /// Turn a sanitizer trace (JSON lines) into a Perfetto/Chrome trace
     /// (OUT.json) and an HTML page with each device's memory over time
     /// (OUT.html).
@@ -460,44 +402,8 @@ fn main() -> ExitCode {
             print!("{text}");
             ExitCode::SUCCESS
         }
-        Command::Run {
-            lib,
-            machine,
-            soc,
-            devices,
-            hbm,
-            host,
-            cann,
-            run_mode,
-            program,
-        } => run::run(run::Options {
-            lib,
-            machine,
-            soc,
-            devices,
-            hbm,
-            host,
-            cann,
-            run_mode,
-            program,
-        }),
-        Command::Sanitize {
-            lib,
-            targets,
-            error_exitcode,
-            log,
-            trace,
-            halt_on_error,
-            program,
-        } => sanitize::run(sanitize::Options {
-            lib,
-            targets,
-            error_exitcode,
-            log,
-            trace,
-            halt_on_error,
-            program,
-        }),
+        Command::Run(options) => run::run(options),
+        Command::Sanitize(options) => sanitize::run(options),
         Command::Timeline { trace, out } => {
             let out = out.unwrap_or_else(|| trace.with_extension(""));
             match timeline::run(&trace, &out) {

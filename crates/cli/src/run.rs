@@ -14,15 +14,37 @@ use aclmem_emu::EmuConfig;
 
 /// Options of `aclmem run`: each setting overrides its environment
 /// variable.
+#[derive(clap::Args)]
 pub struct Options {
+    /// The emulated library (default: $ACLMEM_ASCENDCL, or beside this
+    /// executable).
+    #[arg(long)]
     pub lib: Option<PathBuf>,
+    /// The machine to join ($ACLMEM_EMU_MACHINE; default `default`):
+    /// processes of one machine share its memory.
+    #[arg(long)]
     pub machine: Option<String>,
+    /// The SoC name aclrtGetSocName answers, which decides the product
+    /// ($ACLMEM_EMU_SOC; default Ascend910B3).
+    #[arg(long)]
     pub soc: Option<String>,
+    /// Number of devices ($ACLMEM_EMU_DEVICES).
+    #[arg(long)]
     pub devices: Option<String>,
+    /// HBM per device, e.g. 64GiB ($ACLMEM_EMU_HBM).
+    #[arg(long)]
     pub hbm: Option<String>,
+    /// Host memory, e.g. 256GiB ($ACLMEM_EMU_HOST).
+    #[arg(long)]
     pub host: Option<String>,
+    /// The CANN release emulated, e.g. 8.3 ($ACLMEM_EMU_CANN).
+    #[arg(long)]
     pub cann: Option<String>,
+    /// ep or rc ($ACLMEM_EMU_RUN_MODE).
+    #[arg(long)]
     pub run_mode: Option<String>,
+    /// The program and its arguments (after `--`).
+    #[arg(last = true, required = true)]
     pub program: Vec<String>,
 }
 

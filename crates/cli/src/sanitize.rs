@@ -5,13 +5,33 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 /// Options of `aclmem sanitize`.
+#[derive(clap::Args)]
 pub struct Options {
+    /// The sanitizer library (default: $ACLMEM_SANITIZER_LIB, or
+    /// beside this executable).
+    #[arg(long)]
     pub lib: Option<PathBuf>,
+    /// Other products, run modes and releases the program must run
+    /// on: `a2,a3@8.3,Ascend910B3@8.0,200i-a2:rc` (what an entry
+    /// leaves out is the running machine's). A misspelt entry is an
+    /// error (exit 2).
+    #[arg(long)]
     pub targets: Option<String>,
+    /// The exit code when the program exits 0 but there are findings
+    /// (a program that fails keeps its own code).
+    #[arg(long, default_value_t = 1)]
     pub error_exitcode: u8,
+    /// Keep the findings as JSON lines in this file.
+    #[arg(long)]
     pub log: Option<PathBuf>,
+    /// Write the memory timeline (JSON lines) to this file.
+    #[arg(long)]
     pub trace: Option<PathBuf>,
+    /// Stop the program at the first finding.
+    #[arg(long)]
     pub halt_on_error: bool,
+    /// The program and its arguments (after `--`).
+    #[arg(last = true, required = true)]
     pub program: Vec<String>,
 }
 
