@@ -27,7 +27,7 @@
 //! it for longer than [`JOIN_LOCK_WAIT`] makes the joiner give up with an
 //! error instead of waiting forever.
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -187,6 +187,13 @@ fn lock_bounded(path: &Path, fd: &OwnedFd) -> Result<(), JoinError> {
     }
 }
 
+/// Whether any process holds a slot of the machine whose rendezvous file
+/// `fd` is: a byte lock of another open file in the slots' range (every
+/// live process holds its slot's byte for as long as it runs).
+pub(crate) fn slot_held(fd: BorrowedFd<'_>) -> Result<bool, Errno> {
+    sys::range_locked_elsewhere(fd, 0, MAX_PROCS as u64)
+}
+
 /// Allocates the rendezvous file (a no-op when it is there): a filesystem
 /// without room is an error now, not a failed write later.
 pub(crate) fn allocate(path: &Path, fd: &OwnedFd) -> Result<(), JoinError> {
@@ -332,8 +339,8 @@ pub(crate) fn sweep_stale_machines() {
         {
             continue;
         }
-        let stale = fstat(&fd).is_ok_and(|st| st.st_nlink > 0)
-            && sys::range_locked_elsewhere(fd.as_fd(), 0, MAX_PROCS as u64) == Ok(false);
+        let stale =
+            fstat(&fd).is_ok_and(|st| st.st_nlink > 0) && slot_held(fd.as_fd()) == Ok(false);
         if stale {
             let _ = rustix::fs::unlink(&path);
         }

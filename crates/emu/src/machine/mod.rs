@@ -131,9 +131,7 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
         let holder = open(&path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty()).map_err(io)?;
         let rendezvous = rustix::io::dup(&file).map_err(io)?;
         // Decided once, under the join lock: no process can join meanwhile.
-        let fresh = sys::range_locked_elsewhere(rendezvous.as_fd(), 0, MAX_PROCS as u64)
-            .map_err(io)?
-            .not();
+        let fresh = files::slot_held(rendezvous.as_fd()).map_err(io)?.not();
         let state = if fresh {
             files::new_state()?
         } else {
@@ -282,7 +280,7 @@ pub(crate) fn leave_named(machine: &Machine) {
     // The kernel's byte locks, not this process's view of the state: a
     // later machine of this process (after aclFinalize and aclInit again)
     // may be using the same file with a state of its own.
-    if same_file && sys::range_locked_elsewhere(fd.as_fd(), 0, MAX_PROCS as u64) == Ok(false) {
+    if same_file && files::slot_held(fd.as_fd()) == Ok(false) {
         let _ = rustix::fs::unlink(&path);
     }
     let _ = flock(&fd, FlockOperation::Unlock);
