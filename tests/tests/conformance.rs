@@ -211,27 +211,40 @@ fn driver_specifics(cl: &std::sync::Arc<AscendCl>) {
     );
 
     // aclrtSetDevice is per thread: a fresh thread has no device, so a raw
-    // call from it fails with 107002 ...
-    let raw_reserve = std::thread::scope(|s| {
+    // memory call from it fails with 107002 (an address reservation does
+    // not need one: it is the process's) ...
+    let (raw_reserve, raw_malloc) = std::thread::scope(|s| {
         s.spawn(|| {
-            // SAFETY: the documented prototype of aclrtReserveMemAddress,
-            // called with a live out pointer; the pointer is not kept.
+            // SAFETY: the documented prototypes of aclrtReserveMemAddress,
+            // aclrtReleaseMemAddress and aclrtMalloc, called with live out
+            // pointers; the pointers are not kept.
             unsafe {
-                let f = libloading::Library::new(cl.path())
-                    .unwrap()
+                let lib = libloading::Library::new(cl.path()).unwrap();
+                let reserve = *lib
                     .get::<aclmem_driver::sys::aclrtReserveMemAddress_t>(
                         b"aclrtReserveMemAddress\0",
                     )
-                    .map(|s| *s)
+                    .unwrap();
+                let release = *lib
+                    .get::<aclmem_driver::sys::aclrtReleaseMemAddress_t>(
+                        b"aclrtReleaseMemAddress\0",
+                    )
+                    .unwrap();
+                let malloc = *lib
+                    .get::<aclmem_driver::sys::aclrtMalloc_t>(b"aclrtMalloc\0")
                     .unwrap();
                 let mut p = std::ptr::null_mut();
-                f(&mut p, 2 << 20, 0, std::ptr::null_mut(), 0)
+                let reserved = reserve(&mut p, 512, 0, std::ptr::null_mut(), 1);
+                let released = release(p);
+                let mut q = std::ptr::null_mut();
+                ((reserved, released), malloc(&mut q, 2 << 20, 0))
             }
         })
         .join()
         .unwrap()
     });
-    assert_eq!(raw_reserve, AclError::RT_CONTEXT_NULL.code());
+    assert_eq!(raw_reserve, (0, 0));
+    assert_eq!(raw_malloc, AclError::RT_CONTEXT_NULL.code());
     // ... while the driver, used from another thread, sets its device there.
     std::thread::scope(|s| {
         s.spawn(|| {

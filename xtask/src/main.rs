@@ -5,7 +5,8 @@
 //!   the rules table.
 //! * `cargo xtask lib`: build the emulated `libascendcl.so` and
 //!   `libaclmem_sanitizer.so`, print both paths.
-//! * `cargo xtask docs`: regenerate `docs/rules.md` and `docs/errors.md`.
+//! * `cargo xtask docs`: regenerate `docs/rules.md`, `docs/errors.md` and
+//!   `docs/catalogue.md`.
 //! * `cargo xtask bench`: the benchmarks behind `docs/benchmarks.md`
 //!   (`--record` writes the goals table there).
 //! * `cargo xtask fuzz`: libFuzzer on every target (`--update-corpus`
@@ -35,6 +36,7 @@ mod fuzz;
 mod publish;
 mod python;
 mod timeline;
+mod torch_npu;
 mod wheels;
 
 #[derive(Parser)]
@@ -79,7 +81,8 @@ enum Command {
         #[arg(long)]
         aarch64: bool,
     },
-    /// Regenerate docs/rules.md and docs/errors.md from their tables.
+    /// Regenerate docs/rules.md, docs/errors.md and docs/catalogue.md from
+    /// their tables.
     Docs,
     /// Run the benchmarks and print their tables.
     Bench {
@@ -115,6 +118,10 @@ enum Command {
         #[arg(long)]
         release: bool,
     },
+    /// Real torch_npu on the emulated CANN libraries: a venv with torch and
+    /// torch_npu from the package registry (target/torch-venv, cached),
+    /// then the scenarios of tests/torch_npu under `aclmem run`.
+    TorchNpu,
     /// Check that the crates meant for crates.io can be published: their
     /// metadata and publishing order, then `cargo publish --dry-run
     /// --workspace`, which builds each from its package.
@@ -235,6 +242,10 @@ fn main() -> ExitCode {
             )
             .map(drop),
             Command::PublishCheck { no_verify } => publish::check(&sh, no_verify),
+            Command::TorchNpu => {
+                let lib = build_lib(&sh, false)?;
+                torch_npu::test(&sh, &lib)
+            }
         }
     })();
     match result {
@@ -397,6 +408,10 @@ fn ci(sh: &Shell) -> Result<()> {
     step("the Python package: pip install ./python, pytest", || {
         python::test(sh, &lib)
     })?;
+    step(
+        "real torch_npu on the emulated CANN libraries (tests/torch_npu)",
+        || torch_npu::test(sh, &lib),
+    )?;
     step("fuzzing smoke run (2,000 executions per target)", || {
         run(cmd!(
             sh,
@@ -520,8 +535,9 @@ pub(crate) fn target_dir() -> PathBuf {
         .unwrap_or_else(|| workspace_root().join("target"))
 }
 
-/// The emulated library exports exactly the ACL functions of the one list
-/// (`aclmem_sys::FUNCTIONS`), nothing missing and no other `acl*` symbol.
+/// The emulated library exports exactly the functions of the catalogue
+/// (`aclmem_sys::catalogue`), nothing missing and no other `acl*`,
+/// `Hccl*`, `Msprof*` or `rt*` symbol.
 fn check_exports(sh: &Shell, lib: &Path) -> Result<()> {
     let c = cmd!(sh, "nm -D --defined-only {lib}");
     eprintln!("$ {c}");
@@ -538,18 +554,23 @@ fn check_exports(sh: &Shell, lib: &Path) -> Result<()> {
             }
         })
         .collect();
-    let listed: Vec<&str> = aclmem_sys::FUNCTIONS.iter().map(|(n, _)| *n).collect();
+    let listed: Vec<&str> = aclmem_sys::catalogue::entries().map(|e| e.name).collect();
     let missing: Vec<_> = listed.iter().filter(|s| !defined.contains(s)).collect();
     if !missing.is_empty() {
         return Err(format!("{} does not export {missing:?}", lib.display()));
     }
     let extra: Vec<_> = defined
         .iter()
-        .filter(|s| s.starts_with("acl") && !listed.contains(s))
+        .filter(|s| {
+            ["acl", "Hccl", "Msprof", "rt"]
+                .iter()
+                .any(|p| s.starts_with(p))
+                && !listed.contains(s)
+        })
         .collect();
     if !extra.is_empty() {
         return Err(format!(
-            "{} exports {extra:?}, which aclmem_sys::FUNCTIONS does not list",
+            "{} exports {extra:?}, which the catalogue (aclmem_sys::catalogue) does not list",
             lib.display()
         ));
     }
@@ -562,6 +583,7 @@ fn check_exports(sh: &Shell, lib: &Path) -> Result<()> {
 const GENERATED_DOCS: &[(&str, &[&str])] = &[
     ("docs/rules.md", &["matrix", "--format", "markdown"]),
     ("docs/errors.md", &["errors", "--format", "markdown"]),
+    ("docs/catalogue.md", &["catalogue", "--format", "markdown"]),
 ];
 
 fn generated_doc(sh: &Shell, args: &[&str]) -> Result<String> {

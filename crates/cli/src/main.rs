@@ -8,6 +8,7 @@ use aclmem_core::{
 };
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod catalogue;
 mod errors;
 mod matrix;
 mod run;
@@ -73,6 +74,14 @@ enum Command {
     /// situation a real driver decides, and whether that code is documented
     /// or chosen.
     Errors {
+        /// Output format (table, json, markdown).
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Print the function catalogue: every function aclmem's CANN
+    /// libraries export, the library CANN ships it in, and how the
+    /// emulator answers it (emulated, accepted only, not supported).
+    Catalogue {
         /// Output format (table, json, markdown).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
@@ -425,6 +434,10 @@ fn main() -> ExitCode {
         }
         Command::Errors { format } => {
             print!("{}", errors::render(format));
+            ExitCode::SUCCESS
+        }
+        Command::Catalogue { format } => {
+            print!("{}", catalogue::render(format));
             ExitCode::SUCCESS
         }
         Command::Diff { from, to, product } => {

@@ -80,8 +80,81 @@ fn find_lib(explicit: Option<&Path>) -> Result<PathBuf, String> {
     ))
 }
 
+/// A directory in which every CANN library of the catalogue
+/// (`libascendcl.so`, `libhccl.so`, `libacl_op_compiler.so`, ...) is a
+/// symbolic link to `lib`: a framework that links them all (torch_npu)
+/// loads one object, because the dynamic loader knows a file it has already
+/// loaded under another name by its device and inode. So a process has one
+/// emulator however many of those names it loads.
+///
+/// The links are made beside `lib` when that directory is writable (a
+/// build directory, a virtual environment), else in a private directory of
+/// this user (`$XDG_RUNTIME_DIR/aclmem` or `/tmp/aclmem-<uid>`), named for
+/// the library's inode.
+pub fn framework_dir(lib: &Path) -> Result<PathBuf, String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(lib).map_err(|e| format!("{}: {e}", lib.display()))?;
+    let same = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+    };
+    let link_all = |dir: &Path| -> std::io::Result<()> {
+        for library in aclmem_sys::catalogue::Library::ALL {
+            let link = dir.join(library.soname());
+            if same(&link) {
+                continue;
+            }
+            // A stale link or a leftover of another build is replaced;
+            // a regular file of that name is kept (someone else's).
+            if link
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+            {
+                std::fs::remove_file(&link)?;
+            }
+            std::os::unix::fs::symlink(lib, &link)?;
+            if !same(&link) {
+                return Err(std::io::Error::other(format!(
+                    "{} is not {}",
+                    link.display(),
+                    lib.display()
+                )));
+            }
+        }
+        Ok(())
+    };
+    let beside = lib.parent().unwrap_or(Path::new("/"));
+    if link_all(beside).is_ok() {
+        return Ok(beside.to_path_buf());
+    }
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|v| !v.is_empty())
+        .map(|d| PathBuf::from(d).join("aclmem"))
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("aclmem-{uid}")));
+    let private = base.join(format!("libs-{}-{}", meta.dev(), meta.ino()));
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&private)
+            .map_err(|e| format!("{}: {e}", private.display()))?;
+    }
+    // Only a directory of this user's that no one else can write is used.
+    let m = std::fs::symlink_metadata(&base).map_err(|e| e.to_string())?;
+    if m.uid() != uid || m.mode() & 0o022 != 0 || !m.is_dir() {
+        return Err(format!(
+            "{} is not a private directory of this user",
+            base.display()
+        ));
+    }
+    link_all(&private).map_err(|e| format!("{}: {e}", private.display()))?;
+    Ok(private)
+}
+
 /// `dir` first, then what `var` already holds.
-fn prepended(var: &str, dir: &Path) -> OsString {
+pub fn prepended(var: &str, dir: &Path) -> OsString {
     let mut value = OsString::from(dir);
     if let Some(old) = std::env::var_os(var).filter(|v| !v.is_empty()) {
         value.push(":");
@@ -127,11 +200,14 @@ pub fn run(o: Options) -> ExitCode {
     let machine = setting("ACLMEM_EMU_MACHINE")
         .filter(|m| !m.is_empty())
         .unwrap_or_else(|| aclmem_emu::DEFAULT_MACHINE.to_owned());
-    let dir = lib.parent().unwrap_or(Path::new("/"));
+    let dir = match framework_dir(&lib) {
+        Ok(d) => d,
+        Err(e) => return fail(format!("cannot lay out the CANN libraries: {e}")),
+    };
     let mut cmd = Command::new(program);
     cmd.args(args)
         .env("ACLMEM_ASCENDCL", &lib)
-        .env("LD_LIBRARY_PATH", prepended("LD_LIBRARY_PATH", dir));
+        .env("LD_LIBRARY_PATH", prepended("LD_LIBRARY_PATH", &dir));
     for (var, value) in &settings {
         if let Some(v) = value {
             cmd.env(var, v);

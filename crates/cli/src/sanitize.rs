@@ -97,9 +97,17 @@ pub fn run(o: Options) -> ExitCode {
         Ok(p) if !p.is_empty() => format!("{}:{p}", lib.display()),
         _ => lib.display().to_string(),
     };
+    // The same library audits the program's bindings (`LD_AUDIT`): calls a
+    // framework binds past the preloaded copy (`dlsym` on its own handle of
+    // libascendcl.so, libraries loaded `RTLD_LOCAL`) reach the checks too.
+    let audit = match std::env::var("LD_AUDIT") {
+        Ok(a) if !a.is_empty() => format!("{}:{a}", lib.display()),
+        _ => lib.display().to_string(),
+    };
     let mut cmd = Command::new(program);
     cmd.args(args)
         .env("LD_PRELOAD", preload)
+        .env("LD_AUDIT", audit)
         .env("ACLMEM_SANITIZER_LOG", &log);
     // Programs that load the library themselves (Python, dlopen) reach it
     // through the sanitizer, which opens $ACLMEM_ASCENDCL: without a CANN
@@ -112,6 +120,14 @@ pub fn run(o: Options) -> ExitCode {
     if std::env::var_os("ACLMEM_ASCENDCL").is_none_or(|v| v.is_empty()) && !cann {
         let emulated = lib.with_file_name("libascendcl.so");
         if emulated.exists() {
+            // Frameworks link CANN's other libraries too: the emulated
+            // library under their names first on the loader's path.
+            if let Ok(dir) = crate::run::framework_dir(&emulated) {
+                cmd.env(
+                    "LD_LIBRARY_PATH",
+                    crate::run::prepended("LD_LIBRARY_PATH", &dir),
+                );
+            }
             cmd.env("ACLMEM_ASCENDCL", emulated);
         }
     }

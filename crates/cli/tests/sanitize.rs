@@ -267,3 +267,85 @@ fn findings_of_concurrent_processes_are_whole_lines() {
     assert_eq!(classes.len(), processes * rounds, "{text}");
     assert!(classes.iter().all(|c| c == "double-free"), "{classes:?}");
 }
+
+/// A copy may span adjacent mappings (an expandable segment is mapped
+/// handle by handle and used as one range); across a gap it is a finding.
+#[test]
+fn copies_across_adjacent_mappings_are_not_findings_across_a_gap_they_are() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("adjacent");
+    let (findings, code) = sanitize(&[], &exe, &["adjacent"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    let (findings, code) = sanitize(&[], &exe, &["adjacent", "gap"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0]["class"], "copy-unmapped");
+    assert_eq!(code, 1);
+}
+
+/// A program that opens libascendcl.so itself and calls every function
+/// through a pointer `dlsym` found on that handle (as torch_npu does):
+/// `LD_PRELOAD` alone sees none of its calls; with the sanitizer auditing
+/// the bindings (`aclmem sanitize` sets `LD_AUDIT`), each seeded defect is
+/// reported as for a program linked against the library, with the
+/// program's call site.
+#[test]
+fn calls_looked_up_with_dlsym_are_checked_too() {
+    if under_test_runner() {
+        return;
+    }
+    let header = repo().join("crates/sanitizer/tests/by_name.h");
+    let header = header.to_str().unwrap();
+    let exe = compile_c(
+        &repo().join("crates/sanitizer/tests/defects.c"),
+        "sanitize-defects-by-name",
+        &["-include", header, "-Wl,--as-needed"],
+    );
+    let needed = Command::new("readelf")
+        .arg("-d")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&needed.stdout).contains("libascendcl"),
+        "the program does not link the library: it opens it"
+    );
+    for class in ["double-free", "use-after-free", "overlapping-map", "leak"] {
+        let (findings, code) = sanitize(&[], &exe, &[class]);
+        assert_eq!(findings.len(), 1, "{class}: {findings:#?}");
+        assert_eq!(findings[0]["class"], class);
+        let site = findings[0]["site"].as_str().unwrap();
+        assert!(site.contains("defects.c:"), "{class}: call site {site}");
+        assert_eq!(code, 1);
+    }
+    let (findings, code) = sanitize(&[], &exe, &["clean"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    // Without the auditor (the sanitizer only preloaded), the same defect
+    // goes unseen: what the test above sees is the audit's doing.
+    let lib = target_profile_dir().join("libaclmem_sanitizer.so");
+    let log =
+        std::env::temp_dir().join(format!("aclmem-preload-only-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let out = Command::new(&exe)
+        .arg("double-free")
+        .env("LD_PRELOAD", &lib)
+        .env("ACLMEM_SANITIZER_LOG", &log)
+        .env(
+            "ACLMEM_ASCENDCL",
+            target_profile_dir().join("libascendcl.so"),
+        )
+        .env(
+            "ACLMEM_EMU_MACHINE",
+            format!("preload-only-{}", std::process::id()),
+        )
+        .env("ACLMEM_EMU_QUIET", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let seen = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    assert!(seen.trim().is_empty(), "preload alone saw: {seen}");
+}

@@ -62,24 +62,29 @@ pub unsafe extern "C" fn aclrtGetDevice(device_id: *mut i32) -> AclErrorCode {
     })
 }
 
-/// `aclError aclrtGetDeviceCount(uint32_t *count)`.
+/// `aclError aclrtGetDeviceCount(uint32_t *count)`; answered before
+/// `aclInit` too, as the runtime does (from the environment's machine).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetDeviceCount(count: *mut u32) -> AclErrorCode {
     guard(|| {
         if count.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        let n = with_global(|g| Ok(g.emu.config().devices))?;
+        let n = state::with_config(|c| c.devices)?;
         // SAFETY: the C caller's out parameter.
         unsafe { cptr::write(count, n) }
     })
 }
 
-/// `const char *aclrtGetSocName()`: NULL before `aclInit`.
+/// `const char *aclrtGetSocName()`: answered before `aclInit` too (the
+/// runtime's does not need it); NULL only when the environment names no
+/// valid machine.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtGetSocName() -> *const c_char {
-    std::panic::catch_unwind(|| with_global(|g| Ok(g.soc.as_ptr())).unwrap_or(ptr::null()))
-        .unwrap_or(ptr::null())
+    std::panic::catch_unwind(|| {
+        state::with_config(|c| state::intern(&c.soc_name).as_ptr()).unwrap_or(ptr::null())
+    })
+    .unwrap_or(ptr::null())
 }
 
 /// `aclError aclrtGetRunMode(aclrtRunMode *runMode)`: `ACL_HOST` (1) or
@@ -146,7 +151,8 @@ pub unsafe extern "C" fn aclsysGetCANNVersion(
         ) {
             return Err(AclError::INVALID_FILE);
         }
-        let release = with_global(|g| Ok(g.emu.config().cann.release()))?;
+        // Read from the installation, before `aclInit` too.
+        let release = state::with_config(|c| c.cann.release())?;
         let mut out = aclCANNPackageVersion::default();
         fill(&mut out.version, release);
         let mut parts = release.split('.').chain(std::iter::repeat("0"));

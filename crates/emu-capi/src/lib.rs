@@ -1,5 +1,6 @@
 //! `libascendcl.so`, emulated: every function of `aclmem_sys::FUNCTIONS`
-//! with its documented C prototype, served by `aclmem-emu`.
+//! with its documented C prototype, served by `aclmem-emu`, and the
+//! framework functions of the catalogue ([`framework`]).
 //!
 //! This crate holds the functions; `crates/libascendcl` links them into the
 //! shared object (so that the workspace can build with every feature, see
@@ -22,6 +23,7 @@
 //! | `ACLMEM_EMU_DIR` | where machine files live | `/dev/shm` |
 //! | `ACLMEM_EMU_LEAK_REPORT` | print what the process still holds at `aclFinalize` and exit | off |
 //! | `ACLMEM_EMU_QUIET` | no messages on stderr | off |
+//! | `ACLMEM_EMU_UNSUPPORTED` | `warn`, `error` or `abort` at a call the emulator does not support ([`framework`]) | `warn` |
 //!
 //! A bad value makes `aclInit` fail with `ACL_ERROR_INVALID_PARAM` (100000)
 //! and a message on stderr naming the variable; so does joining a machine
@@ -47,11 +49,13 @@ use aclmem_core::AclError;
 
 mod cptr;
 pub mod device;
+pub mod framework;
 pub mod memory;
 pub mod sharing;
 mod state;
 
 pub use device::*;
+pub use framework::runtime::*;
 pub use memory::*;
 pub use sharing::*;
 
@@ -62,11 +66,34 @@ pub const LINKED: () = ();
 /// `aclError`.
 pub type AclErrorCode = i32;
 
-/// Runs an entry point, turning a panic into `ACL_ERROR_INTERNAL_ERROR`.
+thread_local! {
+    /// The code of the calling thread's last failed call (0: none since
+    /// it was last read with `aclrtGetLastError`).
+    static LAST_ERROR: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs an entry point, turning a panic into `ACL_ERROR_INTERNAL_ERROR`;
+/// a failure becomes the thread's last error.
 fn guard(f: impl FnOnce() -> Result<(), AclError>) -> AclErrorCode {
-    catch_unwind(AssertUnwindSafe(f))
+    let code = catch_unwind(AssertUnwindSafe(f))
         .unwrap_or(Err(AclError::INTERNAL_ERROR))
-        .map_or_else(|e| e.code(), |()| 0)
+        .map_or_else(|e| e.code(), |()| 0);
+    if code != 0 {
+        set_last_error(code);
+    }
+    code
+}
+
+/// Makes `code` the thread's last error.
+fn set_last_error(code: i32) {
+    let _ = LAST_ERROR.try_with(|l| l.set(code));
+}
+
+/// The thread's last error code, cleared when `clear`.
+fn last_error(clear: bool) -> i32 {
+    LAST_ERROR
+        .try_with(|l| if clear { l.replace(0) } else { l.get() })
+        .unwrap_or(0)
 }
 
 /// Every exported function has exactly the prototype of the one list, and

@@ -21,7 +21,6 @@ use aclmem_emu::Emulator;
 /// An initialised library.
 pub(crate) struct Global {
     pub(crate) emu: Emulator,
-    pub(crate) soc: &'static CStr,
     generation: u64,
 }
 
@@ -70,7 +69,30 @@ pub(crate) fn with_global<R>(
     })
 }
 
-fn intern(name: &str) -> &'static CStr {
+/// Runs `f` with the machine configuration: the joined machine's after
+/// `aclInit`, before it the one the environment asks for (what `aclInit`
+/// would join). The runtime answers the device count, the SoC name and the
+/// CANN version before `aclInit` (it reads them from the driver and the
+/// installation, not from a context); so does the emulator. A bad
+/// environment is 100000 with the variable named, as at `aclInit`.
+pub(crate) fn with_config<R>(f: impl FnOnce(&aclmem_emu::EmuConfig) -> R) -> Result<R, AclError> {
+    match with_global(|g| Ok(g.emu.config().clone())) {
+        Ok(config) => Ok(f(&config)),
+        Err(AclError::UNINITIALIZE) => {
+            let config = aclmem_emu::EmuConfig::from_env().map_err(|e| {
+                if !aclmem_emu::env::quiet() {
+                    eprintln!("aclmem-emu: {e}");
+                }
+                AclError::INVALID_PARAM
+            })?;
+            Ok(f(&config))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The SoC name as a C string that lives as long as the process.
+pub(crate) fn intern(name: &str) -> &'static CStr {
     let mut names = SOC_NAMES.lock();
     if let Some(n) = names.iter().find(|n| n.to_bytes() == name.as_bytes()) {
         return n;
@@ -93,6 +115,12 @@ pub(crate) fn init() -> Result<(), AclError> {
     if state.is_some() {
         return Err(AclError::REPEAT_INITIALIZE);
     }
+    if let Err(message) = aclmem_emu::env::unsupported() {
+        if !aclmem_emu::env::quiet() {
+            eprintln!("aclmem-emu: aclInit failed: {message}");
+        }
+        return Err(AclError::INVALID_PARAM);
+    }
     let emu = Emulator::join_from_env().map_err(|e| {
         if !aclmem_emu::env::quiet() {
             eprintln!("aclmem-emu: aclInit failed: {e}");
@@ -102,11 +130,7 @@ pub(crate) fn init() -> Result<(), AclError> {
     // The C runtime's rule: memory calls need a device set on the thread.
     emu.use_thread_devices();
     let generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
-    *state = Some(Arc::new(Global {
-        soc: intern(&emu.config().soc_name),
-        emu,
-        generation,
-    }));
+    *state = Some(Arc::new(Global { emu, generation }));
     LIVE.store(generation, Ordering::Release);
     if leak_report_wanted() {
         static AT_EXIT: Once = Once::new();

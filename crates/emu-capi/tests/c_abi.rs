@@ -72,13 +72,41 @@ fn c_abi() {
     }
 }
 
+/// Before `aclInit`, the runtime answers the device count, the SoC name and
+/// the CANN version (torch_npu asks them first), from the environment's
+/// machine; memory calls answer 100001; a bad environment is 100000.
 unsafe fn before_init() {
     let mut n = 0u32;
+    let mut dev = -1;
+    let mut version = aclmem_sys::aclCANNPackageVersion::default();
+    set("ACLMEM_EMU_DEVICES", "3");
+    set("ACLMEM_EMU_SOC", "Ascend910B4");
+    set("ACLMEM_EMU_CANN", "8.3");
     // SAFETY: as in `c_abi` above: C prototypes, with live locals or
     // deliberately bad pointers; device accesses inside mapped ranges.
     unsafe {
-        assert_eq!(aclrtGetDeviceCount(&mut n), AclError::UNINITIALIZE.code());
+        assert_eq!(aclrtGetDeviceCount(&mut n), 0);
+        assert_eq!(n, 3);
+        assert_eq!(
+            CStr::from_ptr(aclrtGetSocName()).to_str(),
+            Ok("Ascend910B4")
+        );
+        assert_eq!(
+            aclsysGetCANNVersion(aclmem_sys::ACL_PKG_NAME_CANN, &mut version),
+            0
+        );
+        assert_eq!(
+            CStr::from_ptr(version.version.as_ptr()).to_str(),
+            Ok("8.3.RC1")
+        );
+        assert_eq!(aclrtGetDevice(&mut dev), AclError::UNINITIALIZE.code());
+        set("ACLMEM_EMU_DEVICES", "eight");
+        assert_eq!(aclrtGetDeviceCount(&mut n), AclError::INVALID_PARAM.code());
         assert!(aclrtGetSocName().is_null());
+    }
+    for k in ["ACLMEM_EMU_DEVICES", "ACLMEM_EMU_SOC", "ACLMEM_EMU_CANN"] {
+        // SAFETY: this test binary is one test function on one thread.
+        unsafe { std::env::remove_var(k) };
     }
     assert_eq!(aclFinalize(), AclError::REPEAT_FINALIZE.code());
 }
@@ -93,6 +121,7 @@ unsafe fn configuration_errors() {
         ("ACLMEM_EMU_RUN_MODE", "sideways"),
         ("ACLMEM_EMU_CANN", "7.0"),
         ("ACLMEM_EMU_MACHINE", "../etc"),
+        ("ACLMEM_EMU_UNSUPPORTED", "sometimes"),
     ] {
         let keep = std::env::var(k).ok();
         set(k, bad);

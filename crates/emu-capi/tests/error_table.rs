@@ -235,6 +235,11 @@ fn provoke(s: Situation) -> Option<AclError> {
         }
         Situation::NotAllocated => err(e.free_device(21 << 40))?,
         Situation::BadContextOrStream => err(e.destroy_context(0xdead))?,
+        Situation::BadEvent => err(e.destroy_event(0xdead))?,
+        Situation::EventNotRecorded => {
+            let a = e.create_event(0).ok()?;
+            e.event_elapsed_ms(a, a).err()?
+        }
         Situation::StreamLimit => {
             let mut code = None;
             for _ in 0..5000 {

@@ -35,6 +35,39 @@ pub fn quiet() -> bool {
     std::env::var_os("ACLMEM_EMU_QUIET").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
+/// `ACLMEM_EMU_UNSUPPORTED`: what a call the emulator does not support
+/// does besides answering its "not supported" code (every such call is
+/// also counted and reported at exit).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Unsupported {
+    /// Answer the code, silently (the report at exit still lists it).
+    Error,
+    /// Answer the code and say so on stderr at the first call of each
+    /// function, with its call site (the default).
+    #[default]
+    Warn,
+    /// Say so on stderr and abort the process at the first such call: for
+    /// a test that must not reach one.
+    Abort,
+}
+
+/// Reads `ACLMEM_EMU_UNSUPPORTED` (`error`, `warn` or `abort`; unset or
+/// empty is `warn`). Another value is an error naming what is accepted;
+/// `aclInit` answers it with 100000.
+pub fn unsupported() -> Result<Unsupported, String> {
+    let Some(v) = std::env::var_os("ACLMEM_EMU_UNSUPPORTED").filter(|v| !v.is_empty()) else {
+        return Ok(Unsupported::default());
+    };
+    match v.to_string_lossy().trim().to_ascii_lowercase().as_str() {
+        "error" => Ok(Unsupported::Error),
+        "warn" => Ok(Unsupported::Warn),
+        "abort" => Ok(Unsupported::Abort),
+        other => Err(format!(
+            "ACLMEM_EMU_UNSUPPORTED={other:?}: expected error, warn or abort"
+        )),
+    }
+}
+
 /// Once per process (per `flag`): a message on stderr naming a kernel
 /// limit.
 pub(crate) fn warn_once(flag: &AtomicBool, message: &str) {

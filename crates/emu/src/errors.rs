@@ -152,6 +152,10 @@ error_table! {
     /// `aclrtDestroyContext` of the default context or an unknown one, or a
     /// stream or context that is not live.
     BadContextOrStream => RT_PARAM_INVALID, Unconfirmed, "not a live context or stream made by the caller";
+    /// An event that is not live (never created, or destroyed).
+    BadEvent => RT_PARAM_INVALID, Unconfirmed, "not a live event made by the caller";
+    /// `aclrtEventElapsedTime` with an event that was never recorded.
+    EventNotRecorded => RT_PARAM_INVALID, Unconfirmed, "the event has not been recorded";
     /// More streams than the product allows.
     StreamLimit => RT_RESOURCE_ALLOC_FAIL, Unconfirmed, "too many streams";
     /// IPC export of a range that is not page-table aligned (documented as an

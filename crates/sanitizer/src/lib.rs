@@ -39,6 +39,7 @@ use aclmem_core::{
 };
 use aclmem_sys::{self as sys, AclFunctions};
 
+pub mod audit;
 mod cmem;
 mod model;
 mod python;

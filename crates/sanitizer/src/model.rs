@@ -343,27 +343,44 @@ impl Model {
         self.foreign.insert(p, size);
     }
 
+    /// Whether mappings cover `addr..end` without a gap: a copy may span
+    /// adjacent mappings (an expandable segment is mapped handle by handle
+    /// and used as one range).
+    fn maps_cover(&self, addr: usize, end: usize) -> bool {
+        let Some((&first, m)) = self.maps.range(..=addr).next_back() else {
+            return false;
+        };
+        let mut covered = first.saturating_add(m.size);
+        if covered <= addr {
+            return false;
+        }
+        while covered < end {
+            match self.maps.get(&covered) {
+                Some(next) => covered = covered.saturating_add(next.size),
+                None => return false,
+            }
+        }
+        true
+    }
+
     /// Whether `addr..addr + count` lies in device memory of this process.
     fn device_range(&self, addr: usize, count: usize) -> bool {
         let end = addr.saturating_add(count);
         let within =
             |m: Option<(&usize, usize)>| m.is_some_and(|(&a, s)| a <= addr && end <= a + s);
-        within(
-            self.maps
-                .range(..=addr)
-                .next_back()
-                .map(|(a, m)| (a, m.size)),
-        ) || within(
-            self.device_allocs
-                .range(..=addr)
-                .next_back()
-                .map(|(a, (s, _, _))| (a, *s + 64)),
-        ) || within(
-            self.foreign
-                .range(..=addr)
-                .next_back()
-                .map(|(a, s)| (a, *s)),
-        )
+        self.maps_cover(addr, end)
+            || within(
+                self.device_allocs
+                    .range(..=addr)
+                    .next_back()
+                    .map(|(a, (s, _, _))| (a, *s + 64)),
+            )
+            || within(
+                self.foreign
+                    .range(..=addr)
+                    .next_back()
+                    .map(|(a, s)| (a, *s)),
+            )
     }
 
     /// Before a copy or memset: the device side must be mapped.

@@ -83,6 +83,30 @@ int main(int argc, char **argv) {
         aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE, 1, &s);
         aclrtMemImportFromShareableHandle(s, 0, &h2);
         aclrtFreePhysical(h);
+    } else if (strcmp(mode, "adjacent") == 0) {
+        /* Not a defect: one copy across two adjacent mappings, as into an
+         * expandable segment grown handle by handle. A gap is a defect. */
+        static char buf[6 * MIB];
+        char *base = NULL;
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0);
+        aclrtMallocPhysical(&h2, 2 * MIB, &hbm, 0);
+        aclrtReserveMemAddress(&va, 6 * MIB, 0, NULL, 0);
+        base = va;
+        aclrtMapMem(base, 2 * MIB, 0, h, 0);
+        aclrtMapMem(base + 2 * MIB, 2 * MIB, 0, h2, 0);
+        aclrtMemcpy(base, 4 * MIB, buf, 4 * MIB, ACL_MEMCPY_HOST_TO_DEVICE);
+        if (argc > 2) { /* "gap": the second handle 2 MiB further on */
+            aclrtUnmapMem(base + 2 * MIB);
+            aclrtMapMem(base + 4 * MIB, 2 * MIB, 0, h2, 0);
+            aclrtMemcpy(base, 6 * MIB, buf, 6 * MIB, ACL_MEMCPY_HOST_TO_DEVICE);
+            aclrtUnmapMem(base + 4 * MIB);
+        } else {
+            aclrtUnmapMem(base + 2 * MIB);
+        }
+        aclrtUnmapMem(base);
+        aclrtFreePhysical(h);
+        aclrtFreePhysical(h2);
+        aclrtReleaseMemAddress(va);
     } else if (strcmp(mode, "leak") == 0) {
         aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* LEAK-SITE */
     } else if (strcmp(mode, "clean") != 0) {

@@ -19,6 +19,7 @@
     missing_docs
 )]
 
+pub mod catalogue;
 mod values;
 pub use values::*;
 
@@ -340,6 +341,7 @@ pub type aclrtGetSocName_t = unsafe extern "C" fn() -> *const c_char;
 // --- runtime surface: devices, contexts, streams ----------------------------
 pub type aclrtContext = *mut c_void;
 pub type aclrtStream = *mut c_void;
+pub type aclrtEvent = *mut c_void;
 pub type aclrtMemMallocPolicy = u32;
 pub type aclrtMemcpyKind = u32;
 

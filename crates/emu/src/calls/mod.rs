@@ -1,6 +1,6 @@
 //! The calls of the API, one module per area an ACL user knows: physical
 //! memory, virtual memory, sharing, device memory (`aclrtMalloc` and host
-//! memory), copies, queries, IPC keys, the runtime (contexts and streams),
+//! memory), copies, queries, IPC keys, the runtime (contexts and streams), events,
 //! and the instruments (call counts, faults, stats, leak reports).
 //!
 //! Each module implements its part of [`Emulator`](crate::Emulator) (and
@@ -9,6 +9,7 @@
 
 pub(crate) mod copy;
 pub(crate) mod device_memory;
+pub(crate) mod events;
 pub(crate) mod instrument;
 pub(crate) mod ipc;
 pub(crate) mod physical;

@@ -1,5 +1,5 @@
 //! The runtime around memory: devices set per thread, contexts and
-//! streams. No work runs on a stream (copies are synchronous); they exist
+//! streams (events are in `calls::events`). No work runs on a stream (copies are synchronous); they exist
 //! so that programs that create, pass and destroy them get the runtime's
 //! answers.
 //!
@@ -26,6 +26,8 @@ pub(crate) struct Runtime {
     contexts: BTreeMap<u64, u32>,
     /// Streams: handle → device.
     streams: BTreeMap<u64, u32>,
+    /// Events (`calls::events`).
+    pub(super) events: BTreeMap<u64, super::events::Event>,
     next: u64,
     /// `aclrtSetDevice` minus `aclrtResetDevice`, per device.
     device_refs: BTreeMap<u32, u32>,
@@ -33,7 +35,7 @@ pub(crate) struct Runtime {
 
 impl Runtime {
     /// A new opaque handle above `base` (never dereferenced by anyone).
-    fn issue(&mut self, base: u64) -> u64 {
+    pub(super) fn issue(&mut self, base: u64) -> u64 {
         self.next += 1;
         base + self.next * 0x40
     }

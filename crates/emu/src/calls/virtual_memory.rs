@@ -22,7 +22,13 @@ impl Emulator {
         expected: Option<VirtAddr>,
     ) -> Result<VirtAddr> {
         let p = &self.process;
-        p.enter_vmm(Op::Reserve)?;
+        // No device needed on the thread: an address range is the
+        // process's, not a device's. torch_npu reserves (and releases) a
+        // probe range after aclInit and before any aclrtSetDevice, and
+        // treats a failure as fatal; it runs so on NPUs
+        // (docs/catalogue.md, "Before a device is set").
+        p.enter(Op::Reserve)?;
+        p.machine.vmm_api()?;
         let size = request.get().size;
         let addr = p.reserve_range(size, alignment, expected.map(VirtAddr::get), false)?;
         NonZeroUsize::new(addr)
@@ -56,7 +62,9 @@ impl VirtualMemory for Emulator {
     }
 
     fn release(&self, addr: VirtAddr) -> Result<()> {
-        self.process.enter_vmm(Op::Release)?;
+        // As reserve: no device needed on the thread.
+        self.process.enter(Op::Release)?;
+        self.process.machine.vmm_api()?;
         self.process.release_range(addr.get(), false)
     }
 

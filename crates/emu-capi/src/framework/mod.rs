@@ -1,0 +1,128 @@
+//! The framework functions of the catalogue
+//! ([`aclmem_sys::with_framework_functions!`]): what torch_npu and the
+//! libraries like it link or look up by name beyond the typed API.
+//!
+//! The emulated ones are written out in [`runtime`] (streams with a
+//! configuration, events, compile options, system parameters, versions,
+//! errors, capture state). The accepted and the not-supported ones are
+//! generated here from the catalogue: each records the call
+//! ([`record`]) and answers the catalogue's value for what it returns (0,
+//! or 207000 for a status that is not supported; NULL for a pointer; 0 for
+//! a count; -1 for an enum; nothing for `void`).
+//!
+//! A generated answer ignores its arguments, so it is defined without
+//! parameters: on the C ABIs of x86_64 and aarch64 the caller passes and
+//! cleans up the arguments, and a callee that reads none of them is called
+//! correctly with any argument list (variadic ones included).
+
+pub mod record;
+pub mod runtime;
+
+use std::ffi::c_void;
+
+use aclmem_sys::catalogue::{Answer, Library, Returns};
+
+pub use runtime::*;
+
+/// Records a generated answer's call and gives its value.
+/// A status other than 0 becomes the thread's last error, as every failed
+/// call's does (torch_npu asks `aclrtPeekAtLastError` after a failure and
+/// reports that code instead).
+fn answer(
+    name: &'static str,
+    library: Library,
+    answer: Answer,
+    returns: Returns,
+    entry: usize,
+) -> i64 {
+    // A panic must not unwind into C; recording is best effort.
+    let _ = std::panic::catch_unwind(|| record::record(name, library, answer, returns, entry));
+    let value = returns.value(answer);
+    if returns == Returns::Code && value != 0 {
+        crate::set_last_error(value as i32);
+    }
+    value
+}
+
+macro_rules! stand_in {
+    (Emulated, $name:ident, $lib:ident, $ret:ident) => {
+        // Written out in `runtime`: naming it here makes a catalogue entry
+        // without its function a compile error.
+        const _: () = {
+            let _ = runtime::$name;
+        };
+    };
+    ($answer:ident, $name:ident, $lib:ident, Code) => {
+        #[doc = concat!("`", stringify!($name), "`: ", stringify!($answer), " (the catalogue).")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name() -> i32 {
+            answer(
+                stringify!($name),
+                Library::$lib,
+                Answer::$answer,
+                Returns::Code,
+                $name as *const () as usize,
+            ) as i32
+        }
+    };
+    ($answer:ident, $name:ident, $lib:ident, Enum) => {
+        #[doc = concat!("`", stringify!($name), "`: ", stringify!($answer), " (the catalogue).")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name() -> i32 {
+            answer(
+                stringify!($name),
+                Library::$lib,
+                Answer::$answer,
+                Returns::Enum,
+                $name as *const () as usize,
+            ) as i32
+        }
+    };
+    ($answer:ident, $name:ident, $lib:ident, Count) => {
+        #[doc = concat!("`", stringify!($name), "`: ", stringify!($answer), " (the catalogue).")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name() -> u64 {
+            answer(
+                stringify!($name),
+                Library::$lib,
+                Answer::$answer,
+                Returns::Count,
+                $name as *const () as usize,
+            ) as u64
+        }
+    };
+    ($answer:ident, $name:ident, $lib:ident, Pointer) => {
+        #[doc = concat!("`", stringify!($name), "`: ", stringify!($answer), " (the catalogue).")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name() -> *mut c_void {
+            answer(
+                stringify!($name),
+                Library::$lib,
+                Answer::$answer,
+                Returns::Pointer,
+                $name as *const () as usize,
+            );
+            std::ptr::null_mut()
+        }
+    };
+    ($answer:ident, $name:ident, $lib:ident, Void) => {
+        #[doc = concat!("`", stringify!($name), "`: ", stringify!($answer), " (the catalogue).")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name() {
+            answer(
+                stringify!($name),
+                Library::$lib,
+                Answer::$answer,
+                Returns::Void,
+                $name as *const () as usize,
+            );
+        }
+    };
+}
+
+macro_rules! stand_ins {
+    ($($name:ident in $lib:ident: $answer:ident -> $ret:ident = $proto:literal;)*) => {
+        $( stand_in!($answer, $name, $lib, $ret); )*
+    };
+}
+aclmem_sys::with_framework_functions!(stand_ins);

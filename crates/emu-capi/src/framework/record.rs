@@ -1,0 +1,209 @@
+//! The record of calls the emulator accepts without effect or does not
+//! support, the `ACLMEM_EMU_UNSUPPORTED` policy, and the report at exit.
+//!
+//! Each such call is counted per function with the place it was first
+//! called from (the first frame outside this library, symbolised once).
+//! At exit the process prints what its program needed that the emulator
+//! does not do, so that a user sees it at once instead of hunting through
+//! error codes (`ACLMEM_EMU_QUIET` silences it).
+
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::fmt::Write as _;
+use std::sync::Once;
+
+use aclmem_emu::env::{self, Unsupported};
+use aclmem_sys::catalogue::{Answer, Library, Returns};
+use parking_lot::Mutex;
+
+/// One function's calls.
+#[derive(Debug, Clone)]
+pub struct Calls {
+    /// How the emulator answered them.
+    pub answer: Answer,
+    /// The CANN library the function belongs to.
+    pub library: Library,
+    /// How many.
+    pub count: u64,
+    /// Where the first one came from.
+    pub first_site: String,
+}
+
+static CALLS: Mutex<BTreeMap<&'static str, Calls>> = Mutex::new(BTreeMap::new());
+
+/// Records a call of `name`, applies the policy, and hands back nothing:
+/// the caller answers with the catalogue's value.
+pub(crate) fn record(
+    name: &'static str,
+    library: Library,
+    answer: Answer,
+    returns: Returns,
+    entry: usize,
+) {
+    let first = {
+        let mut calls = CALLS.lock();
+        match calls.get_mut(name) {
+            Some(c) => {
+                c.count += 1;
+                false
+            }
+            None => {
+                calls.insert(
+                    name,
+                    Calls {
+                        answer,
+                        library,
+                        count: 1,
+                        first_site: String::new(),
+                    },
+                );
+                true
+            }
+        }
+    };
+    if first {
+        install_report();
+        // Symbolised outside the lock: resolving may load debug data.
+        let site = call_site(entry);
+        if let Some(c) = CALLS.lock().get_mut(name) {
+            c.first_site = site.clone();
+        }
+        if answer == Answer::Unsupported {
+            match env::unsupported().unwrap_or_default() {
+                Unsupported::Abort => {
+                    eprintln!(
+                        "aclmem-emu: {name} ({}) is not supported by the emulator; called from {site}; aborting (ACLMEM_EMU_UNSUPPORTED=abort)",
+                        library.soname()
+                    );
+                    std::process::abort();
+                }
+                Unsupported::Warn if !env::quiet() => eprintln!(
+                    "aclmem-emu: {name} ({}) is not supported by the emulator: answered {}; called from {site}",
+                    library.soname(),
+                    returns.describe_value(answer),
+                ),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Every recorded function, by name.
+pub fn calls() -> BTreeMap<&'static str, Calls> {
+    CALLS.lock().clone()
+}
+
+/// The report: one line per function, not-supported ones first.
+pub fn report() -> Option<String> {
+    let calls = calls();
+    if calls.is_empty() {
+        return None;
+    }
+    let mut rows: Vec<_> = calls.into_iter().collect();
+    rows.sort_by_key(|(name, c)| (std::cmp::Reverse(c.answer), *name));
+    let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    let mut out =
+        String::from("aclmem-emu: calls the emulator did not carry out (docs/catalogue.md):\n");
+    for (name, c) in rows {
+        let _ = writeln!(
+            out,
+            "  {:<13} {name:<width$} {:>6} call{} ({}), first from {}",
+            c.answer.describe(),
+            c.count,
+            if c.count == 1 { " " } else { "s" },
+            c.library.soname(),
+            c.first_site,
+        );
+    }
+    Some(out)
+}
+
+fn install_report() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `report_at_exit` is an `extern "C"` function of this
+        // library, which stays loaded until the process exits.
+        unsafe { libc::atexit(report_at_exit) };
+    });
+}
+
+extern "C" fn report_at_exit() {
+    let _ = std::panic::catch_unwind(|| {
+        if !env::quiet()
+            && let Some(text) = report()
+        {
+            eprint!("{text}");
+        }
+    });
+}
+
+/// The start of the shared object that holds `addr`, and its file name.
+fn object_of(addr: *const c_void) -> Option<(usize, String)> {
+    // SAFETY: `Dl_info` is plain data; dladdr only reads the loader's
+    // tables and fills `info` for the duration of the call.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `addr` is only compared against mappings.
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr set a NUL-terminated name the loader owns.
+    let file = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
+        .to_string_lossy()
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    Some((info.dli_fbase as usize, file))
+}
+
+/// The first frame of the stack outside this library, as
+/// `symbol (object+0xoffset)`, or `object+0xoffset` when the object has no
+/// symbol for it (the offset is what `addr2line -e object` takes).
+///
+/// The frame is the one that called `entry` (the exported function); when
+/// the unwinder cannot name that function's frame, the first frame outside
+/// the object that holds this code.
+fn call_site(entry: usize) -> String {
+    let mut site = None;
+    let mut next = false;
+    backtrace::trace(|frame| {
+        if next {
+            site = Some(frame.ip());
+            return false;
+        }
+        next = frame.symbol_address() as usize == entry;
+        true
+    });
+    if site.is_none() {
+        let own = object_of(call_site as *const c_void).map(|(base, _)| base);
+        backtrace::trace(|frame| {
+            let ip = frame.ip();
+            match object_of(ip) {
+                Some((base, _)) if Some(base) == own => true,
+                _ => {
+                    site = Some(ip);
+                    false
+                }
+            }
+        });
+    }
+    let Some(ip) = site else {
+        return "an unknown place".to_owned();
+    };
+    // The return address is one past the call: resolve the call.
+    let call = (ip as usize).saturating_sub(1) as *mut c_void;
+    let mut name = None;
+    backtrace::resolve(call, |symbol| {
+        if name.is_none() {
+            name = symbol.name().map(|n| format!("{n:#}"));
+        }
+    });
+    let place = object_of(ip).map_or_else(
+        || format!("{ip:p}"),
+        |(base, file)| format!("{file}+{:#x}", (call as usize).wrapping_sub(base)),
+    );
+    match name {
+        Some(n) => format!("{n} ({place})"),
+        None => place,
+    }
+}

@@ -1,0 +1,309 @@
+//! The framework functions of the catalogue, called in-process: events,
+//! streams with a configuration, compile options, system parameters,
+//! versions, the thread's last error, capture state, and the generated
+//! answers of the accepted and the not-supported ones with their record.
+//! One test, because the library's state is process-wide.
+
+use std::ffi::{CStr, c_char, c_void};
+use std::ptr;
+
+use aclmem_core::AclError;
+use aclmem_emu::errors::Situation;
+use aclmem_emu_capi::framework::record;
+use aclmem_emu_capi::*;
+use aclmem_sys::catalogue::{self, Answer, Returns};
+use aclmem_sys::{self as sys, aclrtEvent};
+
+const INVALID: i32 = 100000;
+
+fn code(s: Situation) -> i32 {
+    s.code().code()
+}
+
+fn set(k: &str, v: &str) {
+    // SAFETY: this binary runs one test, which owns the environment.
+    unsafe { std::env::set_var(k, v) };
+}
+
+#[test]
+fn framework_functions() {
+    set(
+        "ACLMEM_EMU_MACHINE",
+        &format!("capi-fw-{}", std::process::id()),
+    );
+    set("ACLMEM_EMU_QUIET", "1");
+    set("ACLMEM_EMU_DEVICES", "2");
+    set("ACLMEM_EMU_HBM", "256MiB");
+    set("ACLMEM_EMU_CANN", "8.5");
+    // SAFETY: every call follows its C prototype; out pointers are live
+    // locals or deliberately NULL.
+    unsafe {
+        let mut e: aclrtEvent = ptr::null_mut();
+        assert_eq!(aclrtCreateEvent(&mut e), AclError::UNINITIALIZE.code());
+        assert_eq!(aclInit(ptr::null()), 0);
+        assert_eq!(
+            aclrtCreateEvent(&mut e),
+            AclError::RT_CONTEXT_NULL.code(),
+            "an event belongs to the thread's device"
+        );
+        assert_eq!(aclrtSetDevice(1), 0);
+        events();
+        streams();
+        settings();
+        versions();
+        last_error();
+        generated_answers();
+        assert_eq!(aclFinalize(), 0);
+    }
+}
+
+unsafe fn events() {
+    // SAFETY: as in the test above.
+    unsafe {
+        let mut a: aclrtEvent = ptr::null_mut();
+        let mut b: aclrtEvent = ptr::null_mut();
+        assert_eq!(aclrtCreateEventExWithFlag(&mut a, 9), 0);
+        assert_eq!(aclrtCreateEventWithFlag(&mut b, 1), 0);
+        assert_ne!(a, b);
+        assert_eq!(aclrtCreateEvent(ptr::null_mut()), INVALID);
+        let mut status = 7u32;
+        assert_eq!(aclrtQueryEventStatus(a, &mut status), 0);
+        assert_eq!(
+            status, 0,
+            "ACL_EVENT_RECORDED_STATUS_NOT_READY before a record"
+        );
+        let mut ms = 0f32;
+        assert_eq!(
+            aclrtEventElapsedTime(&mut ms, a, b),
+            code(Situation::EventNotRecorded)
+        );
+        assert_eq!(aclrtRecordEvent(a, ptr::null_mut()), 0);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert_eq!(aclrtRecordEvent(b, ptr::null_mut()), 0);
+        assert_eq!(aclrtQueryEventStatus(a, &mut status), 0);
+        assert_eq!(
+            status, 1,
+            "ACL_EVENT_RECORDED_STATUS_COMPLETE once recorded"
+        );
+        assert_eq!(aclrtQueryEventWaitStatus(a, &mut status), 0);
+        assert_eq!(status, 0, "ACL_EVENT_WAIT_STATUS_COMPLETE");
+        assert_eq!(aclrtEventElapsedTime(&mut ms, a, b), 0);
+        assert!(ms >= 2.0, "{ms} ms between records 2 ms apart");
+        assert_eq!(aclrtEventElapsedTime(&mut ms, b, a), 0);
+        assert!(ms <= -2.0, "{ms}: end recorded before start");
+        assert_eq!(aclrtEventElapsedTime(ptr::null_mut(), a, b), INVALID);
+        assert_eq!(aclrtSynchronizeEvent(a), 0);
+        assert_eq!(aclrtStreamWaitEvent(ptr::null_mut(), a), 0);
+        assert_eq!(aclrtResetEvent(a, ptr::null_mut()), 0);
+        assert_eq!(aclrtQueryEventStatus(a, &mut status), 0);
+        assert_eq!(status, 0, "reset: not recorded any more");
+        // Shared with another process: the handle names the event; opening
+        // it gives an event of the opener's, complete.
+        let mut handle = aclrtIpcEventHandle { reserved: [0; 64] };
+        assert_eq!(aclrtIpcGetEventHandle(b, &mut handle), 0);
+        let mut opened: aclrtEvent = ptr::null_mut();
+        assert_eq!(aclrtIpcOpenEventHandle(handle, &mut opened), 0);
+        assert_eq!(aclrtQueryEventStatus(opened, &mut status), 0);
+        assert_eq!(status, 1);
+        assert_eq!(aclrtDestroyEvent(opened), 0);
+        let garbage = aclrtIpcEventHandle {
+            reserved: [0xA5; 64],
+        };
+        assert_eq!(
+            aclrtIpcOpenEventHandle(garbage, &mut opened),
+            code(Situation::BadEvent)
+        );
+        assert_eq!(aclrtIpcGetEventHandle(b, ptr::null_mut()), INVALID);
+        // Destroyed, made up, NULL: codes, never a crash.
+        assert_eq!(aclrtDestroyEvent(a), 0);
+        assert_eq!(aclrtDestroyEvent(a), code(Situation::BadEvent));
+        assert_eq!(
+            aclrtRecordEvent(a, ptr::null_mut()),
+            code(Situation::BadEvent)
+        );
+        assert_eq!(
+            aclrtSynchronizeEvent(0xdead_beef as aclrtEvent),
+            code(Situation::BadEvent)
+        );
+        assert_eq!(aclrtDestroyEvent(ptr::null_mut()), INVALID);
+        assert_eq!(aclrtDestroyEvent(b), 0);
+    }
+}
+
+unsafe fn streams() {
+    // SAFETY: as in the test above.
+    unsafe {
+        let mut s: sys::aclrtStream = ptr::null_mut();
+        assert_eq!(aclrtCreateStreamWithConfig(&mut s, 0, 3), 0);
+        assert_eq!(aclrtStreamQuery(s), 0, "every stream is complete");
+        let mut e: aclrtEvent = ptr::null_mut();
+        assert_eq!(aclrtCreateEvent(&mut e), 0);
+        assert_eq!(aclrtRecordEvent(e, s), 0);
+        assert_eq!(aclrtStreamWaitEvent(s, e), 0);
+        let mut flag = 9u32;
+        assert_eq!(aclrtGetStreamOverflowSwitch(s, &mut flag), 0);
+        assert_eq!(flag, 0);
+        let mut status = 9u32;
+        let mut model: *mut c_void = ptr::dangling_mut();
+        assert_eq!(aclmdlRICaptureGetInfo(s, &mut status, &mut model), 0);
+        assert_eq!((status, model), (0, ptr::null_mut()), "never capturing");
+        assert_eq!(aclrtDestroyStream(s), 0);
+        assert_eq!(aclrtStreamQuery(s), code(Situation::BadContextOrStream));
+        assert_eq!(aclrtRecordEvent(e, s), code(Situation::BadContextOrStream));
+        assert_eq!(
+            aclmdlRICaptureGetInfo(s, &mut status, &mut model),
+            code(Situation::BadContextOrStream)
+        );
+        assert_eq!(aclrtCreateStreamWithConfig(ptr::null_mut(), 0, 3), INVALID);
+        assert_eq!(aclrtDestroyEvent(e), 0);
+        // aclrtMemsetAsync: aclrtMemset on a live stream.
+        let mut dev: *mut c_void = ptr::null_mut();
+        assert_eq!(aclrtMalloc(&mut dev, 4096, 0), 0);
+        assert_eq!(aclrtMemsetAsync(dev, 4096, 0x5a, 4096, ptr::null_mut()), 0);
+        let mut back = [0u8; 16];
+        assert_eq!(aclrtMemcpy(back.as_mut_ptr().cast(), 16, dev, 16, 2), 0);
+        assert_eq!(back, [0x5a; 16]);
+        assert_eq!(
+            aclrtMemsetAsync(dev, 4096, 0, 4096, s),
+            code(Situation::BadContextOrStream)
+        );
+        assert_eq!(aclrtFree(dev), 0);
+    }
+}
+
+unsafe fn settings() {
+    // SAFETY: as in the test above.
+    unsafe {
+        const JIT: u32 = 10;
+        const PRECISION: u32 = 0;
+        let mut buf = [0 as c_char; 64];
+        assert!(aclGetCompileoptSize(JIT) > 0);
+        assert_eq!(aclGetCompileopt(JIT, buf.as_mut_ptr(), buf.len()), 0);
+        assert_eq!(CStr::from_ptr(buf.as_ptr()).to_str(), Ok("disable"));
+        assert_eq!(
+            aclSetCompileopt(PRECISION, c"must_keep_origin_dtype".as_ptr()),
+            0
+        );
+        assert_eq!(aclGetCompileopt(PRECISION, buf.as_mut_ptr(), buf.len()), 0);
+        assert_eq!(
+            CStr::from_ptr(buf.as_ptr()).to_str(),
+            Ok("must_keep_origin_dtype")
+        );
+        assert_eq!(aclGetCompileopt(PRECISION, buf.as_mut_ptr(), 4), INVALID);
+        assert_eq!(aclGetCompileopt(PRECISION, ptr::null_mut(), 64), INVALID);
+        assert_eq!(aclSetCompileopt(PRECISION, ptr::null()), INVALID);
+
+        let mut v = -1i64;
+        assert_eq!(aclrtGetSysParamOpt(0, &mut v), 0);
+        assert_eq!(v, 0, "the runtime's default for a parameter never set");
+        assert_eq!(aclrtSetSysParamOpt(0, 1), 0);
+        assert_eq!(aclrtCtxSetSysParamOpt(2, 5), 0);
+        assert_eq!(aclrtGetSysParamOpt(0, &mut v), 0);
+        assert_eq!(v, 1);
+        assert_eq!(aclrtGetSysParamOpt(2, &mut v), 0);
+        assert_eq!(v, 5);
+        assert_eq!(aclrtGetSysParamOpt(0, ptr::null_mut()), INVALID);
+
+        let mut actual = 0u64;
+        assert_eq!(aclrtSetOpExecuteTimeOutV2(547_000_000, &mut actual), 0);
+        assert_eq!(actual, 547_000_000);
+
+        let mut attr = -1;
+        assert_eq!(aclGetCannAttribute(0, &mut attr), 0);
+        assert_eq!(attr, 1, "INF_NAN on an Atlas A2 (the default SoC)");
+        assert_eq!(aclGetCannAttribute(2, &mut attr), 0);
+        assert_eq!(attr, 0, "nothing is compiled just in time");
+        assert_eq!(aclGetCannAttribute(7, &mut attr), INVALID);
+        assert_eq!(aclGetCannAttribute(0, ptr::null_mut()), INVALID);
+    }
+}
+
+unsafe fn versions() {
+    // SAFETY: as in the test above.
+    unsafe {
+        let mut out = [0 as c_char; 128];
+        assert_eq!(
+            aclsysGetVersionStr(c"runtime".as_ptr(), out.as_mut_ptr()),
+            0
+        );
+        assert_eq!(CStr::from_ptr(out.as_ptr()).to_str(), Ok("8.5.0"));
+        let mut num = 0;
+        assert_eq!(aclsysGetVersionNum(c"runtime".as_ptr(), &mut num), 0);
+        assert_eq!(num, 80_500_000);
+        assert_eq!(
+            aclsysGetVersionStr(c"driver".as_ptr(), out.as_mut_ptr()),
+            AclError::INVALID_FILE.code()
+        );
+        assert_eq!(aclsysGetVersionStr(ptr::null(), out.as_mut_ptr()), INVALID);
+        assert_eq!(
+            aclsysGetVersionStr(c"runtime".as_ptr(), ptr::null_mut()),
+            INVALID
+        );
+    }
+}
+
+unsafe fn last_error() {
+    // SAFETY: as in the test above.
+    unsafe {
+        assert_eq!(aclrtGetLastError(0), INVALID, "the NULL of the last case");
+        assert_eq!(aclrtGetLastError(0), 0, "cleared by the read");
+        assert_eq!(CStr::from_ptr(aclGetRecentErrMsg()).to_bytes(), b"");
+        assert_eq!(
+            aclrtDestroyEvent(0x1234 as aclrtEvent),
+            code(Situation::BadEvent)
+        );
+        assert_eq!(aclrtPeekAtLastError(0), code(Situation::BadEvent));
+        assert_eq!(aclrtPeekAtLastError(0), code(Situation::BadEvent), "kept");
+        let msg = CStr::from_ptr(aclGetRecentErrMsg()).to_str().unwrap();
+        assert!(msg.contains("107000"), "{msg}");
+        // Another thread has its own.
+        let other = std::thread::spawn(|| aclrtPeekAtLastError(0))
+            .join()
+            .unwrap();
+        assert_eq!(other, 0);
+        assert_eq!(aclrtGetLastError(0), code(Situation::BadEvent));
+    }
+}
+
+/// The accepted and not-supported functions answer the catalogue's value
+/// for what they return, and the record counts them with the caller.
+unsafe fn generated_answers() {
+    use aclmem_emu_capi::framework::{
+        aclCreateTensorDesc, aclopCompileAndExecute, aclrtSetDeviceSatMode,
+    };
+    let compile = catalogue::find("aclopCompileAndExecute").unwrap();
+    assert_eq!(
+        (compile.answer, compile.returns),
+        (Answer::Unsupported, Returns::Code)
+    );
+    assert_eq!(aclopCompileAndExecute(), 207_000);
+    assert_eq!(aclrtPeekAtLastError(0), 207_000, "is the last error");
+    assert_eq!(aclopCompileAndExecute(), 207_000);
+    assert_eq!(
+        catalogue::find("aclCreateTensorDesc").unwrap().returns,
+        Returns::Pointer
+    );
+    assert!(aclCreateTensorDesc().is_null());
+    assert_eq!(
+        catalogue::find("aclrtSetDeviceSatMode").unwrap().answer,
+        Answer::Accepted
+    );
+    assert_eq!(aclrtSetDeviceSatMode(), 0);
+    let calls = record::calls();
+    let c = &calls["aclopCompileAndExecute"];
+    assert_eq!((c.count, c.answer), (2, Answer::Unsupported));
+    assert!(
+        c.first_site.contains("framework-"),
+        "the call site is in this test binary: {}",
+        c.first_site
+    );
+    assert_eq!(calls["aclrtSetDeviceSatMode"].answer, Answer::Accepted);
+    assert!(
+        !calls.contains_key("aclrtCreateEvent"),
+        "emulated calls are not recorded"
+    );
+    let report = record::report().unwrap();
+    let lines: Vec<&str> = report.lines().skip(1).collect();
+    assert!(lines[0].contains("not supported") && lines.last().unwrap().contains("accepted only"));
+    assert!(report.contains("aclopCompileAndExecute") && report.contains("2 calls"));
+}

@@ -1,0 +1,602 @@
+//! The catalogue: every function a program built for CANN may bind to
+//! aclmem's libraries, with the library CANN ships it in, its prototype and
+//! how the emulator answers it.
+//!
+//! It has two parts, one list each:
+//! * the typed functions ([`with_acl_functions!`](crate::with_acl_functions),
+//!   [`FUNCTIONS`](crate::FUNCTIONS)): the physical-memory API and the runtime
+//!   around it, with Rust prototypes, resolved by the driver, interposed by
+//!   the sanitizer, declared by the shipped C headers; all emulated;
+//! * the framework functions ([`with_framework_functions!`]): what a framework
+//!   such as torch_npu links or looks up by name beyond them (streams with a
+//!   configuration, events, compile options, system parameters, dump and log
+//!   switches, operators, graphs, profiling). Each is [`Answer::Emulated`]
+//!   (carried out), [`Answer::Accepted`] (a setting that changes nothing on
+//!   a CPU: recorded, answers success) or [`Answer::Unsupported`] (compute,
+//!   graphs, collectives: recorded, answers "not supported").
+//!
+//! The emulated `libascendcl.so` exports every name of both lists; the
+//! other CANN libraries a framework links ([`Library`]) are the same object
+//! under their names, so a process has one emulator however it loads them.
+//! `docs/catalogue.md` is generated from here (`aclmem catalogue`).
+
+use crate::FUNCTIONS;
+
+/// The CANN shared object that holds a function in a real installation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Library {
+    /// `libascendcl.so`: the ACL runtime.
+    AscendCl,
+    /// `libacl_op_compiler.so`: operator compilation and compile options.
+    OpCompiler,
+    /// `libhccl.so`: collective communication.
+    Hccl,
+    /// `libge_runner.so`: the graph engine.
+    GeRunner,
+    /// `libgraph.so`: graph construction.
+    Graph,
+    /// `libacl_tdt_channel.so`: host-device data channels.
+    TdtChannel,
+    /// `libprofapi.so`: the profiler's reporting interface (`Msprof*`),
+    /// reached in CANN through the graph engine's own dependencies.
+    ProfApi,
+    /// `libmsprofiler.so`: the profiling API (`aclprof*`).
+    MsProfiler,
+    /// `libruntime.so`: the runtime below ACL (`rt*`), reached in CANN
+    /// through `libascendcl.so`'s own dependencies.
+    Runtime,
+}
+
+impl Library {
+    /// Every library, in a fixed order.
+    pub const ALL: [Library; 9] = [
+        Library::AscendCl,
+        Library::OpCompiler,
+        Library::Hccl,
+        Library::GeRunner,
+        Library::Graph,
+        Library::TdtChannel,
+        Library::ProfApi,
+        Library::MsProfiler,
+        Library::Runtime,
+    ];
+
+    /// The library's file name and soname.
+    pub const fn soname(self) -> &'static str {
+        match self {
+            Library::AscendCl => "libascendcl.so",
+            Library::OpCompiler => "libacl_op_compiler.so",
+            Library::Hccl => "libhccl.so",
+            Library::GeRunner => "libge_runner.so",
+            Library::Graph => "libgraph.so",
+            Library::TdtChannel => "libacl_tdt_channel.so",
+            Library::ProfApi => "libprofapi.so",
+            Library::MsProfiler => "libmsprofiler.so",
+            Library::Runtime => "libruntime.so",
+        }
+    }
+}
+
+/// How the emulator answers a function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Answer {
+    /// Carried out, as the runtime does, on the emulated machine.
+    Emulated,
+    /// A setting or a report that changes nothing the emulator does (a
+    /// saturation mode, a dump switch, a log line): recorded, and answered
+    /// with success (and neutral out-values).
+    Accepted,
+    /// Work the emulator cannot do (operators, graphs, collectives, kernel
+    /// binaries, profiling): recorded, and answered "not supported" (see
+    /// [`Returns`]); `ACLMEM_EMU_UNSUPPORTED` decides what else happens.
+    Unsupported,
+}
+
+impl Answer {
+    /// How the answer is named in reports and documents.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Answer::Emulated => "emulated",
+            Answer::Accepted => "accepted only",
+            Answer::Unsupported => "not supported",
+        }
+    }
+}
+
+/// What a function returns, which decides the value of a generated answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Returns {
+    /// A status code (`aclError`, `rtError_t`, `HcclResult`, a profiler
+    /// status): 0 when accepted, `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` (207000)
+    /// when not supported.
+    Code,
+    /// A pointer (an object, a string): NULL.
+    Pointer,
+    /// A count or an id (`size_t`, `uint64_t`, `int64_t`): 0.
+    Count,
+    /// A C enum by value (`aclFormat`, `aclDataType`): -1, the enums'
+    /// `..._UNDEFINED`.
+    Enum,
+    /// Nothing.
+    Void,
+}
+
+impl Returns {
+    /// The value a generated answer gives, as the 64-bit register the C
+    /// caller reads (a 32-bit status is its low half).
+    pub const fn value(self, answer: Answer) -> i64 {
+        match (self, answer) {
+            (Returns::Code, Answer::Unsupported) => ACL_ERROR_RT_FEATURE_NOT_SUPPORT as i64,
+            (Returns::Enum, _) => -1,
+            _ => 0,
+        }
+    }
+}
+
+impl Returns {
+    /// The value a generated answer gives, in words (for messages).
+    pub const fn describe_value(self, answer: Answer) -> &'static str {
+        match (self, answer) {
+            (Returns::Code, Answer::Unsupported) => "207000 (ACL_ERROR_RT_FEATURE_NOT_SUPPORT)",
+            (Returns::Code, _) => "0 (success)",
+            (Returns::Pointer, _) => "NULL",
+            (Returns::Count, _) => "0",
+            (Returns::Enum, _) => "-1 (undefined)",
+            (Returns::Void, _) => "nothing",
+        }
+    }
+}
+
+/// `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`: the runtime's "not supported".
+pub const ACL_ERROR_RT_FEATURE_NOT_SUPPORT: i32 = 207_000;
+
+/// One function of the catalogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// The C symbol.
+    pub name: &'static str,
+    /// The CANN library that holds it.
+    pub library: Library,
+    /// How the emulator answers it.
+    pub answer: Answer,
+    /// What it returns.
+    pub returns: Returns,
+    /// Its C prototype as CANN's headers declare it; `None` for the typed
+    /// functions, whose prototypes are the shipped headers (`include/acl`)
+    /// and the `*_t` types of this crate.
+    pub prototype: Option<&'static str>,
+}
+
+/// Calls `$callback! { name in Library: Answer -> Returns = "prototype"; ... }`
+/// with every framework function, in one fixed order (by library, then
+/// name). The callback is a `macro_rules!` macro of the caller's.
+///
+/// ```
+/// macro_rules! count {
+///     ($($name:ident in $lib:ident: $answer:ident -> $ret:ident = $proto:literal;)*) => {
+///         [$(stringify!($name)),*].len()
+///     };
+/// }
+/// assert_eq!(
+///     aclmem_sys::with_framework_functions!(count),
+///     aclmem_sys::catalogue::FRAMEWORK.len()
+/// );
+/// ```
+#[macro_export]
+macro_rules! with_framework_functions {
+    ($callback:ident) => {
+        $callback! {
+            aclAppLog in AscendCl: Accepted -> Void =
+                "void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_t line, const char *fmt, ...)";
+            aclCreateDataBuffer in AscendCl: Unsupported -> Pointer =
+                "aclDataBuffer *aclCreateDataBuffer(void *data, size_t size)";
+            aclCreateTensorDesc in AscendCl: Unsupported -> Pointer =
+                "aclTensorDesc *aclCreateTensorDesc(aclDataType dataType, int numDims, const int64_t *dims, aclFormat format)";
+            aclDestroyDataBuffer in AscendCl: Unsupported -> Code =
+                "aclError aclDestroyDataBuffer(const aclDataBuffer *dataBuffer)";
+            aclDestroyTensorDesc in AscendCl: Unsupported -> Void =
+                "void aclDestroyTensorDesc(const aclTensorDesc *desc)";
+            aclGetCannAttribute in AscendCl: Emulated -> Code =
+                "aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value)";
+            aclGetCannAttributeList in AscendCl: Unsupported -> Code =
+                "aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num)";
+            aclGetDeviceCapability in AscendCl: Unsupported -> Code =
+                "aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t *value)";
+            aclGetRecentErrMsg in AscendCl: Emulated -> Pointer =
+                "const char *aclGetRecentErrMsg()";
+            aclGetTensorDescDimV2 in AscendCl: Unsupported -> Code =
+                "aclError aclGetTensorDescDimV2(const aclTensorDesc *desc, size_t index, int64_t *dimSize)";
+            aclGetTensorDescFormat in AscendCl: Unsupported -> Enum =
+                "aclFormat aclGetTensorDescFormat(const aclTensorDesc *desc)";
+            aclGetTensorDescNumDims in AscendCl: Unsupported -> Count =
+                "size_t aclGetTensorDescNumDims(const aclTensorDesc *desc)";
+            aclGetTensorDescType in AscendCl: Unsupported -> Enum =
+                "aclDataType aclGetTensorDescType(const aclTensorDesc *desc)";
+            aclSetTensorDescName in AscendCl: Unsupported -> Void =
+                "void aclSetTensorDescName(aclTensorDesc *desc, const char *name)";
+            aclSetTensorFormat in AscendCl: Unsupported -> Code =
+                "aclError aclSetTensorFormat(aclTensorDesc *desc, aclFormat format)";
+            aclSetTensorPlaceMent in AscendCl: Unsupported -> Code =
+                "aclError aclSetTensorPlaceMent(aclTensorDesc *desc, aclMemType memType)";
+            aclSetTensorShape in AscendCl: Unsupported -> Code =
+                "aclError aclSetTensorShape(aclTensorDesc *desc, int numDims, const int64_t *dims)";
+            aclmdlFinalizeDump in AscendCl: Accepted -> Code =
+                "aclError aclmdlFinalizeDump()";
+            aclmdlInitDump in AscendCl: Accepted -> Code =
+                "aclError aclmdlInitDump()";
+            aclmdlRIAddCondTask in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, uint32_t flags)";
+            aclmdlRICaptureBegin in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode)";
+            aclmdlRICaptureEnd in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)";
+            aclmdlRICaptureGetInfo in AscendCl: Emulated -> Code =
+                "aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *status, aclmdlRI *modelRI)";
+            aclmdlRICaptureTaskGrpBegin in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream)";
+            aclmdlRICaptureTaskGrpEnd in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp *handle)";
+            aclmdlRICaptureTaskUpdateBegin in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle)";
+            aclmdlRICaptureTaskUpdateEnd in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream)";
+            aclmdlRICaptureThreadExchangeMode in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode)";
+            aclmdlRICaptureToModelRIBegin in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI, aclmdlRICaptureMode mode)";
+            aclmdlRICondHandleCreate in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLaunchValue, aclmdlRICondHandleFlag flag, aclmdlRICondHandle *handle)";
+            aclmdlRICondHandleGetCondPtr in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle handle, uint64_t **ptr)";
+            aclmdlRIDebugJsonPrint in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t flags)";
+            aclmdlRIDebugPrint in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRIDebugPrint(aclmdlRI modelRI)";
+            aclmdlRIDestroy in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRIDestroy(aclmdlRI modelRI)";
+            aclmdlRIExecuteAsync in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)";
+            aclmdlRIGetId in AscendCl: Unsupported -> Code =
+                "aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId)";
+            aclmdlSetDump in AscendCl: Accepted -> Code =
+                "aclError aclmdlSetDump(const char *dumpCfgPath)";
+            aclopCreateAttr in AscendCl: Unsupported -> Pointer =
+                "aclopAttr *aclopCreateAttr()";
+            aclopDestroyAttr in AscendCl: Unsupported -> Void =
+                "void aclopDestroyAttr(const aclopAttr *attr)";
+            aclopSetAttrBool in AscendCl: Unsupported -> Code =
+                "aclError aclopSetAttrBool(aclopAttr *attr, const char *attrName, uint8_t attrValue)";
+            aclopSetAttrDataType in AscendCl: Unsupported -> Code =
+                "aclError aclopSetAttrDataType(aclopAttr *attr, const char *attrName, aclDataType attrValue)";
+            aclopSetAttrFloat in AscendCl: Unsupported -> Code =
+                "aclError aclopSetAttrFloat(aclopAttr *attr, const char *attrName, float attrValue)";
+            aclopSetAttrInt in AscendCl: Unsupported -> Code =
+                "aclError aclopSetAttrInt(aclopAttr *attr, const char *attrName, int64_t attrValue)";
+            aclopSetAttrListBool in AscendCl: Unsupported -> Code =
+                "aclError aclopSetAttrListBool(aclopAttr *attr, const char *attrName, int numValues, const uint8_t *values)";
+            aclopSetAttrListFloat in AscendCl: Unsupported -> Code =
+                "aclError aclopSetAttrListFloat(aclopAttr *attr, const char *attrName, int numValues, const float *values)";
+            aclopSetAttrListInt in AscendCl: Unsupported -> Code =
+                "aclError aclopSetAttrListInt(aclopAttr *attr, const char *attrName, int numValues, const int64_t *values)";
+            aclopSetAttrListListInt in AscendCl: Unsupported -> Code =
+                "aclError aclopSetAttrListListInt(aclopAttr *attr, const char *attrName, int numLists, const int *numValues, const int64_t *const values[])";
+            aclopSetAttrString in AscendCl: Unsupported -> Code =
+                "aclError aclopSetAttrString(aclopAttr *attr, const char *attrName, const char *attrValue)";
+            aclrtBinaryGetFunction in AscendCl: Unsupported -> Code =
+                "aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kernelName, aclrtFuncHandle *funcHandle)";
+            aclrtBinaryLoadFromData in AscendCl: Unsupported -> Code =
+                "aclError aclrtBinaryLoadFromData(const void *data, size_t length, const aclrtBinaryLoadOptions *options, aclrtBinHandle *binHandle)";
+            aclrtCmoAsync in AscendCl: Unsupported -> Code =
+                "aclError aclrtCmoAsync(void *src, size_t size, aclrtCmoType cmoType, aclrtStream stream)";
+            aclrtCreateEvent in AscendCl: Emulated -> Code =
+                "aclError aclrtCreateEvent(aclrtEvent *event)";
+            aclrtCreateEventExWithFlag in AscendCl: Emulated -> Code =
+                "aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)";
+            aclrtCreateEventWithFlag in AscendCl: Emulated -> Code =
+                "aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)";
+            aclrtCreateStreamWithConfig in AscendCl: Emulated -> Code =
+                "aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)";
+            aclrtCtxSetSysParamOpt in AscendCl: Emulated -> Code =
+                "aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)";
+            aclrtDestroyEvent in AscendCl: Emulated -> Code =
+                "aclError aclrtDestroyEvent(aclrtEvent event)";
+            aclrtDeviceGetUuid in AscendCl: Unsupported -> Code =
+                "aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid)";
+            aclrtDeviceTaskAbort in AscendCl: Unsupported -> Code =
+                "aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)";
+            aclrtEventElapsedTime in AscendCl: Emulated -> Code =
+                "aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)";
+            aclrtEventGetTimestamp in AscendCl: Unsupported -> Code =
+                "aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)";
+            aclrtGetDeviceInfo in AscendCl: Unsupported -> Code =
+                "aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value)";
+            aclrtGetDeviceResLimit in AscendCl: Unsupported -> Code =
+                "aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value)";
+            aclrtGetDeviceUtilizationRate in AscendCl: Unsupported -> Code =
+                "aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo)";
+            aclrtGetErrorVerbose in AscendCl: Unsupported -> Code =
+                "aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)";
+            aclrtGetFunctionAddr in AscendCl: Unsupported -> Code =
+                "aclError aclrtGetFunctionAddr(aclrtFuncHandle funcHandle, void **aicAddr, void **aivAddr)";
+            aclrtGetHardwareSyncAddr in AscendCl: Unsupported -> Code =
+                "aclError aclrtGetHardwareSyncAddr(void **addr)";
+            aclrtGetLastError in AscendCl: Emulated -> Code =
+                "aclError aclrtGetLastError(aclrtLastErrLevel level)";
+            aclrtGetLogicDevIdByUserDevId in AscendCl: Unsupported -> Code =
+                "aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t *const logicDevId)";
+            aclrtGetMemUceInfo in AscendCl: Unsupported -> Code =
+                "aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize, size_t *retSize)";
+            aclrtGetMemUsageInfo in AscendCl: Unsupported -> Code =
+                "aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo, size_t inputNum, size_t *outputNum)";
+            aclrtGetPrimaryCtxState in AscendCl: Unsupported -> Code =
+                "aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags, int32_t *active)";
+            aclrtGetResInCurrentThread in AscendCl: Unsupported -> Code =
+                "aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value)";
+            aclrtGetStreamOverflowSwitch in AscendCl: Emulated -> Code =
+                "aclError aclrtGetStreamOverflowSwitch(aclrtStream stream, uint32_t *flag)";
+            aclrtGetStreamResLimit in AscendCl: Unsupported -> Code =
+                "aclError aclrtGetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t *value)";
+            aclrtGetSysParamOpt in AscendCl: Emulated -> Code =
+                "aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)";
+            aclrtHostRegister in AscendCl: Unsupported -> Code =
+                "aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr)";
+            aclrtHostRegisterV2 in AscendCl: Unsupported -> Code =
+                "aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag)";
+            aclrtHostUnregister in AscendCl: Unsupported -> Code =
+                "aclError aclrtHostUnregister(void *ptr)";
+            aclrtIpcGetEventHandle in AscendCl: Emulated -> Code =
+                "aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle)";
+            aclrtIpcOpenEventHandle in AscendCl: Emulated -> Code =
+                "aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event)";
+            aclrtLaunchCallback in AscendCl: Unsupported -> Code =
+                "aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType, aclrtStream stream)";
+            aclrtLaunchHostFunc in AscendCl: Unsupported -> Code =
+                "aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)";
+            aclrtLaunchKernelWithHostArgs in AscendCl: Unsupported -> Code =
+                "aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks, aclrtStream stream, aclrtLaunchKernelCfg *cfg, void *hostArgs, size_t argsSize, aclrtPlaceHolderInfo *placeHolderArray, size_t placeHolderNum)";
+            aclrtMallocHostWithCfg in AscendCl: Unsupported -> Code =
+                "aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size, aclrtMallocConfig *cfg)";
+            aclrtMemUceRepair in AscendCl: Unsupported -> Code =
+                "aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize)";
+            aclrtMemcpyAsyncWithCondition in AscendCl: Unsupported -> Code =
+                "aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind, aclrtStream stream)";
+            aclrtMemcpyBatch in AscendCl: Unsupported -> Code =
+                "aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex)";
+            aclrtMemcpyBatchAsync in AscendCl: Unsupported -> Code =
+                "aclError aclrtMemcpyBatchAsync(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex, aclrtStream stream)";
+            aclrtMemsetAsync in AscendCl: Emulated -> Code =
+                "aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream)";
+            aclrtPeekAtLastError in AscendCl: Emulated -> Code =
+                "aclError aclrtPeekAtLastError(aclrtLastErrLevel level)";
+            aclrtProcessReport in AscendCl: Unsupported -> Code =
+                "aclError aclrtProcessReport(int32_t timeout)";
+            aclrtQueryEvent in AscendCl: Unsupported -> Code =
+                "aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)";
+            aclrtQueryEventStatus in AscendCl: Emulated -> Code =
+                "aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)";
+            aclrtQueryEventWaitStatus in AscendCl: Emulated -> Code =
+                "aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)";
+            aclrtRecordEvent in AscendCl: Emulated -> Code =
+                "aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)";
+            aclrtRepairError in AscendCl: Unsupported -> Code =
+                "aclError aclrtRepairError(int32_t deviceId, const aclrtErrorInfo *errorInfo)";
+            aclrtResetDeviceResLimit in AscendCl: Accepted -> Code =
+                "aclError aclrtResetDeviceResLimit(int32_t deviceId)";
+            aclrtResetEvent in AscendCl: Emulated -> Code =
+                "aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)";
+            aclrtResetStreamResLimit in AscendCl: Accepted -> Code =
+                "aclError aclrtResetStreamResLimit(aclrtStream stream)";
+            aclrtSetDeviceResLimit in AscendCl: Accepted -> Code =
+                "aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value)";
+            aclrtSetDeviceSatMode in AscendCl: Accepted -> Code =
+                "aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode)";
+            aclrtSetOpExecuteTimeOut in AscendCl: Accepted -> Code =
+                "aclError aclrtSetOpExecuteTimeOut(uint32_t timeout)";
+            aclrtSetOpExecuteTimeOutV2 in AscendCl: Emulated -> Code =
+                "aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64_t *actualTimeout)";
+            aclrtSetOpWaitTimeout in AscendCl: Accepted -> Code =
+                "aclError aclrtSetOpWaitTimeout(uint32_t timeout)";
+            aclrtSetStreamAttribute in AscendCl: Accepted -> Code =
+                "aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value)";
+            aclrtSetStreamFailureMode in AscendCl: Accepted -> Code =
+                "aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)";
+            aclrtSetStreamOverflowSwitch in AscendCl: Accepted -> Code =
+                "aclError aclrtSetStreamOverflowSwitch(aclrtStream stream, uint32_t flag)";
+            aclrtSetStreamResLimit in AscendCl: Accepted -> Code =
+                "aclError aclrtSetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t value)";
+            aclrtSetSysParamOpt in AscendCl: Emulated -> Code =
+                "aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)";
+            aclrtStreamGetId in AscendCl: Unsupported -> Code =
+                "aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId)";
+            aclrtStreamQuery in AscendCl: Emulated -> Code =
+                "aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)";
+            aclrtStreamWaitEvent in AscendCl: Emulated -> Code =
+                "aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)";
+            aclrtSubscribeReport in AscendCl: Unsupported -> Code =
+                "aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream)";
+            aclrtSynchronizeEvent in AscendCl: Emulated -> Code =
+                "aclError aclrtSynchronizeEvent(aclrtEvent event)";
+            aclrtUnSubscribeReport in AscendCl: Unsupported -> Code =
+                "aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream)";
+            aclrtUnuseStreamResInCurrentThread in AscendCl: Accepted -> Code =
+                "aclError aclrtUnuseStreamResInCurrentThread(aclrtStream stream)";
+            aclrtUseStreamResInCurrentThread in AscendCl: Accepted -> Code =
+                "aclError aclrtUseStreamResInCurrentThread(aclrtStream stream)";
+            aclrtValueWait in AscendCl: Unsupported -> Code =
+                "aclError aclrtValueWait(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream)";
+            aclrtValueWrite in AscendCl: Unsupported -> Code =
+                "aclError aclrtValueWrite(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream)";
+            aclsysGetVersionNum in AscendCl: Emulated -> Code =
+                "aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum)";
+            aclsysGetVersionStr in AscendCl: Emulated -> Code =
+                "aclError aclsysGetVersionStr(char *pkgName, char *versionStr)";
+            aclCreateGraphDumpOpt in OpCompiler: Unsupported -> Pointer =
+                "aclGraphDumpOption *aclCreateGraphDumpOpt()";
+            aclDestroyGraphDumpOpt in OpCompiler: Unsupported -> Code =
+                "aclError aclDestroyGraphDumpOpt(const aclGraphDumpOption *graphDumpOpt)";
+            aclGenGraphAndDumpForOp in OpCompiler: Unsupported -> Code =
+                "aclError aclGenGraphAndDumpForOp(const char *opType, int numInputs, const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs, const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[], const aclopAttr *attr, aclopEngineType engineType, const char *graphDumpPath, const aclGraphDumpOption *graphDumpOpt)";
+            aclGetCompileopt in OpCompiler: Emulated -> Code =
+                "aclError aclGetCompileopt(aclCompileOpt opt, char *value, size_t length)";
+            aclGetCompileoptSize in OpCompiler: Emulated -> Count =
+                "size_t aclGetCompileoptSize(aclCompileOpt opt)";
+            aclSetCompileopt in OpCompiler: Emulated -> Code =
+                "aclError aclSetCompileopt(aclCompileOpt opt, const char *value)";
+            aclopCompile in OpCompiler: Unsupported -> Code =
+                "aclError aclopCompile(const char *opType, int numInputs, const aclTensorDesc *const inputDesc[], int numOutputs, const aclTensorDesc *const outputDesc[], const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath)";
+            aclopCompileAndExecute in OpCompiler: Unsupported -> Code =
+                "aclError aclopCompileAndExecute(const char *opType, int numInputs, const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs, const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[], const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath, aclrtStream stream)";
+            aclopCompileAndExecuteV2 in OpCompiler: Unsupported -> Code =
+                "aclError aclopCompileAndExecuteV2(const char *opType, int numInputs, aclTensorDesc *inputDesc[], aclDataBuffer *inputs[], int numOutputs, aclTensorDesc *outputDesc[], aclDataBuffer *outputs[], aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath, aclrtStream stream)";
+            HcclSetConfig in Hccl: Accepted -> Code =
+                "HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue)";
+            acltdtCreateChannelWithCapacity in TdtChannel: Unsupported -> Pointer =
+                "acltdtChannelHandle *acltdtCreateChannelWithCapacity(uint32_t deviceId, const char *name, size_t capacity)";
+            acltdtCreateDataset in TdtChannel: Unsupported -> Pointer =
+                "acltdtDataset *acltdtCreateDataset()";
+            acltdtDestroyChannel in TdtChannel: Unsupported -> Code =
+                "aclError acltdtDestroyChannel(acltdtChannelHandle *handle)";
+            acltdtDestroyDataset in TdtChannel: Unsupported -> Code =
+                "aclError acltdtDestroyDataset(acltdtDataset *dataset)";
+            acltdtGetDataAddrFromItem in TdtChannel: Unsupported -> Pointer =
+                "void *acltdtGetDataAddrFromItem(const acltdtDataItem *dataItem)";
+            acltdtGetDataItem in TdtChannel: Unsupported -> Pointer =
+                "acltdtDataItem *acltdtGetDataItem(const acltdtDataset *dataset, size_t index)";
+            acltdtGetDataSizeFromItem in TdtChannel: Unsupported -> Count =
+                "size_t acltdtGetDataSizeFromItem(const acltdtDataItem *dataItem)";
+            acltdtGetDataTypeFromItem in TdtChannel: Unsupported -> Enum =
+                "aclDataType acltdtGetDataTypeFromItem(const acltdtDataItem *dataItem)";
+            acltdtGetDatasetSize in TdtChannel: Unsupported -> Count =
+                "size_t acltdtGetDatasetSize(const acltdtDataset *dataset)";
+            acltdtGetDimNumFromItem in TdtChannel: Unsupported -> Count =
+                "size_t acltdtGetDimNumFromItem(const acltdtDataItem *dataItem)";
+            acltdtGetDimsFromItem in TdtChannel: Unsupported -> Code =
+                "aclError acltdtGetDimsFromItem(const acltdtDataItem *dataItem, int64_t *dims, size_t dimNum)";
+            acltdtReceiveTensor in TdtChannel: Unsupported -> Code =
+                "aclError acltdtReceiveTensor(const acltdtChannelHandle *handle, acltdtDataset *dataset, int32_t timeout)";
+            MsprofGetHashId in ProfApi: Accepted -> Count =
+                "uint64_t MsprofGetHashId(const char *hashInfo, size_t length)";
+            MsprofRegisterCallback in ProfApi: Accepted -> Code =
+                "int32_t MsprofRegisterCallback(uint32_t moduleId, ProfCommandHandle handle)";
+            MsprofReportAdditionalInfo in ProfApi: Accepted -> Code =
+                "int32_t MsprofReportAdditionalInfo(uint32_t nonPersistantFlag, const VOID_PTR data, uint32_t length)";
+            MsprofReportApi in ProfApi: Accepted -> Code =
+                "int32_t MsprofReportApi(uint32_t nonPersistantFlag, const struct MsprofApi *api)";
+            MsprofReportCompactInfo in ProfApi: Accepted -> Code =
+                "int32_t MsprofReportCompactInfo(uint32_t nonPersistantFlag, const VOID_PTR data, uint32_t length)";
+            MsprofSysCycleTime in ProfApi: Accepted -> Count =
+                "uint64_t MsprofSysCycleTime(void)";
+            aclprofCreateConfig in MsProfiler: Unsupported -> Pointer =
+                "aclprofConfig *aclprofCreateConfig(uint32_t *deviceIdList, uint32_t deviceNums, aclprofAicoreMetrics aicoreMetrics, const aclprofAicoreEvents *aicoreEvents, uint64_t dataTypeConfig)";
+            aclprofCreateStepInfo in MsProfiler: Unsupported -> Pointer =
+                "aclprofStepInfo* aclprofCreateStepInfo()";
+            aclprofDestroyConfig in MsProfiler: Unsupported -> Code =
+                "aclError aclprofDestroyConfig(const aclprofConfig *profilerConfig)";
+            aclprofDestroyStepInfo in MsProfiler: Unsupported -> Void =
+                "void aclprofDestroyStepInfo(aclprofStepInfo* stepinfo)";
+            aclprofFinalize in MsProfiler: Unsupported -> Code =
+                "aclError aclprofFinalize()";
+            aclprofGetStepTimestamp in MsProfiler: Unsupported -> Code =
+                "aclError aclprofGetStepTimestamp(aclprofStepInfo* stepInfo, aclprofStepTag tag, aclrtStream stream)";
+            aclprofGetSupportedFeatures in MsProfiler: Unsupported -> Code =
+                "Status aclprofGetSupportedFeatures(size_t *featuresSize, void **featuresData)";
+            aclprofGetSupportedFeaturesV2 in MsProfiler: Unsupported -> Code =
+                "Status aclprofGetSupportedFeaturesV2(size_t *featuresSize, void **featuresData)";
+            aclprofInit in MsProfiler: Unsupported -> Code =
+                "aclError aclprofInit(const char *profilerResultPath, size_t length)";
+            aclprofMarkEx in MsProfiler: Unsupported -> Code =
+                "aclError aclprofMarkEx(const char *msg, size_t msgLen, aclrtStream stream)";
+            aclprofRegisterDeviceCallback in MsProfiler: Unsupported -> Code =
+                "int aclprofRegisterDeviceCallback()";
+            aclprofSetConfig in MsProfiler: Unsupported -> Code =
+                "aclError aclprofSetConfig(aclprofConfigType configType, const char *config, size_t configLength)";
+            aclprofStart in MsProfiler: Unsupported -> Code =
+                "aclError aclprofStart(const aclprofConfig *profilerConfig)";
+            aclprofStop in MsProfiler: Unsupported -> Code =
+                "aclError aclprofStop(const aclprofConfig *profilerConfig)";
+            aclprofWarmup in MsProfiler: Unsupported -> Code =
+                "int aclprofWarmup(const aclprofConfig *profilerConfig)";
+            rtDevBinaryRegister in Runtime: Unsupported -> Code =
+                "rtError_t rtDevBinaryRegister(const rtDevBinary_t *bin, void **hdl)";
+            rtFunctionRegister in Runtime: Unsupported -> Code =
+                "rtError_t rtFunctionRegister(void *binHandle, const void *stubFunc, const char_t *stubName, const void *kernelInfoExt, uint32_t funcMode)";
+            rtGetC2cCtrlAddr in Runtime: Unsupported -> Code =
+                "rtError_t rtGetC2cCtrlAddr(uint64_t *addr, uint32_t *len)";
+            rtKernelLaunch in Runtime: Unsupported -> Code =
+                "rtError_t rtKernelLaunch(const void *stubFunc, uint32_t numBlocks, void *args, uint32_t argsSize, rtSmDesc_t *smDesc, rtStream_t stm)";
+        }
+    };
+}
+
+macro_rules! framework_table {
+    ($($name:ident in $lib:ident: $answer:ident -> $ret:ident = $proto:literal;)*) => {
+        /// The framework functions, in the order of
+        /// [`with_framework_functions!`](crate::with_framework_functions).
+        pub const FRAMEWORK: &[Entry] = &[$(
+            Entry {
+                name: stringify!($name),
+                library: Library::$lib,
+                answer: Answer::$answer,
+                returns: Returns::$ret,
+                prototype: Some($proto),
+            }
+        ),*];
+    };
+}
+crate::with_framework_functions!(framework_table);
+
+/// The typed function `name` as a catalogue entry.
+fn typed(name: &'static str) -> Entry {
+    Entry {
+        name,
+        library: Library::AscendCl,
+        answer: Answer::Emulated,
+        // aclrtGetSocName is the one typed function that returns a pointer.
+        returns: if name == "aclrtGetSocName" {
+            Returns::Pointer
+        } else {
+            Returns::Code
+        },
+        prototype: None,
+    }
+}
+
+/// Every function of the catalogue: the typed ones, then the framework ones.
+pub fn entries() -> impl Iterator<Item = Entry> {
+    FUNCTIONS
+        .iter()
+        .map(|(name, _)| typed(name))
+        .chain(FRAMEWORK.iter().copied())
+}
+
+/// The catalogue's entry for `name`.
+pub fn find(name: &str) -> Option<Entry> {
+    entries().find(|e| e.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::vec::Vec;
+
+    use super::*;
+
+    #[test]
+    fn every_name_is_listed_once() {
+        let names: Vec<&str> = entries().map(|e| e.name).collect();
+        for (i, a) in names.iter().enumerate() {
+            assert!(!names[i + 1..].contains(a), "{a} is listed twice");
+        }
+    }
+
+    #[test]
+    fn only_the_soc_name_returns_a_pointer_among_the_typed_functions() {
+        let pointers: Vec<&str> = FUNCTIONS
+            .iter()
+            .map(|(n, _)| typed(n))
+            .filter(|e| e.returns == Returns::Pointer)
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(pointers.as_slice(), ["aclrtGetSocName"]);
+    }
+}

@@ -1,0 +1,258 @@
+"""torch_npu scenarios, one per process: `python scenarios.py NAME`.
+
+Each checks what it can itself (asserts) and prints one JSON line that the
+pytest suite checks too. Device memory as the machine sees it is asked
+from a second process (`meminfo`), through the emulated libascendcl.so
+directly, so that it is not torch_npu's own bookkeeping that is checked.
+"""
+
+import ctypes
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+MIB = 1 << 20
+
+
+def meminfo(device=0):
+    """(free, total) HBM bytes of `device`, asked by another process."""
+    code = (
+        "import ctypes, os, sys\n"
+        "acl = ctypes.CDLL(os.environ['ACLMEM_ASCENDCL'])\n"
+        "assert acl.aclInit(None) == 0\n"
+        f"assert acl.aclrtSetDevice({device}) == 0\n"
+        "free, total = ctypes.c_size_t(), ctypes.c_size_t()\n"
+        "assert acl.aclrtGetMemInfo(1, ctypes.byref(free), ctypes.byref(total)) == 0\n"
+        "print(free.value, total.value)\n"
+        "acl.aclFinalize()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    free, total = map(int, out.stdout.split())
+    return free, total
+
+
+def used(device=0):
+    free, total = meminfo(device)
+    return total - free
+
+
+def digest(t):
+    return hashlib.sha256(t.cpu().numpy().tobytes()).hexdigest()
+
+
+def report(**values):
+    print(json.dumps(values), flush=True)
+
+
+def basics():
+    import torch
+    import torch_npu  # noqa: F401
+
+    available, count = torch.npu.is_available(), torch.npu.device_count()
+    torch.npu.set_device(1)
+    current = torch.npu.current_device()
+    checks = {}
+    for dtype in (torch.float32, torch.float16, torch.int64, torch.uint8, torch.bfloat16):
+        host = (torch.arange(3 * MIB // 8, dtype=torch.float64) * 1.5).to(dtype)
+        dev = host.to("npu:1")
+        assert dev.device.type == "npu" and dev.device.index == 1
+        back = dev.cpu()
+        checks[str(dtype)] = bool(torch.equal(host, back))
+    big = torch.randint(0, 255, (96 * MIB,), dtype=torch.uint8)
+    dev = big.npu()
+    same_big = torch.equal(dev.cpu(), big)
+    clone = dev.clone()  # device to device, on the stream (aclrtMemcpyAsync)
+    torch.npu.synchronize()
+    same_clone = torch.equal(clone.cpu(), big)
+    other = dev.to("npu:2")  # device to device across devices
+    same_other = torch.equal(other.cpu(), big)
+    non_blocking = big.to("npu:1", non_blocking=True)
+    torch.npu.synchronize()
+    same_async = torch.equal(non_blocking.cpu(), big)
+    report(
+        available=available,
+        count=count,
+        current=current,
+        dtypes=checks,
+        big=same_big,
+        clone=same_clone,
+        other_device=same_other,
+        other_index=other.device.index,
+        non_blocking=same_async,
+    )
+
+
+def stats():
+    import torch
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    base_used = used()
+    sizes = [1 * MIB, 3 * MIB, 5 * MIB + 123, 24 * MIB]
+    # Filled on the host: filling on the device is an operator.
+    tensors = [torch.ones(s, dtype=torch.uint8).npu() for s in sizes]
+    allocated = torch.npu.memory_allocated()
+    reserved = torch.npu.memory_reserved()
+    stats = torch.npu.memory_stats()
+    snapshot = torch.npu.memory_snapshot()
+    segments_total = sum(s["total_size"] for s in snapshot)
+    blocks = [b for s in snapshot for b in s["blocks"] if b["state"] == "active_allocated"]
+    used_while_held = used()
+    del tensors
+    allocated_after_del = torch.npu.memory_allocated()
+    reserved_after_del = torch.npu.memory_reserved()
+    used_after_del = used()
+    torch.npu.empty_cache()
+    reserved_after_empty = torch.npu.memory_reserved()
+    used_after_empty = used()
+    report(
+        requested=sum(sizes),
+        allocated=allocated,
+        reserved=reserved,
+        stats_allocated=stats["allocated_bytes.all.current"],
+        stats_reserved=stats["reserved_bytes.all.current"],
+        stats_allocations=stats["allocation.all.current"],
+        segments_total=segments_total,
+        active_blocks=len(blocks),
+        active_block_bytes=sum(b["size"] for b in blocks),
+        base_used=base_used,
+        used_while_held=used_while_held,
+        allocated_after_del=allocated_after_del,
+        reserved_after_del=reserved_after_del,
+        used_after_del=used_after_del,
+        reserved_after_empty=reserved_after_empty,
+        used_after_empty=used_after_empty,
+    )
+
+
+def expandable():
+    import torch
+    import torch_npu  # noqa: F401
+
+    assert "expandable_segments:True" in os.environ.get("PYTORCH_NPU_ALLOC_CONF", "")
+    torch.npu.set_device(0)
+    base_used = used()
+    a = torch.full((30 * MIB,), 7, dtype=torch.uint8).npu()
+    a_ptr = a.data_ptr()
+    snap1 = torch.npu.memory_snapshot()
+    used1 = used()
+    b = torch.full((50 * MIB,), 9, dtype=torch.uint8).npu()
+    snap2 = torch.npu.memory_snapshot()
+    used2 = used()
+    a_intact = bool((a.cpu() == 7).all())
+    b_intact = bool((b.cpu() == 9).all())
+    del a, b
+    torch.npu.empty_cache()
+    used3 = used()
+    snap3 = torch.npu.memory_snapshot()
+    report(
+        base_used=base_used,
+        segments1=[(s["address"], s["total_size"]) for s in snap1],
+        segments2=[(s["address"], s["total_size"]) for s in snap2],
+        segments3=[(s["address"], s["total_size"]) for s in snap3],
+        a_ptr=a_ptr,
+        used1=used1,
+        used2=used2,
+        used3=used3,
+        a_intact=a_intact,
+        b_intact=b_intact,
+    )
+
+
+def _child(queue, results):
+    import torch
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    t = queue.get()
+    results.put((t.device.type, digest(t), t.numel()))
+    # The parent keeps the tensor until this process has answered.
+    del t
+
+
+def ipc():
+    import torch
+    import torch.multiprocessing as mp
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    host = torch.randint(0, 255, (6 * MIB + 17,), dtype=torch.uint8)
+    dev = host.npu()
+    ctx = mp.get_context("spawn")
+    queue, results = ctx.Queue(), ctx.Queue()
+    child = ctx.Process(target=_child, args=(queue, results))
+    child.start()
+    queue.put(dev)
+    kind, child_digest, numel = results.get(timeout=240)
+    child.join(timeout=240)
+    report(
+        expandable="expandable_segments:True" in os.environ.get("PYTORCH_NPU_ALLOC_CONF", ""),
+        child_exit=child.exitcode,
+        child_device=kind,
+        numel=numel,
+        same=child_digest == digest(host),
+    )
+
+
+def operator():
+    import torch
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    y = torch.ones(16).npu()
+    try:
+        (y + y).cpu()
+        outcome = "returned"
+    except RuntimeError as e:
+        outcome = "raised: " + str(e).splitlines()[0][:200]
+    # The memory path still works after the refused operator.
+    z = torch.arange(64, dtype=torch.int32)
+    report(outcome=outcome, still_copies=bool(torch.equal(z.npu().cpu(), z)))
+
+
+def sleep_wake():
+    """vllm-ascend's sleep mode over torch_npu: weights live in a memory
+    pool of a pluggable allocator whose C code maps physical memory under
+    reserved addresses; sleeping backs the weights up to the host and frees
+    the physical memory (the addresses stay reserved), waking maps new
+    physical memory at the same addresses and restores them."""
+    import torch
+    import torch_npu  # noqa: F401
+
+    lib_path = os.environ["CAMEM_ALLOCATOR"]
+    camem = ctypes.CDLL(lib_path)
+    torch.npu.set_device(0)
+    allocator = torch.npu.memory.NPUPluggableAllocator(lib_path, "my_malloc", "my_free")
+    pool = torch.npu.memory.MemPool(allocator._allocator)
+    with torch.npu.memory.use_mem_pool(pool):
+        weights = [
+            torch.randint(0, 255, (n,), dtype=torch.uint8).npu()
+            for n in (4 * MIB, 7 * MIB + 5, 16 * MIB)
+        ]
+    expected = [digest(w) for w in weights]
+    ptrs = [w.data_ptr() for w in weights]
+    base = used()
+    awake_used, asleep_used, restored = [], [], []
+    for _ in range(30):
+        backup = [w.cpu() for w in weights]
+        assert camem.camem_sleep() == 0
+        asleep_used.append(used())
+        assert camem.camem_wake() == 0
+        awake_used.append(used())
+        for w, b in zip(weights, backup):
+            w.copy_(b)
+        restored.append([digest(w) for w in weights] == expected)
+    report(
+        mapped=camem.camem_mapped_bytes(),
+        base_used=base,
+        asleep_used=asleep_used,
+        awake_used=awake_used,
+        restored=restored,
+        same_addresses=[w.data_ptr() for w in weights] == ptrs,
+    )
+
+
+if __name__ == "__main__":
+    globals()[sys.argv[1]]()

@@ -1,0 +1,133 @@
+"""Real torch_npu (from the package registry) on aclmem's emulated CANN
+libraries: its memory path, with the values asserted."""
+
+import os
+
+import pytest
+
+from conftest import run_scenario, sanitize_scenario
+
+MIB = 1 << 20
+EXPANDABLE = {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"}
+
+
+def test_import_devices_and_copies(machine):
+    r, _, _ = run_scenario("basics", machine, {"ACLMEM_EMU_DEVICES": "4"})
+    assert r["available"] is True
+    assert r["count"] == 4
+    assert r["current"] == 1
+    assert r["dtypes"] == {
+        "torch.float32": True,
+        "torch.float16": True,
+        "torch.int64": True,
+        "torch.uint8": True,
+        "torch.bfloat16": True,
+    }
+    assert r["big"] and r["clone"] and r["non_blocking"]
+    assert r["other_device"] and r["other_index"] == 2
+
+
+def test_statistics_and_snapshot_agree_with_the_machine(machine):
+    r, _, _ = run_scenario("stats", machine)
+    # torch_npu's allocator rounds each block up (512 bytes, plus 32 of
+    # padding on this SoC): what it counts covers what was asked, closely.
+    assert r["requested"] <= r["allocated"] <= r["requested"] + 4 * 1024
+    assert r["stats_allocated"] == r["allocated"]
+    assert r["stats_reserved"] == r["reserved"] == r["segments_total"]
+    assert r["stats_allocations"] == r["active_blocks"] == 4
+    assert r["active_block_bytes"] == r["allocated"]
+    # Reserved memory is device memory the machine has handed out, seen
+    # from another process.
+    assert r["used_while_held"] - r["base_used"] == r["reserved"]
+    # Freeing tensors keeps the cache; empty_cache gives it back.
+    assert r["allocated_after_del"] == 0
+    assert r["reserved_after_del"] == r["reserved"]
+    assert r["used_after_del"] == r["used_while_held"]
+    assert r["reserved_after_empty"] == 0
+    assert r["used_after_empty"] == r["base_used"]
+
+
+def test_expandable_segments_grow_by_mapping_and_empty_cache_unmaps(machine):
+    r, _, _ = run_scenario("expandable", machine, EXPANDABLE)
+    (addr1, size1), = r["segments1"]
+    (addr2, size2), = r["segments2"]
+    # One segment at one address, grown in place by mapping 20 MiB
+    # physical handles: the first tensor was never copied or moved.
+    assert addr1 == addr2 == r["a_ptr"]
+    assert size1 % (20 * MIB) == 0 and size1 >= 30 * MIB
+    assert size2 % (20 * MIB) == 0 and size2 >= 80 * MIB and size2 > size1
+    assert r["used1"] - r["base_used"] == size1
+    assert r["used2"] - r["base_used"] == size2
+    assert r["a_intact"] and r["b_intact"]
+    # empty_cache unmapped and freed every handle.
+    assert r["segments3"] == []
+    assert r["used3"] == r["base_used"]
+
+
+@pytest.mark.parametrize("conf", [{}, EXPANDABLE], ids=["ipc-key", "shareable-handle"])
+def test_an_npu_tensor_reaches_a_spawned_child(machine, conf):
+    r, _, _ = run_scenario("ipc", machine, conf)
+    assert r["expandable"] == bool(conf)
+    assert r["child_exit"] == 0
+    assert r["child_device"] == "npu"
+    assert r["numel"] == 6 * MIB + 17
+    assert r["same"] is True
+
+
+def test_thirty_sleep_wake_cycles_do_not_grow(machine):
+    lib = os.environ.get("CAMEM_ALLOCATOR")
+    if not lib:
+        pytest.skip("CAMEM_ALLOCATOR (the test allocator, built by cargo xtask torch-npu) is not set")
+    r, _, _ = run_scenario("sleep_wake", machine, {"CAMEM_ALLOCATOR": lib})
+    mapped = r["mapped"]
+    # Three weights of 4, 7 and 16 MiB, in the blocks torch_npu's allocator
+    # asked the pluggable allocator for (rounded up, padded), which maps
+    # them in 2 MiB granules: that is all the device memory in use.
+    assert mapped >= (4 + 8 + 16) * MIB and mapped % (2 * MIB) == 0
+    assert r["base_used"] == mapped
+    assert r["asleep_used"] == [0] * 30
+    assert r["awake_used"] == [mapped] * 30
+    assert r["restored"] == [True] * 30
+    assert r["same_addresses"] is True
+
+
+def test_an_operator_is_refused_and_reported_and_memory_still_works(machine):
+    r, err, _ = run_scenario("operator", machine)
+    assert r["outcome"].startswith("raised:")
+    assert r["still_copies"] is True
+    # Said at the first call (ACLMEM_EMU_UNSUPPORTED=warn, the default) ...
+    assert "aclopCompileAndExecute (libacl_op_compiler.so) is not supported" in err
+    # ... and in the report at exit, with a count and where it came from.
+    report = err[err.index("calls the emulator did not carry out"):]
+    line = next(l for l in report.splitlines() if "aclopCompileAndExecute" in l)
+    assert line.split()[:2] == ["not", "supported"]
+    assert "libtorch_npu.so" in line
+
+
+def test_abort_policy_stops_at_the_first_unsupported_call(machine):
+    r, err, code = run_scenario(
+        "operator", machine, {"ACLMEM_EMU_UNSUPPORTED": "abort"}, check=False
+    )
+    assert r is None
+    assert code != 0
+    assert "ACLMEM_EMU_UNSUPPORTED=abort" in err
+
+
+def test_the_sanitizer_sees_every_call_torch_npu_makes_by_name(machine, tmp_path):
+    """torch_npu looks its calls up with dlsym on its own handle of
+    libascendcl.so; `aclmem sanitize` audits those bindings, so the
+    expandable segments' calls reach the checks and the timeline."""
+    if not os.environ.get("ACLMEM_CLI"):
+        pytest.skip("ACLMEM_CLI (the aclmem command) is not set")
+    r, findings, trace, code = sanitize_scenario("expandable", machine, tmp_path, EXPANDABLE)
+    assert code == 0, findings
+    assert findings == []
+    assert r["a_intact"] and r["b_intact"]
+    calls = [t["call"] for t in trace]
+    (_, grown), = r["segments2"]
+    handles = grown // (20 * MIB)
+    for call in ("aclrtMallocPhysical", "aclrtMapMem", "aclrtUnmapMem", "aclrtFreePhysical"):
+        assert calls.count(call) == handles, (call, calls)
+    reserves = [t["size"] for t in trace if t["call"] == "aclrtReserveMemAddress"]
+    assert reserves[0] == 512, "torch_npu's probe, before any device is set"
+    assert calls.count("aclrtReleaseMemAddress") == len(reserves) == 2
