@@ -68,9 +68,10 @@ fn markdown(all: &[Entry]) -> String {
             answers success (a status of 0, neutral out-values), is counted and\n  \
             listed in the report at exit.\n\
             - **not supported**: operators, graphs, collectives, kernels, profiling,\n  \
-            data channels. Answers `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` (207000), or\n  \
-            NULL, 0 or -1 where the function returns a pointer, a count or an enum;\n  \
-            counted, reported, and handled as `ACLMEM_EMU_UNSUPPORTED` says.\n\n";
+            data channels. Answers `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` (207000),\n  \
+            `ACL_ERROR_OP_NOT_FOUND` (100024) for compiling or running an operator,\n  \
+            or NULL, 0 or -1 where the function returns a pointer, a count or an\n  \
+            enum; counted, reported, and handled as `ACLMEM_EMU_UNSUPPORTED` says.\n\n";
     for library in Library::ALL {
         let rows: Vec<&Entry> = all.iter().filter(|e| e.library == library).collect();
         if rows.is_empty() {

@@ -72,6 +72,9 @@ acl_codes! {
     /// `ACL_ERROR_INVALID_FILE`: a file (a version file, a configuration)
     /// is missing or unreadable.
     INVALID_FILE = 100003 => "ACL_ERROR_INVALID_FILE", InvalidParam;
+    /// `ACL_ERROR_OP_NOT_FOUND`: no kernel for the operator (what the
+    /// emulated operator calls answer; `acl_base.h`).
+    OP_NOT_FOUND = 100024 => "ACL_ERROR_OP_NOT_FOUND", NotSupported;
     /// `ACL_ERROR_REPEAT_FINALIZE`: `aclFinalize` was called twice.
     REPEAT_FINALIZE = 100037 => "ACL_ERROR_REPEAT_FINALIZE", InvalidState;
     /// `ACL_ERROR_RT_PARAM_INVALID`: the runtime layer rejected a value.

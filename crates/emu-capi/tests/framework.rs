@@ -215,6 +215,28 @@ unsafe fn settings() {
         assert_eq!(attr, 0, "nothing is compiled just in time");
         assert_eq!(aclGetCannAttribute(7, &mut attr), INVALID);
         assert_eq!(aclGetCannAttribute(0, ptr::null_mut()), INVALID);
+
+        // Device information: what the emulated machine has, and 0 with
+        // 207000 for the hardware it does not have.
+        let mut value = -1i64;
+        assert_eq!(aclrtGetDeviceInfo(1, 301, &mut value), 0);
+        assert_eq!(value, 256 << 20, "ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE");
+        assert_eq!(aclrtGetDeviceInfo(1, 402, &mut value), 0);
+        assert_eq!(value, 1, "ACL_DEV_ATTR_PHY_CHIP_ID");
+        value = -1;
+        assert_eq!(aclrtGetDeviceInfo(1, 102, &mut value), 207_000);
+        assert_eq!(
+            value, 0,
+            "ACL_DEV_ATTR_CUBE_CORE_NUM: unknown, never garbage"
+        );
+        assert_eq!(
+            aclrtGetDeviceInfo(2, 301, &mut value),
+            AclError::RT_INVALID_DEVICEID.code()
+        );
+        assert_eq!(aclrtGetDeviceInfo(0, 301, ptr::null_mut()), INVALID);
+        value = -1;
+        assert_eq!(aclGetDeviceCapability(0, 0, &mut value), 207_000);
+        assert_eq!(value, 0);
     }
 }
 
@@ -269,16 +291,24 @@ unsafe fn last_error() {
 /// for what they return, and the record counts them with the caller.
 unsafe fn generated_answers() {
     use aclmem_emu_capi::framework::{
-        aclCreateTensorDesc, aclopCompileAndExecute, aclrtSetDeviceSatMode,
+        aclCreateTensorDesc, aclSetTensorShape, aclopCompileAndExecute, aclrtSetDeviceSatMode,
     };
     let compile = catalogue::find("aclopCompileAndExecute").unwrap();
     assert_eq!(
         (compile.answer, compile.returns),
-        (Answer::Unsupported, Returns::Code)
+        (Answer::Unsupported, Returns::OpStatus)
     );
-    assert_eq!(aclopCompileAndExecute(), 207_000);
-    assert_eq!(aclrtPeekAtLastError(0), 207_000, "is the last error");
-    assert_eq!(aclopCompileAndExecute(), 207_000);
+    // An operator: ACL_ERROR_OP_NOT_FOUND, which frameworks raise on.
+    assert_eq!(aclopCompileAndExecute(), AclError::OP_NOT_FOUND.code());
+    assert_eq!(aclrtPeekAtLastError(0), 100_024, "is the last error");
+    assert_eq!(aclopCompileAndExecute(), 100_024);
+    // Another status: ACL_ERROR_RT_FEATURE_NOT_SUPPORT.
+    assert_eq!(
+        catalogue::find("aclSetTensorShape").unwrap().returns,
+        Returns::Code
+    );
+    assert_eq!(aclSetTensorShape(), 207_000);
+    assert_eq!(aclrtGetLastError(0), 207_000);
     assert_eq!(
         catalogue::find("aclCreateTensorDesc").unwrap().returns,
         Returns::Pointer
@@ -290,6 +320,7 @@ unsafe fn generated_answers() {
     );
     assert_eq!(aclrtSetDeviceSatMode(), 0);
     let calls = record::calls();
+    assert!(!calls.contains_key("aclrtGetDeviceInfo"), "emulated");
     let c = &calls["aclopCompileAndExecute"];
     assert_eq!((c.count, c.answer), (2, Answer::Unsupported));
     assert!(

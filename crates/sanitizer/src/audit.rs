@@ -17,7 +17,7 @@
 //! looks the checks up in the preloaded copy). Bindings made with
 //! `BIND_NOW` (every torch_npu library) reach `la_symbind64` from glibc 2.35
 //! on; lazy bindings and `dlsym` lookups on every glibc with `LD_AUDIT`.
-//! docs/sanitizer.md says which calls are seen how.
+//! The crate's README says which calls are seen how.
 
 use std::ffi::{CStr, c_char, c_uint, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -110,6 +110,13 @@ pub enum Returns {
     /// status): 0 when accepted, `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` (207000)
     /// when not supported.
     Code,
+    /// The status of compiling or running an operator: not supported is
+    /// `ACL_ERROR_OP_NOT_FOUND` (100024), what the runtime answers for an
+    /// operator it has no kernel for. Not 207000: torch_npu takes 207000
+    /// from any call as a warning and carries on, so an operator refused
+    /// with it would leave its output unwritten and the program running on
+    /// garbage; 100024 makes the framework raise.
+    OpStatus,
     /// A pointer (an object, a string): NULL.
     Pointer,
     /// A count or an id (`size_t`, `uint64_t`, `int64_t`): 0.
@@ -127,6 +134,7 @@ impl Returns {
     pub const fn value(self, answer: Answer) -> i64 {
         match (self, answer) {
             (Returns::Code, Answer::Unsupported) => ACL_ERROR_RT_FEATURE_NOT_SUPPORT as i64,
+            (Returns::OpStatus, Answer::Unsupported) => ACL_ERROR_OP_NOT_FOUND as i64,
             (Returns::Enum, _) => -1,
             _ => 0,
         }
@@ -138,7 +146,8 @@ impl Returns {
     pub const fn describe_value(self, answer: Answer) -> &'static str {
         match (self, answer) {
             (Returns::Code, Answer::Unsupported) => "207000 (ACL_ERROR_RT_FEATURE_NOT_SUPPORT)",
-            (Returns::Code, _) => "0 (success)",
+            (Returns::OpStatus, Answer::Unsupported) => "100024 (ACL_ERROR_OP_NOT_FOUND)",
+            (Returns::Code | Returns::OpStatus, _) => "0 (success)",
             (Returns::Pointer, _) => "NULL",
             (Returns::Count, _) => "0",
             (Returns::Enum, _) => "-1 (undefined)",
@@ -148,7 +157,10 @@ impl Returns {
 }
 
 /// `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`: the runtime's "not supported".
-pub const ACL_ERROR_RT_FEATURE_NOT_SUPPORT: i32 = 207_000;
+pub const ACL_ERROR_RT_FEATURE_NOT_SUPPORT: i32 =
+    aclmem_core::AclError::RT_FEATURE_NOT_SUPPORT.code();
+/// `ACL_ERROR_OP_NOT_FOUND`: no kernel for the operator.
+pub const ACL_ERROR_OP_NOT_FOUND: i32 = aclmem_core::AclError::OP_NOT_FOUND.code();
 
 /// One function of the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,7 +212,7 @@ macro_rules! with_framework_functions {
                 "aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value)";
             aclGetCannAttributeList in AscendCl: Unsupported -> Code =
                 "aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num)";
-            aclGetDeviceCapability in AscendCl: Unsupported -> Code =
+            aclGetDeviceCapability in AscendCl: Emulated -> Code =
                 "aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t *value)";
             aclGetRecentErrMsg in AscendCl: Emulated -> Pointer =
                 "const char *aclGetRecentErrMsg()";
@@ -308,7 +320,7 @@ macro_rules! with_framework_functions {
                 "aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)";
             aclrtEventGetTimestamp in AscendCl: Unsupported -> Code =
                 "aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)";
-            aclrtGetDeviceInfo in AscendCl: Unsupported -> Code =
+            aclrtGetDeviceInfo in AscendCl: Emulated -> Code =
                 "aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value)";
             aclrtGetDeviceResLimit in AscendCl: Unsupported -> Code =
                 "aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value)";
@@ -442,11 +454,11 @@ macro_rules! with_framework_functions {
                 "size_t aclGetCompileoptSize(aclCompileOpt opt)";
             aclSetCompileopt in OpCompiler: Emulated -> Code =
                 "aclError aclSetCompileopt(aclCompileOpt opt, const char *value)";
-            aclopCompile in OpCompiler: Unsupported -> Code =
+            aclopCompile in OpCompiler: Unsupported -> OpStatus =
                 "aclError aclopCompile(const char *opType, int numInputs, const aclTensorDesc *const inputDesc[], int numOutputs, const aclTensorDesc *const outputDesc[], const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath)";
-            aclopCompileAndExecute in OpCompiler: Unsupported -> Code =
+            aclopCompileAndExecute in OpCompiler: Unsupported -> OpStatus =
                 "aclError aclopCompileAndExecute(const char *opType, int numInputs, const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs, const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[], const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath, aclrtStream stream)";
-            aclopCompileAndExecuteV2 in OpCompiler: Unsupported -> Code =
+            aclopCompileAndExecuteV2 in OpCompiler: Unsupported -> OpStatus =
                 "aclError aclopCompileAndExecuteV2(const char *opType, int numInputs, aclTensorDesc *inputDesc[], aclDataBuffer *inputs[], int numOutputs, aclTensorDesc *outputDesc[], aclDataBuffer *outputs[], aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath, aclrtStream stream)";
             HcclSetConfig in Hccl: Accepted -> Code =
                 "HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue)";

@@ -46,6 +46,7 @@ static const int ACL_ERROR_INVALID_PARAM = 100000;
 static const int ACL_ERROR_UNINITIALIZE = 100001;
 static const int ACL_ERROR_REPEAT_INITIALIZE = 100002;
 static const int ACL_ERROR_INVALID_FILE = 100003;
+static const int ACL_ERROR_OP_NOT_FOUND = 100024;
 static const int ACL_ERROR_REPEAT_FINALIZE = 100037;
 
 static const int ACL_ERROR_BAD_ALLOC = 200000;

@@ -7,7 +7,7 @@
 //! errors, capture state). The accepted and the not-supported ones are
 //! generated here from the catalogue: each records the call
 //! ([`record`]) and answers the catalogue's value for what it returns (0,
-//! or 207000 for a status that is not supported; NULL for a pointer; 0 for
+//! or 207000 for a status that is not supported, 100024 for an operator's; NULL for a pointer; 0 for
 //! a count; -1 for an enum; nothing for `void`).
 //!
 //! A generated answer ignores its arguments, so it is defined without
@@ -38,7 +38,7 @@ fn answer(
     // A panic must not unwind into C; recording is best effort.
     let _ = std::panic::catch_unwind(|| record::record(name, library, answer, returns, entry));
     let value = returns.value(answer);
-    if returns == Returns::Code && value != 0 {
+    if matches!(returns, Returns::Code | Returns::OpStatus) && value != 0 {
         crate::set_last_error(value as i32);
     }
     value
@@ -61,6 +61,19 @@ macro_rules! stand_in {
                 Library::$lib,
                 Answer::$answer,
                 Returns::Code,
+                $name as *const () as usize,
+            ) as i32
+        }
+    };
+    ($answer:ident, $name:ident, $lib:ident, OpStatus) => {
+        #[doc = concat!("`", stringify!($name), "`: ", stringify!($answer), " (the catalogue).")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name() -> i32 {
+            answer(
+                stringify!($name),
+                Library::$lib,
+                Answer::$answer,
+                Returns::OpStatus,
                 $name as *const () as usize,
             ) as i32
         }

@@ -531,3 +531,64 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
     // SAFETY: the same contract as aclrtMemset.
     unsafe { crate::aclrtMemset(dev_ptr, max_count, value, count) }
 }
+
+/// `aclrtDevAttr` values the emulator knows.
+const ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE: u32 = 301;
+const ACL_DEV_ATTR_PHY_CHIP_ID: u32 = 402;
+const ACL_DEV_ATTR_IS_VIRTUAL: u32 = 501;
+
+/// `aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr,
+/// int64_t *value)`: the device memory (`ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE`),
+/// the chip id (the device id) and "not virtual" are the emulated
+/// machine's. Core counts, cache sizes and the other attributes describe
+/// hardware the emulator does not have: 207000, with `*value` set to 0 so
+/// that a caller that ignores the code (torch_npu's device properties)
+/// reads 0, not garbage. A device outside the machine is 107001.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetDeviceInfo(
+    device: u32,
+    attr: u32,
+    value: *mut i64,
+) -> AclErrorCode {
+    guard(|| {
+        if value.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let (devices, hbm) = state::with_config(|c| (c.devices, c.device_memory))?;
+        if device >= devices {
+            return Err(AclError::RT_INVALID_DEVICEID);
+        }
+        let answer = match attr {
+            ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE => Some(i64::try_from(hbm).unwrap_or(i64::MAX)),
+            ACL_DEV_ATTR_PHY_CHIP_ID => Some(i64::from(device)),
+            ACL_DEV_ATTR_IS_VIRTUAL => Some(0),
+            _ => None,
+        };
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(value, answer.unwrap_or(0))? };
+        answer.map(drop).ok_or(AclError::RT_FEATURE_NOT_SUPPORT)
+    })
+}
+
+/// `aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo
+/// deviceInfo, int64_t *value)`: AI core and vector core counts and the L2
+/// size describe hardware the emulator does not have: 207000, with
+/// `*value` set to 0; a device outside the machine is 107001.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclGetDeviceCapability(
+    device: u32,
+    _info: i32,
+    value: *mut i64,
+) -> AclErrorCode {
+    guard(|| {
+        if value.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        if device >= state::with_config(|c| c.devices)? {
+            return Err(AclError::RT_INVALID_DEVICEID);
+        }
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(value, 0)? };
+        Err(AclError::RT_FEATURE_NOT_SUPPORT)
+    })
+}
