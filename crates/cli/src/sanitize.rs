@@ -161,7 +161,14 @@ pub fn run(o: Options) -> ExitCode {
             .entry(f["class"].as_str().unwrap_or("?").to_owned())
             .or_default() += 1;
     }
-    if findings.is_empty() {
+    if findings.is_empty() && matches!(status.code(), Some(126 | 127)) {
+        // The shell's codes for a command it could not find or execute: the
+        // program never ran, so nothing was checked.
+        eprintln!(
+            "aclmem sanitize: {program}: did not run (exit {}: not found or not executable); nothing was checked",
+            status.code().unwrap_or_default()
+        );
+    } else if findings.is_empty() {
         eprintln!("aclmem sanitize: {program}: no findings");
     } else {
         let parts: Vec<String> = classes.iter().map(|(k, v)| format!("{v} {k}")).collect();

@@ -349,3 +349,23 @@ fn calls_looked_up_with_dlsym_are_checked_too() {
     let _ = std::fs::remove_file(&log);
     assert!(seen.trim().is_empty(), "preload alone saw: {seen}");
 }
+
+/// A program that never ran (the shell's 127) is said to be so, with its
+/// exit code, never reported as a clean run.
+#[test]
+fn a_program_that_did_not_run_is_not_a_clean_run() {
+    if under_test_runner() {
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
+        .arg("sanitize")
+        .arg("--lib")
+        .arg(target_profile_dir().join("libaclmem_sanitizer.so"))
+        .args(["--", "sh", "-c", "exec ./no-such-program-here"])
+        .output()
+        .expect("aclmem runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(127), "{err}");
+    assert!(err.contains("did not run (exit 127"), "{err}");
+    assert!(!err.contains("no findings"), "{err}");
+}
