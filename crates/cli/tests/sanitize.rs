@@ -369,3 +369,19 @@ fn a_program_that_did_not_run_is_not_a_clean_run() {
     assert!(err.contains("did not run (exit 127"), "{err}");
     assert!(!err.contains("no findings"), "{err}");
 }
+
+/// A child forked after `aclInit` starts with nothing of its parent's: its
+/// import of the parent's export is not "its own", the parent's handle is
+/// not its leak; the clean program stays clean in both processes.
+#[test]
+fn a_child_forked_after_init_inherits_no_findings() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("fork");
+    for _ in 0..3 {
+        let (findings, code) = sanitize(&[], &exe, &["fork"]);
+        assert!(findings.is_empty(), "{findings:#?}");
+        assert_eq!(code, 0);
+    }
+}

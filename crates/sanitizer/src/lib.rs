@@ -162,9 +162,55 @@ fn missing(name: &str) -> i32 {
 
 // ----- the model and the platform --------------------------------------------
 
-fn model() -> MutexGuard<'static, Model> {
+fn model_lock() -> &'static Mutex<Model> {
     static MODEL: OnceLock<Mutex<Model>> = OnceLock::new();
-    MODEL.get_or_init(|| Mutex::new(Model::default())).lock()
+    MODEL.get_or_init(|| Mutex::new(Model::default()))
+}
+
+fn model() -> MutexGuard<'static, Model> {
+    model_lock().lock()
+}
+
+// ----- fork ---------------------------------------------------------------------
+
+/// A child forked after `aclInit` is a new process of the machine (its
+/// calls answer 100001 until it initialises): none of its parent's
+/// handles, mappings or exports are its own. Its model starts empty, and
+/// its findings are its own (the summary at its exit counts only those).
+/// The model and the findings are locked across `fork` so that the child
+/// never inherits them half-changed or locked by a thread it lacks.
+fn fork_handlers_registered() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registers functions of this library, which stays loaded.
+        unsafe {
+            libc::pthread_atfork(
+                Some(before_fork),
+                Some(parent_after_fork),
+                Some(child_after_fork),
+            )
+        };
+    });
+}
+
+extern "C" fn before_fork() {
+    std::mem::forget(model());
+    report::hold_for_fork();
+}
+
+extern "C" fn parent_after_fork() {
+    report::release_after_fork(false);
+    // SAFETY: `before_fork` left the model locked by this thread, the one
+    // that forked; nothing else unlocks it.
+    unsafe { model_lock().force_unlock() };
+}
+
+extern "C" fn child_after_fork() {
+    report::release_after_fork(true);
+    // SAFETY: as in the parent: the lock `before_fork` took, in the copy of
+    // it this child has (the only thread of the child is the forking one).
+    unsafe { model_lock().force_unlock() };
+    *model() = Model::default();
 }
 
 /// What the program runs on, asked of the library underneath once.
@@ -313,6 +359,7 @@ extern "C" fn at_exit() {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
     at_exit_registered();
+    fork_handlers_registered();
     let r = forward!(aclInit(config_path));
     trace::call("aclInit", None, 0, r);
     r

@@ -172,6 +172,24 @@ pub fn report(f: Finding) {
     }
 }
 
+/// Before `fork`: the findings are locked (released by
+/// [`release_after_fork`]) so that the child copies them whole.
+pub fn hold_for_fork() {
+    std::mem::forget(SINK.lock());
+}
+
+/// After `fork`: unlocks what [`hold_for_fork`] locked; in the child the
+/// counts start again (its summary counts its own findings; the log stays
+/// shared, one record per write).
+pub fn release_after_fork(child: bool) {
+    // SAFETY: `hold_for_fork` left the lock held by this thread, the one
+    // that forked (in the child, its only thread).
+    unsafe { SINK.force_unlock() };
+    if child && let Some(s) = SINK.lock().as_mut() {
+        s.counts.clear();
+    }
+}
+
 /// Number of findings so far.
 pub fn total() -> u64 {
     with_sink(|s| s.counts.values().sum())

@@ -8,6 +8,8 @@
 #include <acl/acl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define MIB ((size_t)1 << 20)
 
@@ -107,6 +109,27 @@ int main(int argc, char **argv) {
         aclrtFreePhysical(h);
         aclrtFreePhysical(h2);
         aclrtReleaseMemAddress(va);
+    } else if (strcmp(mode, "fork") == 0) {
+        /* Not a defect: a child forked after aclInit is a new process; it
+         * initialises, imports its parent's export and lets it go. Neither
+         * process owns the other's handles. */
+        uint64_t s = 0;
+        int status = 0;
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0);
+        aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE, 1, &s);
+        fflush(NULL);
+        pid_t child = fork();
+        if (child == 0) {
+            int ok = aclInit(NULL) == 0 && aclrtSetDevice(0) == 0 &&
+                     aclrtMemImportFromShareableHandle(s, 0, &h2) == 0 &&
+                     aclrtFreePhysical(h2) == 0;
+            aclrtResetDevice(0);
+            aclFinalize();
+            exit(ok ? 0 : 3);
+        }
+        waitpid(child, &status, 0);
+        aclrtFreePhysical(h);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 3;
     } else if (strcmp(mode, "leak") == 0) {
         aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* LEAK-SITE */
     } else if (strcmp(mode, "clean") != 0) {
