@@ -385,3 +385,47 @@ fn a_child_forked_after_init_inherits_no_findings() {
         assert_eq!(code, 0);
     }
 }
+
+/// vllm-ascend #9563's shape: each wake makes a 2 MiB handle it never
+/// frees. The memory held at the end of each sleep grows by 2 MiB per
+/// cycle, and the finding names that and the place that makes the handle;
+/// the same loop without the extra handle is clean.
+#[test]
+fn growth_per_sleep_wake_cycle_is_reported_with_its_site() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("cycles");
+    let source = std::fs::read_to_string(repo().join("crates/sanitizer/tests/defects.c")).unwrap();
+    let growth_line = source
+        .lines()
+        .position(|l| l.contains("GROWTH-SITE"))
+        .expect("marked")
+        + 1;
+    let (findings, code) = sanitize(&[], &exe, &["cycle-growth"]);
+    let growth: Vec<_> = findings
+        .iter()
+        .filter(|f| f["class"] == "cycle-growth")
+        .collect();
+    assert_eq!(growth.len(), 1, "{findings:#?}");
+    let message = growth[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("+2.0 MiB per cycle over 5 cycles"),
+        "{message}"
+    );
+    assert!(
+        message.contains("5 handle(s) of 10.0 MiB made in 5 of the wakes"),
+        "{message}"
+    );
+    let site = growth[0]["site"].as_str().unwrap();
+    assert!(
+        site.ends_with(&format!("defects.c:{growth_line})")),
+        "{site}"
+    );
+    // The handles themselves are leaks too, each with the same site.
+    assert_eq!(findings.iter().filter(|f| f["class"] == "leak").count(), 5);
+    assert_eq!(code, 1);
+    let (findings, code) = sanitize(&[], &exe, &["sleep-wake"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+}

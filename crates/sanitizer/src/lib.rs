@@ -17,6 +17,8 @@
 //! * lifetimes: `double-free`, `free-while-mapped`, `use-after-free`,
 //!   `unmap-unmapped`, `release-while-mapped`, `overlapping-map`,
 //!   `copy-unmapped`, `import-own-export`;
+//! * `cycle-growth`: memory held at the end of each sleep of a sleep/wake
+//!   loop grows, with the growth per cycle and the place that makes it;
 //! * `leak`: what is still held at `aclFinalize` or exit, with the call site
 //!   that made it.
 //!

@@ -20,7 +20,31 @@ pub struct Handle {
     pub device: Option<u32>,
     pub maps: u32,
     pub site: Site,
+    /// The sleep/wake cycle it was made in (0: before the first wake).
+    pub cycle: u32,
 }
+
+/// Sleep/wake cycles, as vllm-ascend's and sglang's memory savers make
+/// them: a sleep unmaps (and frees the physical memory behind) ranges
+/// whose addresses stay reserved; a wake maps memory at one of those same
+/// addresses again. What the process still holds at the end of each sleep
+/// is what it keeps across cycles: it must not grow.
+#[derive(Default)]
+struct Cycles {
+    /// Addresses unmapped during the current sleep.
+    gap: HashSet<usize>,
+    /// Whether a sleep is under way (an unmap since the last wake).
+    asleep: bool,
+    /// The least physical memory held during the current sleep.
+    low: usize,
+    /// That low point, per completed sleep.
+    resident: Vec<usize>,
+    /// Wakes so far.
+    wakes: u32,
+}
+
+/// Fewest sleeps after which growth is reported.
+const GROWTH_SLEEPS: usize = 3;
 
 /// A handle freed while mapped: its memory lives until the last unmap.
 #[derive(Debug, Clone, Copy)]
@@ -59,6 +83,7 @@ pub struct Model {
     /// timeline.
     phys: BTreeMap<u32, usize>,
     mapped: BTreeMap<u32, usize>,
+    cycles: Cycles,
 }
 
 /// How many freed handle values are remembered for double frees and uses
@@ -85,7 +110,12 @@ impl Model {
     fn phys_add(&mut self, device: Option<u32>, bytes: isize) -> usize {
         let v = self.phys.entry(dev_key(device)).or_default();
         *v = v.saturating_add_signed(bytes);
-        *v
+        let now = *v;
+        if self.cycles.asleep {
+            let total = self.phys.values().sum();
+            self.cycles.low = self.cycles.low.min(total);
+        }
+        now
     }
 
     fn mapped_add(&mut self, device: Option<u32>, bytes: isize) -> usize {
@@ -131,6 +161,7 @@ impl Model {
                 device,
                 maps: 0,
                 site,
+                cycle: self.cycles.wakes,
             },
         );
         if counts {
@@ -254,6 +285,13 @@ impl Model {
         if let Some(hd) = self.handles.get_mut(&h) {
             hd.maps += 1;
         }
+        if self.cycles.asleep && self.cycles.gap.contains(&addr) {
+            // A wake: memory mapped again where a sleep unmapped it.
+            self.cycles.asleep = false;
+            self.cycles.gap.clear();
+            self.cycles.resident.push(self.cycles.low);
+            self.cycles.wakes += 1;
+        }
         self.maps.insert(
             addr,
             Map {
@@ -282,6 +320,11 @@ impl Model {
 
     pub fn unmapped(&mut self, addr: usize) -> Option<(u32, usize, usize)> {
         let m = self.maps.remove(&addr)?;
+        if !self.cycles.asleep {
+            self.cycles.asleep = true;
+            self.cycles.low = self.phys.values().sum();
+        }
+        self.cycles.gap.insert(addr);
         self.mapped_add(m.device, -(m.size as isize));
         if let Some(hd) = self.handles.get_mut(&m.handle) {
             hd.maps = hd.maps.saturating_sub(1);
@@ -432,7 +475,55 @@ impl Model {
 
     /// Reports every object still held, then forgets them (what
     /// `aclFinalize` and exit release).
+    /// Growth across sleep/wake cycles: when what the process holds at the
+    /// end of each sleep grew at every one of the last sleeps (at least
+    /// [`GROWTH_SLEEPS`]), the finding names the growth per cycle and the
+    /// place that made, in most wakes, memory still held.
+    fn report_cycle_growth(&self, when: &str) {
+        let resident = &self.cycles.resident;
+        if resident.len() < GROWTH_SLEEPS || !resident.windows(2).all(|w| w[1] > w[0]) {
+            return;
+        }
+        let (first, last) = (resident[0], resident[resident.len() - 1]);
+        let per_cycle = (last - first) / (resident.len() - 1);
+        // Handles made in a wake and still held, by the place that made them.
+        let mut by_site: HashMap<usize, (Site, HashSet<u32>, usize, usize)> = HashMap::default();
+        for hd in self.handles.values().filter(|hd| hd.cycle > 0) {
+            let e = by_site
+                .entry(hd.site.key())
+                .or_insert_with(|| (hd.site, HashSet::default(), 0, 0));
+            e.1.insert(hd.cycle);
+            e.2 += 1;
+            e.3 += hd.size;
+        }
+        let Some((site, wakes, count, bytes)) = by_site
+            .into_values()
+            .max_by_key(|(_, wakes, _, bytes)| (wakes.len(), *bytes))
+        else {
+            return;
+        };
+        let mib = |b: usize| b as f64 / (1 << 20) as f64;
+        report(Finding {
+            class: "cycle-growth",
+            call: "aclrtMallocPhysical",
+            args: String::new(),
+            message: format!(
+                "memory held at the end of each sleep grew by +{:.1} MiB per cycle over {} cycles ({:.1} MiB -> {:.1} MiB, until {when}); \
+                 {count} handle(s) of {:.1} MiB made in {} of the wakes are still held, made",
+                mib(per_cycle),
+                resident.len(),
+                mib(first),
+                mib(last),
+                mib(bytes),
+                wakes.len(),
+            ),
+            code: None,
+            site,
+        });
+    }
+
     pub fn report_leaks(&mut self, when: &str) {
+        self.report_cycle_growth(when);
         let call: &'static str = "aclFinalize";
         let mut findings = Vec::new();
         for (&a, m) in &self.maps {

@@ -27,6 +27,11 @@ impl Site {
         }
     }
 
+    /// A key that is the same for the same call site.
+    pub fn key(&self) -> usize {
+        self.ra ^ ((self.python as usize) << 48)
+    }
+
     /// The call, as `function (file:line)` of the Python code that made it,
     /// else of the native code when the program has debug information,
     /// else `address in module`.

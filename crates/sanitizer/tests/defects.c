@@ -130,6 +130,27 @@ int main(int argc, char **argv) {
         waitpid(child, &status, 0);
         aclrtFreePhysical(h);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 3;
+    } else if (strcmp(mode, "cycle-growth") == 0 || strcmp(mode, "sleep-wake") == 0) {
+        /* vllm-ascend's sleep mode, five cycles: sleep unmaps and frees the
+         * weights (the address stays reserved), wake maps new memory at the
+         * same address. With "cycle-growth", each wake also makes a 2 MiB
+         * handle it never frees (the shape of vllm-ascend #9563). */
+        int grow = strcmp(mode, "cycle-growth") == 0;
+        aclrtDrvMemHandle kept[8] = {0};
+        aclrtReserveMemAddress(&va, 4 * MIB, 0, NULL, 0);
+        aclrtMallocPhysical(&h, 4 * MIB, &hbm, 0);
+        aclrtMapMem(va, 4 * MIB, 0, h, 0);
+        for (int cycle = 0; cycle < 5; cycle++) {
+            aclrtUnmapMem(va); /* sleep */
+            aclrtFreePhysical(h);
+            aclrtMallocPhysical(&h, 4 * MIB, &hbm, 0); /* wake */
+            aclrtMapMem(va, 4 * MIB, 0, h, 0);
+            if (grow) aclrtMallocPhysical(&kept[cycle], 2 * MIB, &hbm, 0); /* GROWTH-SITE */
+        }
+        aclrtUnmapMem(va);
+        aclrtFreePhysical(h);
+        aclrtReleaseMemAddress(va);
+        (void)kept;
     } else if (strcmp(mode, "leak") == 0) {
         aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* LEAK-SITE */
     } else if (strcmp(mode, "clean") != 0) {
