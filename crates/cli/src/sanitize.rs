@@ -30,6 +30,10 @@ pub struct Options {
     /// Stop the program at the first finding.
     #[arg(long)]
     pub halt_on_error: bool,
+    /// Frames of native stack kept with every allocation, export, import
+    /// and finding (0: the call site only; at most 32).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(0..=32))]
+    pub stacks: u8,
     /// The program and its arguments (after `--`).
     #[arg(last = true, required = true)]
     pub program: Vec<String>,
@@ -140,6 +144,7 @@ pub fn run(o: Options) -> ExitCode {
     if o.halt_on_error {
         cmd.env("ACLMEM_SANITIZER_HALT_ON_ERROR", "1");
     }
+    cmd.env("ACLMEM_SANITIZER_STACKS", o.stacks.to_string());
     let status = match cmd.status() {
         Ok(s) => s,
         Err(e) => {

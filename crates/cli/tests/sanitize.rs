@@ -100,6 +100,10 @@ fn each_seeded_defect_is_reported_once_with_its_class_and_call_site() {
         assert_eq!(findings[0]["class"], class, "{findings:#?}");
         let site = findings[0]["site"].as_str().unwrap();
         assert!(site.contains("defects.c:"), "{class}: call site {site}");
+        // A native stack of several frames, the call site first.
+        let stack = findings[0]["stack"].as_array().unwrap();
+        assert!(stack.len() >= 2, "{class}: {stack:?}");
+        assert_eq!(stack[0].as_str(), Some(site), "{class}");
         assert_eq!(code, 1, "{class}: a finding makes the run fail");
         if class == "leak" {
             assert!(site.ends_with(&format!("defects.c:{leak_line})")), "{site}");

@@ -54,6 +54,10 @@ use report::{Finding, Site, report};
 /// The settings, read once from the environment.
 pub struct Config {
     halt_on_error: bool,
+    /// Frames of native stack kept per call site (`ACLMEM_SANITIZER_STACKS`,
+    /// 0 to 32; 0, the default of the bare library: the call site only);
+    /// [`aclmem_sanitizer_stacks`] changes it while the program runs.
+    pub stack_depth: std::sync::atomic::AtomicUsize,
     /// Platforms and releases of the fleet (what a target leaves out is the
     /// running machine's).
     targets: Vec<Target>,
@@ -81,6 +85,13 @@ pub fn config() -> &'static Config {
         let flag = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "0");
         Config {
             halt_on_error: flag("ACLMEM_SANITIZER_HALT_ON_ERROR"),
+            stack_depth: std::sync::atomic::AtomicUsize::new(
+                std::env::var("ACLMEM_SANITIZER_STACKS")
+                    .ok()
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0)
+                    .min(report::MAX_STACK),
+            ),
             targets: parse_targets(&std::env::var("ACLMEM_SANITIZER_TARGETS").unwrap_or_default()),
         }
     })
@@ -1062,6 +1073,19 @@ aclmem_sys::with_acl_functions!(prototypes);
 #[unsafe(no_mangle)]
 pub extern "C" fn aclmem_sanitizer_findings() -> u64 {
     report::total()
+}
+
+/// `unsigned aclmem_sanitizer_stacks(unsigned depth)`: from now on, keep
+/// `depth` frames of native stack per call site (0 or 1: the call site
+/// only; at most 32); answers the depth in effect before. For a program
+/// that wants stacks only around the part it is debugging.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclmem_sanitizer_stacks(depth: u32) -> u32 {
+    let depth = (depth as usize).min(report::MAX_STACK);
+    let old = config()
+        .stack_depth
+        .swap(depth, std::sync::atomic::Ordering::Relaxed);
+    u32::try_from(old).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]

@@ -9,27 +9,119 @@ use std::fs::File;
 use std::io::Write as _;
 
 /// Where a call was made: the return address of the ACL call in the
-/// program, resolved only when a finding needs it, and the Python line
-/// that made it, if Python code did.
+/// program, resolved only when a finding needs it, the Python line that
+/// made it, if Python code did, and, when `ACLMEM_SANITIZER_STACKS` asks
+/// for them, the native frames below it (kept as addresses, interned,
+/// symbolised only when reported).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Site {
     ra: usize,
     python: u32,
+    /// Index + 1 into [`STACKS`] (0: no stack kept).
+    stack: u32,
+}
+
+/// The most frames kept per stack.
+pub const MAX_STACK: usize = 32;
+
+/// Every distinct stack seen, by index (a stack is kept once however many
+/// calls share it).
+struct Stacks {
+    all: Vec<Box<[usize]>>,
+    index: rustc_hash::FxHashMap<Box<[usize]>, u32>,
+}
+
+static STACKS: Mutex<Option<Stacks>> = Mutex::new(None);
+
+/// The return addresses of the caller's frame (the one `ra` returns into)
+/// and the `depth - 1` frames below it.
+fn capture(ra: usize, depth: usize) -> u32 {
+    let mut frames = [0usize; MAX_STACK];
+    let mut n = 0;
+    let mut found = false;
+    backtrace::trace(|frame| {
+        let ip = frame.ip() as usize;
+        if ip == 0 {
+            return false;
+        }
+        if !found {
+            found = ip == ra;
+        }
+        if found {
+            frames[n] = ip;
+            n += 1;
+        }
+        n < depth
+    });
+    if n < 2 {
+        return 0;
+    }
+    let key: Box<[usize]> = frames[..n].into();
+    let mut stacks = STACKS.lock();
+    let s = stacks.get_or_insert_with(|| Stacks {
+        all: Vec::new(),
+        index: rustc_hash::FxHashMap::default(),
+    });
+    if let Some(&i) = s.index.get(&key) {
+        return i;
+    }
+    s.all.push(key.clone());
+    let i = u32::try_from(s.all.len()).unwrap_or(0);
+    s.index.insert(key, i);
+    i
 }
 
 impl Site {
     /// The site a C entry point handed over (`__builtin_return_address`),
-    /// with the Python line making the call, if any.
+    /// with the Python line making the call, if any, and the native stack
+    /// below it when `ACLMEM_SANITIZER_STACKS` asks for one.
     pub fn at(ra: *const c_void) -> Site {
+        let depth = crate::config()
+            .stack_depth
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let python = crate::python::call_site();
         Site {
             ra: ra as usize,
-            python: crate::python::call_site(),
+            python,
+            // Python code's site is its line; the interpreter's native
+            // frames below it say nothing about the program.
+            stack: if depth > 1 && !ra.is_null() && python == 0 {
+                capture(ra as usize, depth)
+            } else {
+                0
+            },
         }
     }
 
     /// A key that is the same for the same call site.
     pub fn key(&self) -> usize {
         self.ra ^ ((self.python as usize) << 48)
+    }
+
+    /// The frames of the native stack kept with the site, described
+    /// (`function (file:line)`), the call site first; empty when none was
+    /// kept.
+    pub fn frames(&self) -> Vec<String> {
+        if self.stack == 0 {
+            return Vec::new();
+        }
+        let frames: Vec<usize> = STACKS
+            .lock()
+            .as_ref()
+            .and_then(|s| s.all.get(self.stack as usize - 1))
+            .map(|f| f.to_vec())
+            .unwrap_or_default();
+        frames
+            .into_iter()
+            .map(|ra| {
+                Site {
+                    ra,
+                    python: 0,
+                    stack: 0,
+                }
+                .describe_native()
+            })
+            .collect()
     }
 
     /// The call, as `function (file:line)` of the Python code that made it,
@@ -39,6 +131,11 @@ impl Site {
         if let Some(p) = crate::python::describe(self.python) {
             return p;
         }
+        self.describe_native()
+    }
+
+    /// The native call, as `function (file:line)` or `address in module`.
+    fn describe_native(&self) -> String {
         if self.ra == 0 {
             return "unknown call site".into();
         }
@@ -146,6 +243,10 @@ pub fn report(f: Finding) {
         let _ = write!(line, " [the runtime answers {}]", code_name(c));
     }
     let _ = write!(line, " at {site}");
+    let stack = f.site.frames();
+    for (i, frame) in stack.iter().enumerate().skip(1) {
+        let _ = write!(line, "\n    #{i} {frame}");
+    }
     let json = serde_json::json!({
         "class": f.class,
         "call": f.call,
@@ -153,6 +254,7 @@ pub fn report(f: Finding) {
         "message": f.message,
         "code": f.code,
         "site": site,
+        "stack": stack,
         "pid": std::process::id(),
     });
     // One write per record, to the log (opened to append) and to stderr:
