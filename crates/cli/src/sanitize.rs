@@ -30,6 +30,10 @@ pub struct Options {
     /// Stop the program at the first finding.
     #[arg(long)]
     pub halt_on_error: bool,
+    /// Report every call the library refused (class `api-error`), with its
+    /// code and where it was made.
+    #[arg(long)]
+    pub report_api_errors: bool,
     /// Frames of native stack kept with every allocation, export, import
     /// and finding (0: the call site only; at most 32).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(0..=32))]
@@ -145,6 +149,9 @@ pub fn run(o: Options) -> ExitCode {
         cmd.env("ACLMEM_SANITIZER_HALT_ON_ERROR", "1");
     }
     cmd.env("ACLMEM_SANITIZER_STACKS", o.stacks.to_string());
+    if o.report_api_errors {
+        cmd.env("ACLMEM_SANITIZER_REPORT_API_ERRORS", "1");
+    }
     let status = match cmd.status() {
         Ok(s) => s,
         Err(e) => {

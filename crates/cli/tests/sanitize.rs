@@ -433,3 +433,41 @@ fn growth_per_sleep_wake_cycle_is_reported_with_its_site() {
     assert!(findings.is_empty(), "{findings:#?}");
     assert_eq!(code, 0);
 }
+
+/// `--report-api-errors`: every call the library refused is a finding with
+/// its code and call site, checked calls and forwarded ones alike; without
+/// the option, refused calls are the program's business.
+#[test]
+fn refused_calls_are_reported_when_asked() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("api-error");
+    let source = std::fs::read_to_string(repo().join("crates/sanitizer/tests/defects.c")).unwrap();
+    let line = |marker: &str| {
+        source
+            .lines()
+            .position(|l| l.contains(marker))
+            .expect("marked")
+            + 1
+    };
+    let (findings, code) = sanitize(&["--report-api-errors"], &exe, &["api-error"]);
+    assert_eq!(findings.len(), 2, "{findings:#?}");
+    assert_eq!(code, 1);
+    for (f, (call, marker)) in findings.iter().zip([
+        ("aclrtMallocPhysical", "API-ERROR-1"),
+        ("aclrtGetDeviceCount", "API-ERROR-2"),
+    ]) {
+        assert_eq!(f["class"], "api-error");
+        assert_eq!(f["call"], call);
+        assert_eq!(f["code"], 100000);
+        let site = f["site"].as_str().unwrap();
+        assert!(
+            site.ends_with(&format!("defects.c:{})", line(marker))),
+            "{site}"
+        );
+    }
+    let (findings, code) = sanitize(&[], &exe, &["api-error"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+}

@@ -58,6 +58,8 @@ pub struct Config {
     /// 0 to 32; 0, the default of the bare library: the call site only);
     /// [`aclmem_sanitizer_stacks`] changes it while the program runs.
     pub stack_depth: std::sync::atomic::AtomicUsize,
+    /// Report every call the library refused (`ACLMEM_SANITIZER_REPORT_API_ERRORS`).
+    report_api_errors: bool,
     /// Platforms and releases of the fleet (what a target leaves out is the
     /// running machine's).
     targets: Vec<Target>,
@@ -85,6 +87,7 @@ pub fn config() -> &'static Config {
         let flag = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "0");
         Config {
             halt_on_error: flag("ACLMEM_SANITIZER_HALT_ON_ERROR"),
+            report_api_errors: flag("ACLMEM_SANITIZER_REPORT_API_ERRORS"),
             stack_depth: std::sync::atomic::AtomicUsize::new(
                 std::env::var("ACLMEM_SANITIZER_STACKS")
                     .ok()
@@ -161,6 +164,22 @@ macro_rules! forward {
             None => missing(stringify!($name)),
         }
     };
+}
+
+/// With `ACLMEM_SANITIZER_REPORT_API_ERRORS`, a call the library refused
+/// is a finding (`api-error`) with its code and where it was made.
+fn api_error(call: &'static str, r: sys::aclError, site: Site) {
+    if r == 0 || !config().report_api_errors {
+        return;
+    }
+    report::report(report::Finding {
+        class: "api-error",
+        call,
+        args: String::new(),
+        message: "the library refused the call".into(),
+        code: Some(r),
+        site,
+    });
 }
 
 fn missing(name: &str) -> i32 {
@@ -449,6 +468,7 @@ unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
         check_rules(p, size, site);
     }
     let r = forward!(aclrtMallocPhysical(handle, size, prop, flags));
+    api_error("aclrtMallocPhysical", r, site);
     let mut totals = None;
     if r == 0
         && let Some(p) = copy
@@ -473,6 +493,7 @@ unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
     let site = Site::at(ra);
     model().check_free(handle as usize, site);
     let r = forward!(aclrtFreePhysical(handle));
+    api_error("aclrtFreePhysical", r, site);
     let mut totals = None;
     if r == 0 {
         let mut m = model();
@@ -498,6 +519,7 @@ unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
     let r = forward!(aclrtReserveMemAddress(
         vir_ptr, size, alignment, expect_ptr, flags
     ));
+    api_error("aclrtReserveMemAddress", r, site);
     if r == 0
         // SAFETY: a pointer is plain data; the kernel checks the address.
         && let Some(va) = unsafe { cmem::read(vir_ptr) }
@@ -517,6 +539,7 @@ unsafe extern "C" fn aclmem_san_aclrtReleaseMemAddress(
     let site = Site::at(ra);
     model().check_release(vir_ptr as usize, site);
     let r = forward!(aclrtReleaseMemAddress(vir_ptr));
+    api_error("aclrtReleaseMemAddress", r, site);
     if r == 0 {
         model().resv_released(vir_ptr as usize);
     }
@@ -537,6 +560,7 @@ unsafe extern "C" fn aclmem_san_aclrtMapMem(
     let site = Site::at(ra);
     model().check_map(vir_ptr as usize, size, handle as usize, site);
     let r = forward!(aclrtMapMem(vir_ptr, size, offset, handle, flags));
+    api_error("aclrtMapMem", r, site);
     let totals = (r == 0).then(|| model().mapped(vir_ptr as usize, size, handle as usize, site));
     trace::call("aclrtMapMem", totals, size, r);
     r
@@ -551,6 +575,7 @@ unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
     let site = Site::at(ra);
     model().check_unmap(vir_ptr as usize, site);
     let r = forward!(aclrtUnmapMem(vir_ptr));
+    api_error("aclrtUnmapMem", r, site);
     let totals = if r == 0 {
         model().unmapped(vir_ptr as usize)
     } else {
@@ -577,6 +602,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandle(
         flags,
         shareable_handle
     ));
+    api_error("aclrtMemExportToShareableHandle", r, site);
     if r == 0
         // SAFETY: a `uint64_t`; the kernel checks the address.
         && let Some(id) = unsafe { cmem::read(shareable_handle) }
@@ -603,6 +629,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandleV2(
         share_type,
         shareable_handle
     ));
+    api_error("aclrtMemExportToShareableHandleV2", r, site);
     if r == 0
         && share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT
         // SAFETY: a DEFAULT handle is a `uint64_t`; the kernel checks the
@@ -629,6 +656,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandle(
         device_id,
         handle
     ));
+    api_error("aclrtMemImportFromShareableHandle", r, site);
     if r == 0
         // SAFETY: a handle is plain data; the kernel checks the address.
         && let Some(h) = unsafe { cmem::read(handle) }
@@ -664,6 +692,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandleV2(
         flags,
         handle
     ));
+    api_error("aclrtMemImportFromShareableHandleV2", r, site);
     if r == 0
         // SAFETY: a handle is plain data; the kernel checks the address.
         && let Some(h) = unsafe { cmem::read(handle) }
@@ -682,6 +711,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemRetainAllocationHandle(
 ) -> sys::aclError {
     let site = Site::at(ra);
     let r = forward!(aclrtMemRetainAllocationHandle(vir_ptr, handle));
+    api_error("aclrtMemRetainAllocationHandle", r, site);
     if r == 0
         // SAFETY: a handle is plain data; the kernel checks the address.
         && let Some(h) = unsafe { cmem::read(handle) }
@@ -781,6 +811,7 @@ unsafe extern "C" fn aclmem_san_aclrtMallocHost(
 ) -> sys::aclError {
     let site = Site::at(ra);
     let r = forward!(aclrtMallocHost(host_ptr, size));
+    api_error("aclrtMallocHost", r, site);
     if r == 0
         // SAFETY: a pointer is plain data; the kernel checks the address.
         && let Some(p) = unsafe { cmem::read(host_ptr) }
@@ -821,6 +852,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemcpy(
         site,
     );
     let r = forward!(aclrtMemcpy(dst, dest_max, src, count, kind));
+    api_error("aclrtMemcpy", r, site);
     trace::call("aclrtMemcpy", None, count, r);
     r
 }
@@ -846,6 +878,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemcpyAsync(
         site,
     );
     let r = forward!(aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream));
+    api_error("aclrtMemcpyAsync", r, site);
     trace::call("aclrtMemcpyAsync", None, count, r);
     r
 }
@@ -915,7 +948,11 @@ macro_rules! passthrough {
             /// The C prototype's contract.
             #[unsafe(no_mangle)]
             pub unsafe extern "C" fn $name($($arg: $t),*) -> sys::aclError {
-                forward!($name($($arg),*))
+                let r = forward!($name($($arg),*));
+                if r != 0 && config().report_api_errors {
+                    api_error(stringify!($name), r, Site::outside());
+                }
+                r
             }
         )*
     };

@@ -93,6 +93,25 @@ impl Site {
         }
     }
 
+    /// The first frame outside this library, for an entry point that has no
+    /// call site of its own (only when a finding needs it: it unwinds).
+    pub fn outside() -> Site {
+        let own = module_of(Site::outside as *const () as usize);
+        let mut ra = 0;
+        backtrace::trace(|frame| {
+            let ip = frame.ip() as usize;
+            if ip == 0 {
+                return false;
+            }
+            if module_of(ip) != own {
+                ra = ip;
+                return false;
+            }
+            true
+        });
+        Site::at(ra as *const c_void)
+    }
+
     /// A key that is the same for the same call site.
     pub fn key(&self) -> usize {
         self.ra ^ ((self.python as usize) << 48)

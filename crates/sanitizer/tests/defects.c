@@ -151,6 +151,11 @@ int main(int argc, char **argv) {
         aclrtFreePhysical(h);
         aclrtReleaseMemAddress(va);
         (void)kept;
+    } else if (strcmp(mode, "api-error") == 0) {
+        /* Calls the library refuses: reported only when asked
+         * (--report-api-errors). */
+        aclrtMallocPhysical(&h, 0, &hbm, 0); /* API-ERROR-1 */
+        aclrtGetDeviceCount(NULL);           /* API-ERROR-2 */
     } else if (strcmp(mode, "leak") == 0) {
         aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* LEAK-SITE */
     } else if (strcmp(mode, "clean") != 0) {
