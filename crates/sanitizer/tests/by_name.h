@@ -39,4 +39,5 @@ static void *acl_by_name(const char *name) {
 #define aclrtMemSetPidToShareableHandle(...) ACL_BY_NAME(aclrtMemSetPidToShareableHandle)(__VA_ARGS__)
 #define aclrtResetDevice(...) ACL_BY_NAME(aclrtResetDevice)(__VA_ARGS__)
 #define aclFinalize(...) ACL_BY_NAME(aclFinalize)(__VA_ARGS__)
+#define aclrtGetDeviceCount(...) ACL_BY_NAME(aclrtGetDeviceCount)(__VA_ARGS__)
 #endif

@@ -7,6 +7,7 @@
  */
 #include <acl/acl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
