@@ -167,7 +167,11 @@ def _child(queue, results):
 
     torch.npu.set_device(0)
     t = queue.get()
-    results.put((t.device.type, digest(t), t.numel()))
+    seen = (t.device.type, digest(t), t.numel())
+    # Then write through the shared memory (a host-to-device copy into it).
+    t[:4096].copy_(torch.full((4096,), 0x5A, dtype=torch.uint8))
+    torch.npu.synchronize()
+    results.put(seen)
     # The parent keeps the tensor until this process has answered.
     del t
 
@@ -187,7 +191,10 @@ def ipc():
     queue.put(dev)
     kind, child_digest, numel = results.get(timeout=240)
     child.join(timeout=240)
+    back = dev.cpu()
+    written = bool((back[:4096] == 0x5A).all()) and torch.equal(back[4096:], host[4096:])
     report(
+        written_by_child=written,
         expandable="expandable_segments:True" in os.environ.get("PYTORCH_NPU_ALLOC_CONF", ""),
         child_exit=child.exitcode,
         child_device=kind,

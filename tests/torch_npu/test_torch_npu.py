@@ -72,6 +72,8 @@ def test_an_npu_tensor_reaches_a_spawned_child(machine, conf):
     assert r["child_device"] == "npu"
     assert r["numel"] == 6 * MIB + 17
     assert r["same"] is True
+    # One memory, not a copy: what the child wrote, the parent reads.
+    assert r["written_by_child"] is True
 
 
 def test_thirty_sleep_wake_cycles_do_not_grow(machine):
