@@ -4,10 +4,11 @@
 //!
 //! It has two parts, one list each:
 //! * the typed functions ([`with_acl_functions!`](crate::with_acl_functions),
-//!   [`FUNCTIONS`](crate::FUNCTIONS)): the physical-memory API and the runtime
+//!   [`FUNCTIONS`]): the physical-memory API and the runtime
 //!   around it, with Rust prototypes, resolved by the driver, interposed by
 //!   the sanitizer, declared by the shipped C headers; all emulated;
-//! * the framework functions ([`with_framework_functions!`]): what a framework
+//! * the framework functions
+//!   ([`with_framework_functions!`](crate::with_framework_functions)): what a framework
 //!   such as torch_npu links or looks up by name beyond them (streams with a
 //!   configuration, events, compile options, system parameters, dump and log
 //!   switches, operators, graphs, profiling). Each is [`Answer::Emulated`]
