@@ -471,3 +471,29 @@ fn refused_calls_are_reported_when_asked() {
     assert!(findings.is_empty(), "{findings:#?}");
     assert_eq!(code, 0);
 }
+
+/// A function the emulator does not support, called by a program under the
+/// sanitizer, is reported from the emulator's record: once per function,
+/// with its count, its code and where it was first called.
+#[test]
+fn calls_the_emulator_does_not_support_are_findings() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("unsupported");
+    let (findings, code) = sanitize(&[], &exe, &["unsupported"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!(f["class"], "unsupported-call");
+    assert_eq!(f["call"], "aclrtGetDeviceUtilizationRate");
+    assert_eq!(f["code"], 207000);
+    assert!(f["message"].as_str().unwrap().contains("2 call(s)"), "{f}");
+    assert!(
+        f["site"]
+            .as_str()
+            .unwrap()
+            .contains("sanitize-defects-unsupported"),
+        "{f}"
+    );
+    assert_eq!(code, 1);
+}

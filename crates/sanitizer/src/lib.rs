@@ -369,6 +369,62 @@ fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
     }
 }
 
+/// The calls the emulated library did not carry out because it does not
+/// support them (operators, graphs, ...), from its record: one
+/// `unsupported-call` finding per function, with the count and the first
+/// call site. (A real library has no such record: nothing is reported.)
+fn unsupported_calls() {
+    let lib = std::env::var("ACLMEM_ASCENDCL")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "libascendcl.so".into());
+    let Ok(lib) = std::ffi::CString::new(lib) else {
+        return;
+    };
+    // SAFETY: a handle of a library already loaded (RTLD_NOLOAD), or NULL;
+    // never closed (the library stays loaded).
+    let handle = unsafe { libc::dlopen(lib.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    if handle.is_null() {
+        return;
+    }
+    // SAFETY: dlsym on a live handle, with a NUL-terminated name.
+    let f = unsafe { libc::dlsym(handle, c"aclmem_emu_calls_json".as_ptr()) };
+    if f.is_null() || own(f) {
+        return;
+    }
+    // SAFETY: the emulated library's `const char *aclmem_emu_calls_json(void)`.
+    let text = unsafe {
+        let f: unsafe extern "C" fn() -> *const c_char = std::mem::transmute(f);
+        let p = f();
+        if p.is_null() {
+            return;
+        }
+        std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+    };
+    let Ok(serde_json::Value::Array(rows)) = serde_json::from_str(&text) else {
+        return;
+    };
+    for r in rows.iter().filter(|r| r["answer"] == "not supported") {
+        let call = r["name"]
+            .as_str()
+            .and_then(aclmem_sys::catalogue::find)
+            .map_or("?", |e| e.name);
+        report::report(report::Finding {
+            class: "unsupported-call",
+            call,
+            args: String::new(),
+            message: format!(
+                "the emulator does not carry it out ({}): answered {}, {} call(s); first",
+                r["library"].as_str().unwrap_or("?"),
+                r["answered"].as_str().unwrap_or("?"),
+                r["count"]
+            ),
+            code: r["code"].as_i64().and_then(|c| i32::try_from(c).ok()),
+            site: Site::described(r["first_site"].as_str().unwrap_or("?").to_owned()),
+        });
+    }
+}
+
 fn at_exit_registered() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -378,6 +434,7 @@ fn at_exit_registered() {
 }
 
 extern "C" fn at_exit() {
+    unsupported_calls();
     model().report_leaks("exit");
     trace::flush();
     report::summary();

@@ -190,6 +190,20 @@ unsafe fn site_of(api: &Api, sites: &mut Sites, frame: Object) -> u32 {
     }
 }
 
+/// A call site known only as text (from another library's report): its
+/// number, described as the text itself.
+pub fn intern_text(name: String) -> u32 {
+    let mut sites = SITES.lock();
+    let sites = sites.get_or_insert_with(Sites::default);
+    if let Some(&n) = sites.numbers.get(&name) {
+        return n;
+    }
+    sites.names.push(name.clone());
+    let n = sites.names.len() as u32;
+    sites.numbers.insert(name, n);
+    n
+}
+
 /// The text of call site `n` (from [`call_site`]).
 pub fn describe(n: u32) -> Option<String> {
     let sites = SITES.lock();

@@ -112,6 +112,15 @@ impl Site {
         Site::at(ra as *const c_void)
     }
 
+    /// A site known only by its description (another library's report).
+    pub fn described(text: String) -> Site {
+        Site {
+            ra: 0,
+            python: crate::python::intern_text(text),
+            stack: 0,
+        }
+    }
+
     /// A key that is the same for the same call site.
     pub fn key(&self) -> usize {
         self.ra ^ ((self.python as usize) << 48)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <dlfcn.h>
 
 #define MIB ((size_t)1 << 20)
 
@@ -157,6 +158,16 @@ int main(int argc, char **argv) {
          * (--report-api-errors). */
         aclrtMallocPhysical(&h, 0, &hbm, 0); /* API-ERROR-1 */
         aclrtGetDeviceCount(NULL);           /* API-ERROR-2 */
+    } else if (strcmp(mode, "unsupported") == 0) {
+        /* A framework function the emulator does not support, looked up by
+         * name as frameworks do: the emulator answers 207000 and records
+         * it; the sanitizer reports it from that record. */
+        void *lib = dlopen("libascendcl.so", RTLD_NOW | RTLD_NOLOAD);
+        aclError (*utilization)(int32_t, void *) =
+            (aclError (*)(int32_t, void *))(lib ? dlsym(lib, "aclrtGetDeviceUtilizationRate") : NULL);
+        char info[64];
+        if (utilization) utilization(0, info);
+        if (utilization) utilization(0, info);
     } else if (strcmp(mode, "leak") == 0) {
         aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* LEAK-SITE */
     } else if (strcmp(mode, "clean") != 0) {

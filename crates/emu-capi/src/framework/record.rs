@@ -207,3 +207,33 @@ fn call_site(entry: usize) -> String {
         None => place,
     }
 }
+
+/// `const char *aclmem_emu_calls_json(void)`: the record as a JSON array
+/// (name, library, answer, value answered, count, first call site), for
+/// tools in the same process (the sanitizer puts the not-supported ones in
+/// its log). Valid until the next call; never NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclmem_emu_calls_json() -> *const std::ffi::c_char {
+    static TEXT: Mutex<Option<std::ffi::CString>> = Mutex::new(None);
+    let rows: Vec<serde_json::Value> = calls()
+        .into_iter()
+        .map(|(name, c)| {
+            let returns = aclmem_sys::catalogue::find(name).map_or(Returns::Void, |e| e.returns);
+            let code = matches!(returns, Returns::Code | Returns::OpStatus)
+                .then(|| returns.value(c.answer));
+            serde_json::json!({
+                "name": name,
+                "library": c.library.soname(),
+                "answer": c.answer.describe(),
+                "answered": returns.describe_value(c.answer),
+                "code": code,
+                "count": c.count,
+                "first_site": c.first_site,
+            })
+        })
+        .collect();
+    let text =
+        std::ffi::CString::new(serde_json::Value::from(rows).to_string()).unwrap_or_default();
+    let mut slot = TEXT.lock();
+    slot.insert(text).as_ptr()
+}
