@@ -2,6 +2,7 @@
 libraries: its memory path, with the values asserted."""
 
 import os
+import subprocess
 
 import pytest
 
@@ -133,3 +134,14 @@ def test_the_sanitizer_sees_every_call_torch_npu_makes_by_name(machine, tmp_path
     reserves = [t["size"] for t in trace if t["call"] == "aclrtReserveMemAddress"]
     assert reserves[0] == 512, "torch_npu's probe, before any device is set"
     assert calls.count("aclrtReleaseMemAddress") == len(reserves) == 2
+    # The recorded run, replayed on other machines: an A2 with CANN 8.0
+    # runs it; the RC form of Atlas 200I A2 has no physical-memory API.
+    out = subprocess.run(
+        [os.environ["ACLMEM_CLI"], "replay", str(tmp_path / "trace.jsonl"),
+         "--targets", "a2@8.0,200i-a2:rc"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 1, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[1].startswith("  a2@8.0") and lines[1].endswith("runs through"), out.stdout
+    assert "fails at call 1 " in lines[2] and "aclrtReserveMemAddress(0x200) answers" in lines[2], out.stdout

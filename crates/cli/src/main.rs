@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 mod catalogue;
 mod errors;
 mod matrix;
+mod replay;
 mod run;
 mod sanitize;
 mod timeline;
@@ -86,6 +87,10 @@ enum Command {
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
+    /// Replay a trace (`aclmem sanitize --trace`) on other products,
+    /// releases and capacities: the first call that would fail on each,
+    /// with its code and rule (exit 1 when any target fails).
+    Replay(replay::Options),
     /// Run a program with libaclmem_sanitizer.so preloaded: its ACL memory
     /// calls are checked against the rules (for its product and CANN
     /// release, and for --targets), for lifetime errors and for leaks.
@@ -436,6 +441,7 @@ fn main() -> ExitCode {
             print!("{}", errors::render(format));
             ExitCode::SUCCESS
         }
+        Command::Replay(o) => replay::run(o),
         Command::Catalogue { format } => {
             print!("{}", catalogue::render(format));
             ExitCode::SUCCESS

@@ -497,3 +497,70 @@ fn calls_the_emulator_does_not_support_are_findings() {
     );
     assert_eq!(code, 1);
 }
+
+/// `aclmem replay`: a trace recorded under the sanitizer is made again on
+/// other products, releases and capacities; the first call that would
+/// fail on each is named with its code and rule, and the exit code says
+/// whether any target fails.
+#[test]
+fn a_recorded_trace_replays_on_other_targets() {
+    if under_test_runner() {
+        return;
+    }
+    let record = |mode: &str| {
+        let exe = defects(&format!("replay-{mode}"));
+        let trace = std::env::temp_dir().join(format!(
+            "aclmem-replay-{}-{mode}.jsonl",
+            std::process::id()
+        ));
+        let (findings, code) = sanitize(&["--trace", trace.to_str().unwrap()], &exe, &[mode]);
+        assert!(findings.is_empty() && code == 0, "{findings:#?}");
+        trace
+    };
+    let replay = |trace: &Path, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
+            .arg("replay")
+            .arg(trace)
+            .args(args)
+            .output()
+            .expect("aclmem runs");
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            out.status.code(),
+        )
+    };
+    let sleep_wake = record("sleep-wake");
+    let (text, code) = replay(&sleep_wake, &["--targets", "a2@8.0,a3,inference"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("26 physical-memory calls to replay"), "{text}");
+    assert_eq!(text.matches("runs through").count(), 3, "{text}");
+    // No physical-memory API in the RC form; too little memory for the
+    // weights.
+    let (text, code) = replay(&sleep_wake, &["--targets", "200i-a2:rc"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("fails at call 1 of 26 (trace line 2,")
+            && text.contains("aclrtReserveMemAddress(0x400000) answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)"),
+        "{text}"
+    );
+    let (text, code) = replay(&sleep_wake, &["--targets", "a2", "--hbm", "3MiB"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("aclrtMallocPhysical(0x400000") && text.contains("(207001)"), "{text}");
+    // ACL_MEM_HUGE came with CANN 8.5: refused before it, with the rule.
+    let huge = record("portability");
+    let (text, code) = replay(&huge, &["--targets", "a2@8.3,a2@8.5"]);
+    assert_eq!(code, Some(1), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].contains("a2@8.3")
+            && lines[1].contains("answers ACL_ERROR_INVALID_PARAM (100000): ACL_MEM_HUGE needs CANN 8.5 or later"),
+        "{text}"
+    );
+    assert!(lines[2].contains("a2@8.5") && lines[2].ends_with("runs through"), "{text}");
+    // A misspelt target is refused before anything runs.
+    let (_, code) = replay(&huge, &["--targets", "a9"]);
+    assert_eq!(code, Some(2));
+    for t in [sleep_wake, huge] {
+        let _ = std::fs::remove_file(t);
+    }
+}

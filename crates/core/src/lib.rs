@@ -44,7 +44,7 @@ pub use prop::{
 pub use report::{CheckReport, Checked};
 pub use rules::{
     AvailableOn, Denial, DeviceAccepts, ExistsIn, Feature, FormAllowsPhysical, HasPhysicalApi,
-    Holds, HostAccepts, Introduced, MallocPhysical, OfferedBy, PLATFORMS, Platform, Rules,
+    Holds, HostAccepts, Introduced, MallocPhysical, OfferedBy, PLATFORMS, Platform, Reason, Rules,
     Supports, Verdict, attr_since, check, check_platform, check_raw, location_since,
 };
 pub use size::{AlignedSize, GIB, GranularityOption, MIB, is_aligned, round_up};

@@ -190,11 +190,13 @@ impl Denial {
     }
 }
 
-impl fmt::Display for Denial {
-    /// The rule and the code: `DDR_* attributes are host-only;
-    /// ACL_ERROR_INVALID_PARAM = 100000`.
+/// A denial's rule in words, without its code ([`Denial::reason`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Reason<'a>(&'a Denial);
+
+impl fmt::Display for Reason<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        match self.0 {
             Denial::NeedsNewerCann {
                 feature,
                 since,
@@ -202,9 +204,26 @@ impl fmt::Display for Denial {
             } => write!(
                 f,
                 "{feature} needs {since} or later; this code targets {target}"
-            )?,
-            other => f.write_str(other.rule())?,
+            ),
+            other => f.write_str(other.rule()),
         }
+    }
+}
+
+impl Denial {
+    /// The rule in words, without the code: for a report that states the
+    /// code once, elsewhere (`ACL_MEM_HUGE needs CANN 8.5 or later; this
+    /// code targets CANN 8.3`).
+    pub fn reason(&self) -> Reason<'_> {
+        Reason(self)
+    }
+}
+
+impl fmt::Display for Denial {
+    /// The rule and the code: `DDR_* attributes are host-only;
+    /// ACL_ERROR_INVALID_PARAM = 100000`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.reason().fmt(f)?;
         let code = self.code();
         match code.name() {
             Some(name) => write!(f, "; {name} = {}", code.code()),

@@ -310,11 +310,7 @@ fn prop_text(p: &RawPhysicalMemProp) -> String {
 
 /// A denial in words, without the code (the report adds it).
 fn plain(d: &aclmem_core::Denial) -> String {
-    let text = d.to_string();
-    match text.split_once("; ACL_") {
-        Some((words, _)) => words.to_owned(),
-        None => text,
-    }
+    d.reason().to_string()
 }
 
 fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
@@ -527,6 +523,7 @@ unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
     let r = forward!(aclrtMallocPhysical(handle, size, prop, flags));
     api_error("aclrtMallocPhysical", r, site);
     let mut totals = None;
+    let mut made = None;
     if r == 0
         && let Some(p) = copy
         // SAFETY: a handle is plain data; the kernel checks the address.
@@ -536,8 +533,16 @@ unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
         let mut m = model();
         m.handle_made(h as usize, size, device, site, true);
         totals = Some(m.totals(device));
+        made = Some(h as usize);
     }
-    trace::call("aclrtMallocPhysical", totals, size, r);
+    trace::call_with("aclrtMallocPhysical", totals, size, r, || {
+        serde_json::json!({
+            "h": made,
+            "attr": copy.map(|p| p.mem_attr),
+            "loc": copy.map(|p| p.location.type_),
+            "id": copy.map(|p| p.location.id),
+        })
+    });
     r
 }
 
@@ -558,7 +563,13 @@ unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
         m.handle_freed(handle as usize);
         totals = Some(m.totals(device));
     }
-    trace::call("aclrtFreePhysical", totals, 0, r);
+    trace::call_with(
+        "aclrtFreePhysical",
+        totals,
+        0,
+        r,
+        || serde_json::json!({ "h": handle as usize }),
+    );
     r
 }
 
@@ -577,13 +588,21 @@ unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
         vir_ptr, size, alignment, expect_ptr, flags
     ));
     api_error("aclrtReserveMemAddress", r, site);
+    let mut made = None;
     if r == 0
         // SAFETY: a pointer is plain data; the kernel checks the address.
         && let Some(va) = unsafe { cmem::read(vir_ptr) }
     {
         model().resv_made(va as usize, size, site);
+        made = Some(va as usize);
     }
-    trace::call("aclrtReserveMemAddress", None, size, r);
+    trace::call_with(
+        "aclrtReserveMemAddress",
+        None,
+        size,
+        r,
+        || serde_json::json!({ "va": made, "align": alignment, "flags": flags }),
+    );
     r
 }
 
@@ -600,7 +619,13 @@ unsafe extern "C" fn aclmem_san_aclrtReleaseMemAddress(
     if r == 0 {
         model().resv_released(vir_ptr as usize);
     }
-    trace::call("aclrtReleaseMemAddress", None, 0, r);
+    trace::call_with(
+        "aclrtReleaseMemAddress",
+        None,
+        0,
+        r,
+        || serde_json::json!({ "va": vir_ptr as usize }),
+    );
     r
 }
 
@@ -619,7 +644,13 @@ unsafe extern "C" fn aclmem_san_aclrtMapMem(
     let r = forward!(aclrtMapMem(vir_ptr, size, offset, handle, flags));
     api_error("aclrtMapMem", r, site);
     let totals = (r == 0).then(|| model().mapped(vir_ptr as usize, size, handle as usize, site));
-    trace::call("aclrtMapMem", totals, size, r);
+    trace::call_with(
+        "aclrtMapMem",
+        totals,
+        size,
+        r,
+        || serde_json::json!({ "va": vir_ptr as usize, "h": handle as usize }),
+    );
     r
 }
 
@@ -638,7 +669,13 @@ unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
     } else {
         None
     };
-    trace::call("aclrtUnmapMem", totals, 0, r);
+    trace::call_with(
+        "aclrtUnmapMem",
+        totals,
+        0,
+        r,
+        || serde_json::json!({ "va": vir_ptr as usize }),
+    );
     r
 }
 

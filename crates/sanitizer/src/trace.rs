@@ -51,6 +51,19 @@ fn tid() -> i64 {
 
 /// One call. `device` is `u32::MAX` for host memory.
 pub fn call(call: &str, totals: Option<(u32, usize, usize)>, size: usize, ret: i32) {
+    call_with(call, totals, size, ret, || serde_json::Value::Null);
+}
+
+/// One call, with the details `aclmem replay` needs to make it again
+/// (`extra`, an object whose fields join the record: the handle, the
+/// address, the attribute and location).
+pub fn call_with(
+    call: &str,
+    totals: Option<(u32, usize, usize)>,
+    size: usize,
+    ret: i32,
+    extra: impl FnOnce() -> serde_json::Value,
+) {
     if !enabled() {
         return;
     }
@@ -65,6 +78,12 @@ pub fn call(call: &str, totals: Option<(u32, usize, usize)>, size: usize, ret: i
             "t": t, "tid": tid(), "call": call, "size": size, "ret": ret,
         }),
     };
+    let mut line = line;
+    if let (serde_json::Value::Object(fields), serde_json::Value::Object(more)) =
+        (&mut line, extra())
+    {
+        fields.extend(more);
+    }
     if let Some(tr) = TRACE.lock().as_mut() {
         let _ = writeln!(tr.out, "{line}");
     }
