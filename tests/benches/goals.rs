@@ -21,6 +21,7 @@
 //! | 9 | the cycle through `libaclmem_sanitizer.so`, every check on | the cycle without it | ≤ 1.20× |
 //! | 9 | the same with 8-frame native stacks kept at every call | the cycle without it | ≤ 1.50× |
 //! | 10 | `aclrtMemcpy` H2D, D2H, D2D and `aclrtMemset` at 4 MiB, 64 MiB, 1 GiB (bandwidth) | `memcpy(3)` / `memset(3)` between warm host buffers of the size | ≥ 0.90× |
+//! | 11 | `aclmem timeline` on a 10,000,000-event trace of two processes | — | ≤ 60 s and ≤ 1 GiB |
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ffi::c_void;
@@ -623,6 +624,7 @@ fn main() {
         rows.push(row);
         rows.extend(stacked);
     }
+    rows.extend(timeline_row());
     print_table(&rows);
     // SAFETY: documented prototype.
     unsafe { f.aclFinalize.unwrap()() };
@@ -704,6 +706,71 @@ fn copy_rows(f: &AclFunctions) -> Vec<Row> {
         }
     }
     rows
+}
+
+/// Goal 11: `aclmem timeline` on a 10,000,000-event trace (two processes,
+/// written here), timed, with the converter's peak memory. Needs the CLI
+/// (`$ACLMEM_CLI`, which `cargo xtask bench` builds); without it the row
+/// says so.
+fn timeline_row() -> Option<Row> {
+    use std::io::Write;
+    const EVENTS: u64 = 10_000_000;
+    let Some(cli) = std::env::var_os("ACLMEM_CLI") else {
+        return Some(Row {
+            goal: 11,
+            what: "aclmem timeline: $ACLMEM_CLI not set (cargo xtask bench sets it)".into(),
+            value: "—".into(),
+            target: "≤ 60 s, ≤ 1 GiB".into(),
+            met: Some(false),
+        });
+    };
+    let dir = std::env::temp_dir().join(format!("aclmem-goal11-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let trace = dir.join("t.jsonl");
+    {
+        let mut f = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&trace).ok()?);
+        for i in 0..EVENTS {
+            let pid = 1000 + i % 2;
+            let phys = (i / 2 % 64) * (2 << 20);
+            writeln!(
+                f,
+                r#"{{"call":"aclrtMapMem","device":0,"h":{},"mapped":{phys},"phys":{phys},"pid":{pid},"ret":0,"size":2097152,"t":{},"tid":{pid},"va":{}}}"#,
+                0x1000_0000_0000_0001u64 + i,
+                1_000_000 + i * 3,
+                0x1000_0000_0000u64 + (i % 64) * (2 << 20),
+            )
+            .ok()?;
+        }
+        f.flush().ok()?;
+    }
+    let bytes = std::fs::metadata(&trace).ok()?.len();
+    let start = Instant::now();
+    let status = std::process::Command::new(&cli)
+        .arg("timeline")
+        .arg(&trace)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    let secs = start.elapsed().as_secs_f64();
+    // SAFETY: getrusage fills the live struct; the converter is this
+    // process's only child that has been waited for.
+    let rss_kib = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut u);
+        u.ru_maxrss
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    let mib = rss_kib as f64 / 1024.0;
+    Some(Row {
+        goal: 11,
+        what: format!(
+            "aclmem timeline, {EVENTS}-event trace of 2 processes ({:.1} GiB): wall time, peak memory {mib:.0} MiB",
+            bytes as f64 / (1u64 << 30) as f64
+        ),
+        value: format!("{secs:.1} s"),
+        target: "≤ 60 s, ≤ 1 GiB".into(),
+        met: Some(status.success() && secs <= 60.0 && mib <= 1024.0),
+    })
 }
 
 fn va(v: VirtAddr) -> usize {

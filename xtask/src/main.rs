@@ -616,6 +616,10 @@ fn bench(sh: &Shell, record: bool) -> Result<()> {
         Ok(())
     })?;
     let _env = sh.push_env("ACLMEM_ASCENDCL", &lib);
+    step("build the aclmem command (release, for goal 11)", || {
+        run(cmd!(sh, "{cargo} build --release -p aclmem-cli"))
+    })?;
+    let _cli = sh.push_env("ACLMEM_CLI", lib.with_file_name("aclmem"));
     let mut table = String::new();
     step("the goals, as ratios (tests/benches/goals.rs)", || {
         let c = cmd!(sh, "{cargo} bench -p aclmem-tests --bench goals");

@@ -54,6 +54,10 @@ pub fn check(sh: &Shell, lib: &Path) -> Result<()> {
                 .unwrap_or("none")
         ));
     }
+    // Every step has a tooltip naming its call (the script drew them).
+    if !dom.contains("<circle class=\"hit\"") || !dom.contains("<title>aclrtMapMem(") {
+        return Err("the rendered page has no tooltips naming the calls".into());
+    }
     let png = dir.join("sleep_wake.png");
     let shot = format!("--screenshot={}", png.display());
     run(cmd!(

@@ -143,6 +143,8 @@ pub fn run(o: Options) -> ExitCode {
         cmd.env("ACLMEM_SANITIZER_TARGETS", t);
     }
     if let Some(t) = &o.trace {
+        // The processes of the run append to it: it starts empty.
+        let _ = std::fs::remove_file(t);
         cmd.env("ACLMEM_SANITIZER_TRACE", t);
     }
     if o.halt_on_error {

@@ -1,71 +1,253 @@
 //! `aclmem timeline trace.jsonl`: the sanitizer's memory trace as a
 //! Perfetto / Chrome trace (`<out>.json`) and a self-contained HTML page
-//! (`<out>.html`) plotting each device's physical and mapped bytes.
+//! (`<out>.html`) plotting each device's physical and mapped bytes, per
+//! process when several processes traced into the file.
+//!
+//! The trace is streamed: it is read line by line and the Perfetto events
+//! are written as they come, so memory does not grow with the trace. The
+//! page gets at most [`POINTS`] points per track: when a track has more,
+//! each group of four consecutive points is replaced by its lowest and its
+//! highest (in time order), so that peaks and troughs (a sleep's low, an
+//! out-of-memory high) survive any amount of downsampling. Peaks and the
+//! sequence of levels in the summary are computed from every record.
 
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 
-/// One sample of a device's memory.
-struct Sample {
+/// The most points a track keeps for the page.
+pub const POINTS: usize = 4000;
+/// Levels listed per track in the summary (the first ones).
+const LEVELS: usize = 64;
+
+/// One point of a track: time, physical and mapped bytes, and the call.
+#[derive(Debug, Clone)]
+struct Point {
     t: u64,
-    device: String,
     phys: u64,
     mapped: u64,
+    call: String,
+    size: u64,
 }
 
-/// Reads the trace; writes `<out>.json` and `<out>.html`.
+/// A process's device (or host memory).
+#[derive(Debug, Default)]
+struct Track {
+    points: Vec<Point>,
+    peak_phys: u64,
+    peak_mapped: u64,
+    /// Physical bytes each time they changed (the first [`LEVELS`]).
+    levels: Vec<u64>,
+    more_levels: bool,
+    records: u64,
+}
+
+impl Track {
+    fn push(&mut self, p: Point) {
+        self.records += 1;
+        self.peak_phys = self.peak_phys.max(p.phys);
+        self.peak_mapped = self.peak_mapped.max(p.mapped);
+        if self.levels.is_empty() {
+            self.levels.push(0);
+        }
+        if self.levels.last() != Some(&p.phys) {
+            if self.levels.len() < LEVELS {
+                self.levels.push(p.phys);
+            } else {
+                self.more_levels = true;
+            }
+        }
+        self.points.push(p);
+        if self.points.len() >= 2 * POINTS {
+            self.halve();
+        }
+    }
+
+    /// Each group of four points becomes its lowest and highest, in time
+    /// order.
+    fn halve(&mut self) {
+        let old = std::mem::take(&mut self.points);
+        let mut out = Vec::with_capacity(old.len() / 2 + 2);
+        for group in old.chunks(4) {
+            let (mut lo, mut hi) = (0, 0);
+            for (i, p) in group.iter().enumerate() {
+                if p.phys < group[lo].phys {
+                    lo = i;
+                }
+                if p.phys > group[hi].phys {
+                    hi = i;
+                }
+            }
+            let (a, b) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+            out.push(group[a].clone());
+            if b != a {
+                out.push(group[b].clone());
+            }
+        }
+        self.points = out;
+    }
+}
+
+/// A record of the trace, as far as the timeline reads it.
+#[derive(serde::Deserialize)]
+struct Record<'a> {
+    #[serde(default)]
+    t: u64,
+    #[serde(default)]
+    pid: Option<u64>,
+    #[serde(default)]
+    tid: i64,
+    #[serde(borrow, default)]
+    call: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    size: u64,
+    #[serde(default)]
+    ret: i64,
+    #[serde(default)]
+    device: Option<Device<'a>>,
+    #[serde(default)]
+    phys: Option<u64>,
+    #[serde(default)]
+    mapped: Option<u64>,
+}
+
+/// A device number, or `"host"`.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Device<'a> {
+    Number(u64),
+    #[serde(borrow)]
+    Name(std::borrow::Cow<'a, str>),
+}
+
+impl Device<'_> {
+    fn track(&self) -> String {
+        match self {
+            Device::Number(n) => format!("device {n}"),
+            Device::Name(s) => s.to_string(),
+        }
+    }
+
+    fn json(&self) -> String {
+        match self {
+            Device::Number(n) => n.to_string(),
+            Device::Name(s) => serde_json::to_string(s).unwrap_or_default(),
+        }
+    }
+}
+
+/// Reads the trace; writes `<out>.json` and `<out>.html`. Returns the
+/// number of records and the tracks' names.
 pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
-    let text = std::fs::read_to_string(trace).map_err(|e| format!("{}: {e}", trace.display()))?;
-    let mut events = Vec::new();
-    let mut samples = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    let file = std::fs::File::open(trace).map_err(|e| format!("{}: {e}", trace.display()))?;
+    let json_path = out.with_extension("json");
+    let json =
+        std::fs::File::create(&json_path).map_err(|e| format!("{}: {e}", json_path.display()))?;
+    let mut json = BufWriter::with_capacity(1 << 20, json);
+    let io = |e: std::io::Error| e.to_string();
+    json.write_all(b"{\"displayTimeUnit\":\"ms\",\"traceEvents\":[")
+        .map_err(io)?;
+    let mut first_event = true;
+    // (pid, device) -> track.
+    let mut tracks: BTreeMap<(u64, String), Track> = BTreeMap::new();
+    let mut records = 0usize;
+    let mut t0 = u64::MAX;
+    let mut line = String::new();
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut number = 0usize;
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).map_err(io)? == 0 {
+            break;
+        }
+        number += 1;
         if line.trim().is_empty() {
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(line)
-            .map_err(|e| format!("{}:{}: {e}", trace.display(), i + 1))?;
-        let t = v["t"].as_u64().unwrap_or(0);
-        let call = v["call"].as_str().unwrap_or("?").to_owned();
-        events.push(serde_json::json!({
-            "name": call, "ph": "i", "s": "t", "ts": t, "pid": 1,
-            "tid": v["tid"].as_i64().unwrap_or(0),
-            "args": {"size": v["size"], "ret": v["ret"], "device": v["device"]},
-        }));
-        if let (Some(phys), Some(mapped)) = (v["phys"].as_u64(), v["mapped"].as_u64()) {
-            let device = match &v["device"] {
-                serde_json::Value::Number(n) => format!("device {n}"),
-                serde_json::Value::String(s) => s.clone(),
-                _ => "?".into(),
-            };
-            events.push(serde_json::json!({
-                "name": format!("{device} memory"), "ph": "C", "ts": t, "pid": 1,
-                "args": {"physical": phys, "mapped": mapped},
-            }));
-            samples.push(Sample {
-                t,
-                device,
+        let r: Record = serde_json::from_str(&line)
+            .map_err(|e| format!("{}:{number}: {e}", trace.display()))?;
+        records += 1;
+        t0 = t0.min(r.t);
+        let pid = r.pid.unwrap_or(1);
+        let call = r.call.as_deref().unwrap_or("?");
+        let name = serde_json::to_string(call).map_err(|e| e.to_string())?;
+        let device = r
+            .device
+            .as_ref()
+            .map_or_else(|| "null".to_owned(), Device::json);
+        if !first_event {
+            json.write_all(b",\n").map_err(io)?;
+        }
+        first_event = false;
+        write!(
+            json,
+            "{{\"name\":{name},\"ph\":\"i\",\"s\":\"t\",\"ts\":{},\"pid\":{pid},\"tid\":{},\"args\":{{\"size\":{},\"ret\":{},\"device\":{device}}}}}",
+            r.t, r.tid, r.size, r.ret
+        )
+        .map_err(io)?;
+        if let (Some(phys), Some(mapped), Some(d)) = (r.phys, r.mapped, &r.device) {
+            let track = d.track();
+            let counter =
+                serde_json::to_string(&format!("{track} memory")).map_err(|e| e.to_string())?;
+            write!(
+                json,
+                ",\n{{\"name\":{counter},\"ph\":\"C\",\"ts\":{},\"pid\":{pid},\"args\":{{\"physical\":{phys},\"mapped\":{mapped}}}}}",
+                r.t
+            )
+            .map_err(io)?;
+            tracks.entry((pid, track)).or_default().push(Point {
+                t: r.t,
                 phys,
                 mapped,
+                call: call.to_owned(),
+                size: r.size,
             });
         }
     }
-    let chrome = serde_json::json!({ "traceEvents": events, "displayTimeUnit": "ms" });
-    let json_path = out.with_extension("json");
-    std::fs::write(&json_path, chrome.to_string()).map_err(|e| e.to_string())?;
-    let mut devices: Vec<String> = samples.iter().map(|s| s.device.clone()).collect();
-    devices.sort();
-    devices.dedup();
-    let data: Vec<serde_json::Value> = samples
-        .iter()
-        .map(|s| serde_json::json!([s.t, s.device, s.phys, s.mapped]))
-        .collect();
+    json.write_all(b"]}\n")
+        .and_then(|()| json.flush())
+        .map_err(io)?;
+
+    let pids: std::collections::BTreeSet<u64> = tracks.keys().map(|(p, _)| *p).collect();
+    let name = |pid: u64, device: &str| {
+        if pids.len() > 1 {
+            format!("process {pid}, {device}")
+        } else {
+            device.to_owned()
+        }
+    };
+    let t0 = if t0 == u64::MAX { 0 } else { t0 };
+    let mut names = Vec::new();
+    let mut page_tracks = Vec::new();
+    for ((pid, device), track) in &tracks {
+        let n = name(*pid, device);
+        names.push(n.clone());
+        let points: Vec<serde_json::Value> = track
+            .points
+            .iter()
+            .map(|p| serde_json::json!([p.t - t0.min(p.t), p.phys, p.mapped, p.call, p.size]))
+            .collect();
+        page_tracks.push(serde_json::json!({
+            "name": n,
+            "points": points,
+            "records": track.records,
+            "peak_phys": track.peak_phys,
+            "peak_mapped": track.peak_mapped,
+            "levels": track.levels,
+            "more_levels": track.more_levels,
+        }));
+    }
     let html = PAGE
-        .replace("/*DATA*/", &serde_json::Value::from(data).to_string())
+        .replace(
+            "/*DATA*/",
+            &serde_json::Value::from(page_tracks).to_string(),
+        )
         .replace(
             "/*TITLE*/",
             &trace.display().to_string().replace('<', "&lt;"),
         );
-    std::fs::write(out.with_extension("html"), html).map_err(|e| e.to_string())?;
-    Ok((text.lines().count(), devices))
+    std::fs::write(out.with_extension("html"), html).map_err(io)?;
+    Ok((records, names))
 }
 
 const PAGE: &str = r##"<!DOCTYPE html>
@@ -81,7 +263,10 @@ const PAGE: &str = r##"<!DOCTYPE html>
  .phys { fill: rgba(33,113,181,.18); stroke: #2171b5; stroke-width: 2; }
  .mapped { fill: none; stroke: #e6550d; stroke-width: 2; stroke-dasharray: 6 4; }
  .axis { stroke: #999; stroke-width: 1; }
- .label { fill: #555; font-size: 12px; }
+ .grid { stroke: #e4e4e4; stroke-width: 1; }
+ .label { fill: #555; font-size: 11px; }
+ .hit { fill: transparent; }
+ .hit:hover { fill: rgba(0,0,0,.25); }
  .legend span { display: inline-block; width: 14px; height: 4px; margin: 0 6px 3px 12px; }
  #summary { white-space: pre; font-family: ui-monospace, monospace; background: #f4f4f4; padding: 8px; }
 </style></head>
@@ -89,50 +274,54 @@ const PAGE: &str = r##"<!DOCTYPE html>
 <h1>Device memory over time</h1>
 <div class="sub">From <code>/*TITLE*/</code>, written by <code>aclmem timeline</code>.
  <span class="legend"><span style="background:#2171b5"></span>physical (allocated)
- <span style="background:#e6550d"></span>mapped</span></div>
+ <span style="background:#e6550d"></span>mapped</span>
+ Hover over a step for its call.</div>
 <div id="plots"></div>
 <h2>Summary</h2>
 <div id="summary">(the page's script did not run)</div>
 <script>
-const DATA = /*DATA*/;
+const TRACKS = /*DATA*/;
 const MIB = 1 << 20;
 const fmt = b => (b / MIB).toFixed(b % MIB ? 1 : 0) + " MiB";
-const byDevice = new Map();
-for (const [t, d, p, m] of DATA) {
-  if (!byDevice.has(d)) byDevice.set(d, []);
-  byDevice.get(d).push([t, p, m]);
-}
-const tMax = Math.max(1, ...DATA.map(r => r[0]));
-const W = 900, H = 180, L = 70, B = 28;
+const ms = t => (t / 1000).toFixed(t < 10000 ? 2 : t < 1e6 ? 1 : 0) + " ms";
+const esc = s => String(s).replace(/[&<>"]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})[c]);
+const W = 900, H = 190, L = 74, B = 30, TICKS = 5;
+const tMax = Math.max(1, ...TRACKS.flatMap(tr => tr.points.map(p => p[0])));
 const lines = [];
-for (const [d, rows] of [...byDevice.entries()].sort()) {
-  const yMax = Math.max(MIB, ...rows.map(r => Math.max(r[1], r[2])));
+for (const tr of TRACKS) {
+  const rows = tr.points;
+  const yMax = Math.max(MIB, tr.peak_phys, tr.peak_mapped);
   const div = document.createElement("div"); div.className = "device";
-  div.innerHTML = `<h2>${d}</h2>`;
+  const shown = rows.length < tr.records ? ` (${rows.length} of ${tr.records} records shown: lows and highs kept)` : "";
+  div.innerHTML = `<h2>${esc(tr.name)}</h2><div class="label">${tr.records} records${shown}</div>`;
   // Over time, and call by call (short-lived dips are wide there).
-  for (const [mode, xOf, xEnd, xLabel] of [
-      ["over time", r => r[0], tMax, `${(tMax / 1000).toFixed(1)} ms`],
-      ["call by call", (r, i) => i + 1, rows.length + 1, `${rows.length} calls`]]) {
-    const x = v => L + (W - L - 10) * v / xEnd;
-    const y = v => H - B - (H - B - 10) * v / yMax;
+  for (const [mode, xOf, xEnd, xText] of [
+      ["over time", r => r[0], tMax, ms],
+      ["call by call", (r, i) => i + 1, rows.length + 1, v => `${Math.round(v)}`]]) {
+    const x = v => L + (W - L - 14) * v / xEnd;
+    const y = v => H - B - (H - B - 12) * v / yMax;
     const step = (k) => { let s = `M ${x(0)} ${y(0)}`; let last = 0;
       rows.forEach((r, i) => { s += ` L ${x(xOf(r, i))} ${y(last)} L ${x(xOf(r, i))} ${y(r[k])}`; last = r[k]; });
       return s + ` L ${x(xEnd)} ${y(last)}`; };
-    div.innerHTML += `<div class="label">${mode}</div><svg width="${W}" height="${H}">
-      <line class="axis" x1="${L}" y1="${H - B}" x2="${W - 10}" y2="${H - B}"/>
-      <line class="axis" x1="${L}" y1="10" x2="${L}" y2="${H - B}"/>
-      <text class="label" x="4" y="16">${fmt(yMax)}</text>
-      <text class="label" x="4" y="${H - B}">0</text>
-      <text class="label" x="${L}" y="${H - 8}">0</text>
-      <text class="label" x="${W - 90}" y="${H - 8}">${xLabel}</text>
+    let axes = `<line class="axis" x1="${L}" y1="${H - B}" x2="${W - 14}" y2="${H - B}"/>
+      <line class="axis" x1="${L}" y1="12" x2="${L}" y2="${H - B}"/>`;
+    for (let i = 0; i <= TICKS; i++) {
+      const yv = yMax * i / TICKS, xv = xEnd * i / TICKS;
+      axes += `<line class="grid" x1="${L}" y1="${y(yv)}" x2="${W - 14}" y2="${y(yv)}"/>
+        <text class="label" x="4" y="${y(yv) + 4}">${fmt(Math.round(yv))}</text>
+        <text class="label" text-anchor="${i === 0 ? "start" : i === TICKS ? "end" : "middle"}" x="${x(xv)}" y="${H - 10}">${xText(xv)}</text>`;
+    }
+    let hits = "";
+    rows.forEach((r, i) => {
+      hits += `<circle class="hit" cx="${x(xOf(r, i))}" cy="${y(r[1])}" r="4"><title>${esc(r[3])}(${fmt(r[4])}) at ${ms(r[0])}: physical ${fmt(r[1])}, mapped ${fmt(r[2])}</title></circle>`;
+    });
+    div.innerHTML += `<div class="label">${mode}</div><svg width="${W}" height="${H}">${axes}
       <path class="phys" d="${step(1)} L ${x(xEnd)} ${y(0)} Z"/>
-      <path class="mapped" d="${step(2)}"/></svg>`;
+      <path class="mapped" d="${step(2)}"/>${hits}</svg>`;
   }
   document.getElementById("plots").appendChild(div);
-  const levels = [0];
-  for (const r of rows) if (r[1] !== levels[levels.length - 1]) levels.push(r[1]);
-  lines.push(`${d}: peak physical ${fmt(Math.max(...rows.map(r => r[1])))}, peak mapped ${fmt(Math.max(...rows.map(r => r[2])))}`);
-  lines.push(`${d}: physical levels ${levels.map(fmt).join(" → ")}`);
+  lines.push(`${tr.name}: peak physical ${fmt(tr.peak_phys)}, peak mapped ${fmt(tr.peak_mapped)}`);
+  lines.push(`${tr.name}: physical levels ${tr.levels.map(fmt).join(" → ")}${tr.more_levels ? " → …" : ""}`);
 }
 document.getElementById("summary").textContent = lines.join("\n") || "no memory events in the trace";
 </script>

@@ -509,10 +509,8 @@ fn a_recorded_trace_replays_on_other_targets() {
     }
     let record = |mode: &str| {
         let exe = defects(&format!("replay-{mode}"));
-        let trace = std::env::temp_dir().join(format!(
-            "aclmem-replay-{}-{mode}.jsonl",
-            std::process::id()
-        ));
+        let trace =
+            std::env::temp_dir().join(format!("aclmem-replay-{}-{mode}.jsonl", std::process::id()));
         let (findings, code) = sanitize(&["--trace", trace.to_str().unwrap()], &exe, &[mode]);
         assert!(findings.is_empty() && code == 0, "{findings:#?}");
         trace
@@ -532,7 +530,10 @@ fn a_recorded_trace_replays_on_other_targets() {
     let sleep_wake = record("sleep-wake");
     let (text, code) = replay(&sleep_wake, &["--targets", "a2@8.0,a3,inference"]);
     assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("26 physical-memory calls to replay"), "{text}");
+    assert!(
+        text.contains("26 physical-memory calls to replay"),
+        "{text}"
+    );
     assert_eq!(text.matches("runs through").count(), 3, "{text}");
     // No physical-memory API in the RC form; too little memory for the
     // weights.
@@ -540,12 +541,17 @@ fn a_recorded_trace_replays_on_other_targets() {
     assert_eq!(code, Some(1), "{text}");
     assert!(
         text.contains("fails at call 1 of 26 (trace line 2,")
-            && text.contains("aclrtReserveMemAddress(0x400000) answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)"),
+            && text.contains(
+                "aclrtReserveMemAddress(0x400000) answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)"
+            ),
         "{text}"
     );
     let (text, code) = replay(&sleep_wake, &["--targets", "a2", "--hbm", "3MiB"]);
     assert_eq!(code, Some(1), "{text}");
-    assert!(text.contains("aclrtMallocPhysical(0x400000") && text.contains("(207001)"), "{text}");
+    assert!(
+        text.contains("aclrtMallocPhysical(0x400000") && text.contains("(207001)"),
+        "{text}"
+    );
     // ACL_MEM_HUGE came with CANN 8.5: refused before it, with the rule.
     let huge = record("portability");
     let (text, code) = replay(&huge, &["--targets", "a2@8.3,a2@8.5"]);
@@ -553,10 +559,15 @@ fn a_recorded_trace_replays_on_other_targets() {
     let lines: Vec<&str> = text.lines().collect();
     assert!(
         lines[1].contains("a2@8.3")
-            && lines[1].contains("answers ACL_ERROR_INVALID_PARAM (100000): ACL_MEM_HUGE needs CANN 8.5 or later"),
+            && lines[1].contains(
+                "answers ACL_ERROR_INVALID_PARAM (100000): ACL_MEM_HUGE needs CANN 8.5 or later"
+            ),
         "{text}"
     );
-    assert!(lines[2].contains("a2@8.5") && lines[2].ends_with("runs through"), "{text}");
+    assert!(
+        lines[2].contains("a2@8.5") && lines[2].ends_with("runs through"),
+        "{text}"
+    );
     // A misspelt target is refused before anything runs.
     let (_, code) = replay(&huge, &["--targets", "a9"]);
     assert_eq!(code, Some(2));

@@ -1,22 +1,30 @@
 //! The memory timeline: with `ACLMEM_SANITIZER_TRACE=file`, every
-//! interposed call is one JSON line: time (µs since the first call),
-//! thread, call, device, size, result, and the device's physical and
-//! mapped bytes after it. `aclmem timeline` turns the file into a Perfetto
-//! trace and an HTML page.
+//! interposed call is one JSON line: time (µs of the monotonic clock),
+//! process, thread, call, device, size, result, and the device's physical
+//! and mapped bytes after it. `aclmem timeline` turns the file into a
+//! Perfetto trace and an HTML page.
+//!
+//! Several processes may trace into one file (a program and the children
+//! it forks or runs): the file is opened to append, and lines are written
+//! in whole-line blocks, so one process's lines never split another's.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
-use std::time::Instant;
 
 struct Trace {
-    out: BufWriter<File>,
+    out: File,
+    /// Complete lines not yet written (written in one `write` when large,
+    /// and at flush).
+    pending: Vec<u8>,
 }
 
+/// Lines are written once this much is pending.
+const BLOCK: usize = 64 << 10;
+
 static TRACE: Mutex<Option<Trace>> = Mutex::new(None);
-static START: OnceLock<Instant> = OnceLock::new();
 static ENABLED: OnceLock<bool> = OnceLock::new();
 
 fn enabled() -> bool {
@@ -25,12 +33,12 @@ fn enabled() -> bool {
         else {
             return false;
         };
-        match File::create(&path) {
+        match File::options().create(true).append(true).open(&path) {
             Ok(f) => {
                 *TRACE.lock() = Some(Trace {
-                    out: BufWriter::new(f),
+                    out: f,
+                    pending: Vec::with_capacity(BLOCK),
                 });
-                START.get_or_init(Instant::now);
                 true
             }
             Err(e) => {
@@ -42,6 +50,18 @@ fn enabled() -> bool {
             }
         }
     })
+}
+
+/// The time in µs of the system's monotonic clock: one time base for
+/// every process of a run (the timeline starts at the first record).
+fn now_us() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the live `timespec` above.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64).saturating_mul(1_000_000) + (ts.tv_nsec as u64) / 1_000
 }
 
 fn tid() -> i64 {
@@ -67,15 +87,15 @@ pub fn call_with(
     if !enabled() {
         return;
     }
-    let t = START.get().map_or(0, |s| s.elapsed().as_micros());
+    let t = now_us();
     let line = match totals {
         Some((d, phys, mapped)) => serde_json::json!({
-            "t": t, "tid": tid(), "call": call, "size": size, "ret": ret,
+            "t": t, "pid": std::process::id(), "tid": tid(), "call": call, "size": size, "ret": ret,
             "device": if d == u32::MAX { serde_json::Value::from("host") } else { d.into() },
             "phys": phys, "mapped": mapped,
         }),
         None => serde_json::json!({
-            "t": t, "tid": tid(), "call": call, "size": size, "ret": ret,
+            "t": t, "pid": std::process::id(), "tid": tid(), "call": call, "size": size, "ret": ret,
         }),
     };
     let mut line = line;
@@ -85,8 +105,41 @@ pub fn call_with(
         fields.extend(more);
     }
     if let Some(tr) = TRACE.lock().as_mut() {
-        let _ = writeln!(tr.out, "{line}");
+        let _ = writeln!(tr.pending, "{line}");
+        if tr.pending.len() >= BLOCK {
+            tr.write_pending();
+        }
     }
+}
+
+impl Trace {
+    /// Writes the pending lines in one `write` (appending: atomic against
+    /// the other processes' writes to the file).
+    fn write_pending(&mut self) {
+        if !self.pending.is_empty() {
+            let _ = self.out.write_all(&self.pending);
+            self.pending.clear();
+        }
+    }
+}
+
+/// Before `fork`: pending lines go out, so that the child does not write
+/// its parent's lines again; the trace stays locked until
+/// [`release_after_fork`].
+pub fn hold_for_fork() {
+    let mut guard = TRACE.lock();
+    if let Some(tr) = guard.as_mut() {
+        tr.write_pending();
+    }
+    std::mem::forget(guard);
+}
+
+/// After `fork`, in the parent and the child: unlocks what
+/// [`hold_for_fork`] locked.
+pub fn release_after_fork() {
+    // SAFETY: `hold_for_fork` left the lock held by this thread, the one
+    // that forked (in the child, its only thread).
+    unsafe { TRACE.force_unlock() };
 }
 
 /// A non-call event (everything released at finalize or exit).
@@ -97,6 +150,6 @@ pub fn event(what: &str, device: u32, size: usize, phys: usize, mapped: usize) {
 /// Flushes the file (at finalize and exit).
 pub fn flush() {
     if let Some(tr) = TRACE.lock().as_mut() {
-        let _ = tr.out.flush();
+        tr.write_pending();
     }
 }
