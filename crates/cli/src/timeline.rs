@@ -1,7 +1,8 @@
 //! `aclmem timeline trace.jsonl`: the sanitizer's memory trace as a
 //! Perfetto / Chrome trace (`<out>.json`) and a self-contained HTML page
 //! (`<out>.html`) plotting each device's physical and mapped bytes, per
-//! process when several processes traced into the file.
+//! process when several processes traced into the file, with the phases
+//! the program marked (`aclmem_sanitizer_phase`).
 //!
 //! The trace is streamed: it is read line by line and the Perfetto events
 //! are written as they come, so memory does not grow with the trace. The
@@ -109,7 +110,13 @@ struct Record<'a> {
     phys: Option<u64>,
     #[serde(default)]
     mapped: Option<u64>,
+    /// A phase marker's name (`aclmem_sanitizer_phase`).
+    #[serde(borrow, default)]
+    name: Option<std::borrow::Cow<'a, str>>,
 }
+
+/// Phase markers kept per process (the first ones).
+const MARKERS: usize = 1000;
 
 /// A device number, or `"host"`.
 #[derive(serde::Deserialize)]
@@ -150,6 +157,7 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
     let mut first_event = true;
     // (pid, device) -> track.
     let mut tracks: BTreeMap<(u64, String), Track> = BTreeMap::new();
+    let mut markers: BTreeMap<u64, Vec<(u64, String)>> = BTreeMap::new();
     let mut records = 0usize;
     let mut t0 = u64::MAX;
     let mut line = String::new();
@@ -170,6 +178,12 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
         t0 = t0.min(r.t);
         let pid = r.pid.unwrap_or(1);
         let call = r.call.as_deref().unwrap_or("?");
+        if call == "phase" {
+            let m = markers.entry(pid).or_default();
+            if m.len() < MARKERS {
+                m.push((r.t, r.name.as_deref().unwrap_or("?").to_owned()));
+            }
+        }
         let name = serde_json::to_string(call).map_err(|e| e.to_string())?;
         let device = r
             .device
@@ -227,8 +241,17 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
             .iter()
             .map(|p| serde_json::json!([p.t - t0.min(p.t), p.phys, p.mapped, p.call, p.size]))
             .collect();
+        let marks: Vec<serde_json::Value> = markers
+            .get(pid)
+            .map(|m| {
+                m.iter()
+                    .map(|(t, name)| serde_json::json!([t - t0.min(*t), name]))
+                    .collect()
+            })
+            .unwrap_or_default();
         page_tracks.push(serde_json::json!({
             "name": n,
+            "markers": marks,
             "points": points,
             "records": track.records,
             "peak_phys": track.peak_phys,
@@ -266,6 +289,7 @@ const PAGE: &str = r##"<!DOCTYPE html>
  .grid { stroke: #e4e4e4; stroke-width: 1; }
  .label { fill: #555; font-size: 11px; }
  .hit { fill: transparent; }
+ .mark { stroke: #31a354; stroke-width: 1.5; stroke-dasharray: 3 3; }
  .hit:hover { fill: rgba(0,0,0,.25); }
  .legend span { display: inline-block; width: 14px; height: 4px; margin: 0 6px 3px 12px; }
  #summary { white-space: pre; font-family: ui-monospace, monospace; background: #f4f4f4; padding: 8px; }
@@ -315,7 +339,12 @@ for (const tr of TRACKS) {
     rows.forEach((r, i) => {
       hits += `<circle class="hit" cx="${x(xOf(r, i))}" cy="${y(r[1])}" r="4"><title>${esc(r[3])}(${fmt(r[4])}) at ${ms(r[0])}: physical ${fmt(r[1])}, mapped ${fmt(r[2])}</title></circle>`;
     });
-    div.innerHTML += `<div class="label">${mode}</div><svg width="${W}" height="${H}">${axes}
+    let marks = "";
+    if (mode === "over time") for (const [t, name] of tr.markers) {
+      marks += `<line class="mark" x1="${x(t)}" y1="12" x2="${x(t)}" y2="${H - B}"><title>${esc(name)} at ${ms(t)}</title></line>
+        <text class="label" x="${x(t) + 2}" y="22">${esc(name)}</text>`;
+    }
+    div.innerHTML += `<div class="label">${mode}</div><svg width="${W}" height="${H}">${axes}${marks}
       <path class="phys" d="${step(1)} L ${x(xEnd)} ${y(0)} Z"/>
       <path class="mapped" d="${step(2)}"/>${hits}</svg>`;
   }

@@ -575,3 +575,38 @@ fn a_recorded_trace_replays_on_other_targets() {
         let _ = std::fs::remove_file(t);
     }
 }
+
+/// Phases the program marks (`aclmem_sanitizer_phase("sleep" / "wake")`)
+/// bound the cycles where the heuristic cannot see them (each wake maps at
+/// another address): the growth is reported with its site; unmarked, the
+/// same loop is not taken for sleep/wake cycles. (The handles are freed at
+/// the end, so what grows is found while the loop runs, not as a leak.)
+#[test]
+fn marked_phases_bound_the_cycles() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("phases");
+    let source = std::fs::read_to_string(repo().join("crates/sanitizer/tests/defects.c")).unwrap();
+    let site_line = source
+        .lines()
+        .position(|l| l.contains("PHASE-GROWTH-SITE"))
+        .expect("marked")
+        + 1;
+    let (findings, _) = sanitize(&[], &exe, &["phases"]);
+    let growth: Vec<_> = findings
+        .iter()
+        .filter(|f| f["class"] == "cycle-growth")
+        .collect();
+    assert_eq!(growth.len(), 1, "{findings:#?}");
+    let message = growth[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("+2.0 MiB per cycle over 5 cycles"),
+        "{message}"
+    );
+    let site = growth[0]["site"].as_str().unwrap();
+    assert!(site.ends_with(&format!("defects.c:{site_line})")), "{site}");
+    let (findings, code) = sanitize(&[], &exe, &["phases-unmarked"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+}

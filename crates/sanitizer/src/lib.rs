@@ -1209,6 +1209,35 @@ pub extern "C" fn aclmem_sanitizer_findings() -> u64 {
     report::total()
 }
 
+/// `void aclmem_sanitizer_phase(const char *name)`: marks a phase of the
+/// program. `sleep` (memory is being given back) and `wake` (it is being
+/// taken again) bound the sleep/wake cycles whose growth `cycle-growth`
+/// reports, in place of the heuristic (an unmap, then a map at the same
+/// address); any name is a marker in the timeline. NULL is ignored.
+///
+#[unsafe(no_mangle)]
+pub extern "C" fn aclmem_sanitizer_phase(name: *const c_char) {
+    if name.is_null() {
+        return;
+    }
+    // Read through the kernel (a bad pointer is ignored, never a crash),
+    // up to 255 bytes.
+    let mut buf = [0u8; 256];
+    let mut len = 0;
+    while len < buf.len() - 1 && cmem::read_bytes(name as usize + len, &mut buf[len..=len]) {
+        if buf[len] == 0 {
+            break;
+        }
+        len += 1;
+    }
+    if len == 0 {
+        return;
+    }
+    let name = String::from_utf8_lossy(&buf[..len]).into_owned();
+    model().phase(&name);
+    trace::call_with("phase", None, 0, 0, || serde_json::json!({ "name": name }));
+}
+
 /// `unsigned aclmem_sanitizer_stacks(unsigned depth)`: from now on, keep
 /// `depth` frames of native stack per call site (0 or 1: the call site
 /// only; at most 32); answers the depth in effect before. For a program

@@ -41,6 +41,22 @@ struct Cycles {
     resident: Vec<usize>,
     /// Wakes so far.
     wakes: u32,
+    /// The program marks its phases itself (`aclmem_sanitizer_phase`):
+    /// the heuristic is off.
+    explicit: bool,
+    /// What wakes had made and the process still held at the last wake:
+    /// the place that made the most of it (for a program that frees it
+    /// all at the end).
+    held_at_wake: Option<Held>,
+}
+
+/// Memory made in wakes and still held, from one place.
+#[derive(Clone)]
+struct Held {
+    site: Site,
+    wakes: usize,
+    count: usize,
+    bytes: usize,
 }
 
 /// Fewest sleeps after which growth is reported.
@@ -285,12 +301,9 @@ impl Model {
         if let Some(hd) = self.handles.get_mut(&h) {
             hd.maps += 1;
         }
-        if self.cycles.asleep && self.cycles.gap.contains(&addr) {
+        if !self.cycles.explicit && self.cycles.asleep && self.cycles.gap.contains(&addr) {
             // A wake: memory mapped again where a sleep unmapped it.
-            self.cycles.asleep = false;
-            self.cycles.gap.clear();
-            self.cycles.resident.push(self.cycles.low);
-            self.cycles.wakes += 1;
+            self.wake();
         }
         self.maps.insert(
             addr,
@@ -320,11 +333,13 @@ impl Model {
 
     pub fn unmapped(&mut self, addr: usize) -> Option<(u32, usize, usize)> {
         let m = self.maps.remove(&addr)?;
-        if !self.cycles.asleep {
-            self.cycles.asleep = true;
-            self.cycles.low = self.phys.values().sum();
+        if !self.cycles.explicit {
+            if !self.cycles.asleep {
+                self.cycles.asleep = true;
+                self.cycles.low = self.phys.values().sum();
+            }
+            self.cycles.gap.insert(addr);
         }
-        self.cycles.gap.insert(addr);
         self.mapped_add(m.device, -(m.size as isize));
         if let Some(hd) = self.handles.get_mut(&m.handle) {
             hd.maps = hd.maps.saturating_sub(1);
@@ -475,6 +490,57 @@ impl Model {
 
     /// Reports every object still held, then forgets them (what
     /// `aclFinalize` and exit release).
+    /// Of the handles made in a wake and still held, the place that made
+    /// them in most wakes (then the most bytes).
+    fn held_from_wakes(&self) -> Option<Held> {
+        let mut by_site: HashMap<usize, (Site, HashSet<u32>, usize, usize)> = HashMap::default();
+        for hd in self.handles.values().filter(|hd| hd.cycle > 0) {
+            let e = by_site
+                .entry(hd.site.key())
+                .or_insert_with(|| (hd.site, HashSet::default(), 0, 0));
+            e.1.insert(hd.cycle);
+            e.2 += 1;
+            e.3 += hd.size;
+        }
+        by_site
+            .into_values()
+            .max_by_key(|(_, wakes, _, bytes)| (wakes.len(), *bytes))
+            .map(|(site, wakes, count, bytes)| Held {
+                site,
+                wakes: wakes.len(),
+                count,
+                bytes,
+            })
+    }
+
+    /// The end of a sleep: what the process held at its lowest is kept,
+    /// and what wakes had made of it.
+    fn wake(&mut self) {
+        self.cycles.asleep = false;
+        self.cycles.gap.clear();
+        self.cycles.resident.push(self.cycles.low);
+        self.cycles.held_at_wake = self.held_from_wakes().or(self.cycles.held_at_wake.take());
+        self.cycles.wakes += 1;
+    }
+
+    /// A phase the program marked (`aclmem_sanitizer_phase`): `sleep` and
+    /// `wake` bound the cycles from now on, instead of the heuristic.
+    pub fn phase(&mut self, name: &str) {
+        match name {
+            "sleep" => {
+                self.cycles.explicit = true;
+                self.cycles.asleep = true;
+                self.cycles.gap.clear();
+                self.cycles.low = self.phys.values().sum();
+            }
+            "wake" if self.cycles.asleep => {
+                self.cycles.explicit = true;
+                self.wake();
+            }
+            _ => {}
+        }
+    }
+
     /// Growth across sleep/wake cycles: when what the process holds at the
     /// end of each sleep grew at every one of the last sleeps (at least
     /// [`GROWTH_SLEEPS`]), the finding names the growth per cycle and the
@@ -486,19 +552,16 @@ impl Model {
         }
         let (first, last) = (resident[0], resident[resident.len() - 1]);
         let per_cycle = (last - first) / (resident.len() - 1);
-        // Handles made in a wake and still held, by the place that made them.
-        let mut by_site: HashMap<usize, (Site, HashSet<u32>, usize, usize)> = HashMap::default();
-        for hd in self.handles.values().filter(|hd| hd.cycle > 0) {
-            let e = by_site
-                .entry(hd.site.key())
-                .or_insert_with(|| (hd.site, HashSet::default(), 0, 0));
-            e.1.insert(hd.cycle);
-            e.2 += 1;
-            e.3 += hd.size;
-        }
-        let Some((site, wakes, count, bytes)) = by_site
-            .into_values()
-            .max_by_key(|(_, wakes, _, bytes)| (wakes.len(), *bytes))
+        // Handles made in wakes and held now; or, when the program let them
+        // go at the end, at the last wake.
+        let Some(Held {
+            site,
+            wakes,
+            count,
+            bytes,
+        }) = self
+            .held_from_wakes()
+            .or_else(|| self.cycles.held_at_wake.clone())
         else {
             return;
         };
@@ -515,7 +578,7 @@ impl Model {
                 mib(first),
                 mib(last),
                 mib(bytes),
-                wakes.len(),
+                wakes,
             ),
             code: None,
             site,
