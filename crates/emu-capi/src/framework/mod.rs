@@ -44,6 +44,45 @@ fn answer(
     value
 }
 
+/// The C return type of a generated answer, by what the catalogue says
+/// the function returns.
+macro_rules! c_type {
+    (Code) => { i32 };
+    (OpStatus) => { i32 };
+    (Enum) => { i32 };
+    (Count) => { u64 };
+    (Pointer) => { *mut c_void };
+    (Void) => { () };
+}
+
+/// A generated answer's value as its C return type.
+trait FromAnswer {
+    fn from_answer(value: i64) -> Self;
+}
+
+impl FromAnswer for i32 {
+    fn from_answer(value: i64) -> i32 {
+        value as i32
+    }
+}
+
+impl FromAnswer for u64 {
+    fn from_answer(value: i64) -> u64 {
+        value as u64
+    }
+}
+
+impl FromAnswer for *mut c_void {
+    /// Always NULL: no generated answer hands out an object.
+    fn from_answer(_: i64) -> *mut c_void {
+        std::ptr::null_mut()
+    }
+}
+
+impl FromAnswer for () {
+    fn from_answer(_: i64) {}
+}
+
 macro_rules! stand_in {
     (Emulated, $name:ident, $lib:ident, $ret:ident) => {
         // Written out in `runtime`: naming it here makes a catalogue entry
@@ -52,83 +91,17 @@ macro_rules! stand_in {
             let _ = runtime::$name;
         };
     };
-    ($answer:ident, $name:ident, $lib:ident, Code) => {
+    ($answer:ident, $name:ident, $lib:ident, $ret:ident) => {
         #[doc = concat!("`", stringify!($name), "`: ", stringify!($answer), " (the catalogue).")]
         #[unsafe(no_mangle)]
-        pub extern "C" fn $name() -> i32 {
-            answer(
+        pub extern "C" fn $name() -> c_type!($ret) {
+            <c_type!($ret) as FromAnswer>::from_answer(answer(
                 stringify!($name),
                 Library::$lib,
                 Answer::$answer,
-                Returns::Code,
+                Returns::$ret,
                 $name as *const () as usize,
-            ) as i32
-        }
-    };
-    ($answer:ident, $name:ident, $lib:ident, OpStatus) => {
-        #[doc = concat!("`", stringify!($name), "`: ", stringify!($answer), " (the catalogue).")]
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $name() -> i32 {
-            answer(
-                stringify!($name),
-                Library::$lib,
-                Answer::$answer,
-                Returns::OpStatus,
-                $name as *const () as usize,
-            ) as i32
-        }
-    };
-    ($answer:ident, $name:ident, $lib:ident, Enum) => {
-        #[doc = concat!("`", stringify!($name), "`: ", stringify!($answer), " (the catalogue).")]
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $name() -> i32 {
-            answer(
-                stringify!($name),
-                Library::$lib,
-                Answer::$answer,
-                Returns::Enum,
-                $name as *const () as usize,
-            ) as i32
-        }
-    };
-    ($answer:ident, $name:ident, $lib:ident, Count) => {
-        #[doc = concat!("`", stringify!($name), "`: ", stringify!($answer), " (the catalogue).")]
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $name() -> u64 {
-            answer(
-                stringify!($name),
-                Library::$lib,
-                Answer::$answer,
-                Returns::Count,
-                $name as *const () as usize,
-            ) as u64
-        }
-    };
-    ($answer:ident, $name:ident, $lib:ident, Pointer) => {
-        #[doc = concat!("`", stringify!($name), "`: ", stringify!($answer), " (the catalogue).")]
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $name() -> *mut c_void {
-            answer(
-                stringify!($name),
-                Library::$lib,
-                Answer::$answer,
-                Returns::Pointer,
-                $name as *const () as usize,
-            );
-            std::ptr::null_mut()
-        }
-    };
-    ($answer:ident, $name:ident, $lib:ident, Void) => {
-        #[doc = concat!("`", stringify!($name), "`: ", stringify!($answer), " (the catalogue).")]
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $name() {
-            answer(
-                stringify!($name),
-                Library::$lib,
-                Answer::$answer,
-                Returns::Void,
-                $name as *const () as usize,
-            );
+            ))
         }
     };
 }
