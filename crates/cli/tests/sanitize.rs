@@ -71,6 +71,36 @@ fn defects(test: &str) -> PathBuf {
     )
 }
 
+/// The line of `defects.c` that holds `marker`.
+fn defects_line(marker: &str) -> usize {
+    let source = std::fs::read_to_string(repo().join("crates/sanitizer/tests/defects.c")).unwrap();
+    source
+        .lines()
+        .position(|l| l.contains(marker))
+        .expect("marked")
+        + 1
+}
+
+/// The one `cycle-growth` finding: +2 MiB per cycle over 5 cycles, made at
+/// the line of `defects.c` that holds `marker`.
+fn assert_growth(findings: &[serde_json::Value], marker: &str) {
+    let growth: Vec<_> = findings
+        .iter()
+        .filter(|f| f["class"] == "cycle-growth")
+        .collect();
+    assert_eq!(growth.len(), 1, "{findings:#?}");
+    let message = growth[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("+2.0 MiB per cycle over 5 cycles"),
+        "{message}"
+    );
+    let site = growth[0]["site"].as_str().unwrap();
+    assert!(
+        site.ends_with(&format!("defects.c:{})", defects_line(marker))),
+        "{site}"
+    );
+}
+
 #[test]
 fn each_seeded_defect_is_reported_once_with_its_class_and_call_site() {
     if under_test_runner() {
@@ -400,31 +430,16 @@ fn growth_per_sleep_wake_cycle_is_reported_with_its_site() {
         return;
     }
     let exe = defects("cycles");
-    let source = std::fs::read_to_string(repo().join("crates/sanitizer/tests/defects.c")).unwrap();
-    let growth_line = source
-        .lines()
-        .position(|l| l.contains("GROWTH-SITE"))
-        .expect("marked")
-        + 1;
     let (findings, code) = sanitize(&[], &exe, &["cycle-growth"]);
-    let growth: Vec<_> = findings
+    assert_growth(&findings, "GROWTH-SITE");
+    let growth = findings
         .iter()
-        .filter(|f| f["class"] == "cycle-growth")
-        .collect();
-    assert_eq!(growth.len(), 1, "{findings:#?}");
-    let message = growth[0]["message"].as_str().unwrap();
-    assert!(
-        message.contains("+2.0 MiB per cycle over 5 cycles"),
-        "{message}"
-    );
+        .find(|f| f["class"] == "cycle-growth")
+        .unwrap();
+    let message = growth["message"].as_str().unwrap();
     assert!(
         message.contains("5 handle(s) of 10.0 MiB made in 5 of the wakes"),
         "{message}"
-    );
-    let site = growth[0]["site"].as_str().unwrap();
-    assert!(
-        site.ends_with(&format!("defects.c:{growth_line})")),
-        "{site}"
     );
     // The handles themselves are leaks too, each with the same site.
     assert_eq!(findings.iter().filter(|f| f["class"] == "leak").count(), 5);
@@ -587,25 +602,8 @@ fn marked_phases_bound_the_cycles() {
         return;
     }
     let exe = defects("phases");
-    let source = std::fs::read_to_string(repo().join("crates/sanitizer/tests/defects.c")).unwrap();
-    let site_line = source
-        .lines()
-        .position(|l| l.contains("PHASE-GROWTH-SITE"))
-        .expect("marked")
-        + 1;
     let (findings, _) = sanitize(&[], &exe, &["phases"]);
-    let growth: Vec<_> = findings
-        .iter()
-        .filter(|f| f["class"] == "cycle-growth")
-        .collect();
-    assert_eq!(growth.len(), 1, "{findings:#?}");
-    let message = growth[0]["message"].as_str().unwrap();
-    assert!(
-        message.contains("+2.0 MiB per cycle over 5 cycles"),
-        "{message}"
-    );
-    let site = growth[0]["site"].as_str().unwrap();
-    assert!(site.ends_with(&format!("defects.c:{site_line})")), "{site}");
+    assert_growth(&findings, "PHASE-GROWTH-SITE");
     let (findings, code) = sanitize(&[], &exe, &["phases-unmarked"]);
     assert!(findings.is_empty(), "{findings:#?}");
     assert_eq!(code, 0);
