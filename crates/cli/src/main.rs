@@ -423,11 +423,15 @@ fn main() -> ExitCode {
             match timeline::run(&trace, &out) {
                 Ok((lines, devices)) => {
                     println!(
-                        "{lines} events, {} ({}): wrote {} and {}",
+                        "{lines} events, {} ({}): wrote {} and {}{}",
                         devices.len(),
                         devices.join(", "),
                         out.with_extension("json").display(),
-                        out.with_extension("html").display()
+                        out.with_extension("html").display(),
+                        timeline::peak_memory().map_or_else(String::new, |kib| format!(
+                            " (peak memory {} MiB)",
+                            kib / 1024
+                        )),
                     );
                     ExitCode::SUCCESS
                 }

@@ -273,6 +273,14 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
     Ok((records, names))
 }
 
+/// This process's peak resident memory in KiB (`VmHWM`), where the system
+/// says it.
+pub fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 const PAGE: &str = r##"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>aclmem memory timeline</title>

@@ -516,7 +516,7 @@ unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
     prop: *const sys::aclrtPhysicalMemProp,
     flags: u64,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::made_at(ra);
     // SAFETY: the prop is plain C data, read through the kernel: an
     // address the process may not read is left to the library to refuse.
     let copy = unsafe { cmem::read(prop) };
@@ -586,7 +586,7 @@ unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
     expect_ptr: *mut c_void,
     flags: u64,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::made_at(ra);
     let r = forward!(aclrtReserveMemAddress(
         vir_ptr, size, alignment, expect_ptr, flags
     ));
@@ -642,7 +642,7 @@ unsafe extern "C" fn aclmem_san_aclrtMapMem(
     handle: sys::aclrtDrvMemHandle,
     flags: u64,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::made_at(ra);
     model().check_map(vir_ptr as usize, size, handle as usize, site);
     let r = forward!(aclrtMapMem(vir_ptr, size, offset, handle, flags));
     api_error("aclrtMapMem", r, site);
@@ -691,7 +691,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandle(
     flags: u64,
     shareable_handle: *mut u64,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::made_at(ra);
     model().check_live("aclrtMemExportToShareableHandle", handle as usize, site);
     let r = forward!(aclrtMemExportToShareableHandle(
         handle,
@@ -718,7 +718,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandleV2(
     share_type: sys::aclrtMemSharedHandleType,
     shareable_handle: *mut c_void,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::made_at(ra);
     model().check_live("aclrtMemExportToShareableHandleV2", handle as usize, site);
     let r = forward!(aclrtMemExportToShareableHandleV2(
         handle,
@@ -746,7 +746,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandle(
     device_id: i32,
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::made_at(ra);
     model().check_import("aclrtMemImportFromShareableHandle", shareable_handle, site);
     let r = forward!(aclrtMemImportFromShareableHandle(
         shareable_handle,
@@ -774,7 +774,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandleV2(
     flags: u64,
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::made_at(ra);
     if share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT
         // SAFETY: a DEFAULT shareable handle is a `uint64_t` the caller
         // passes, read through the kernel: an address the process may not
@@ -806,7 +806,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemRetainAllocationHandle(
     vir_ptr: *mut c_void,
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::made_at(ra);
     let r = forward!(aclrtMemRetainAllocationHandle(vir_ptr, handle));
     api_error("aclrtMemRetainAllocationHandle", r, site);
     if r == 0
@@ -854,7 +854,7 @@ unsafe extern "C" fn aclmem_san_aclrtMalloc(
     // SAFETY: the caller's contract, passed on.
     unsafe {
         device_malloc(
-            Site::at(ra),
+            Site::made_at(ra),
             "aclrtMalloc",
             next().aclrtMalloc,
             dev_ptr,
@@ -875,7 +875,7 @@ unsafe extern "C" fn aclmem_san_aclrtMallocAlign32(
     // SAFETY: the caller's contract, passed on.
     unsafe {
         device_malloc(
-            Site::at(ra),
+            Site::made_at(ra),
             "aclrtMallocAlign32",
             next().aclrtMallocAlign32,
             dev_ptr,
@@ -906,7 +906,7 @@ unsafe extern "C" fn aclmem_san_aclrtMallocHost(
     host_ptr: *mut *mut c_void,
     size: usize,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::made_at(ra);
     let r = forward!(aclrtMallocHost(host_ptr, size));
     api_error("aclrtMallocHost", r, site);
     if r == 0

@@ -37,8 +37,13 @@ struct Cycles {
     asleep: bool,
     /// The least physical memory held during the current sleep.
     low: usize,
-    /// That low point, per completed sleep.
-    resident: Vec<usize>,
+    /// Completed sleeps, and the low point of the first and of the last
+    /// (constant memory however many cycles a program runs).
+    sleeps: usize,
+    first_low: usize,
+    last_low: usize,
+    /// Whether the low point grew at every sleep after the first.
+    growing: bool,
     /// Wakes so far.
     wakes: u32,
     /// The program marks its phases itself (`aclmem_sanitizer_phase`):
@@ -99,6 +104,8 @@ pub struct Model {
     /// timeline.
     phys: BTreeMap<u32, usize>,
     mapped: BTreeMap<u32, usize>,
+    /// The sum of `phys`.
+    phys_total: usize,
     cycles: Cycles,
 }
 
@@ -125,11 +132,12 @@ impl Model {
 
     fn phys_add(&mut self, device: Option<u32>, bytes: isize) -> usize {
         let v = self.phys.entry(dev_key(device)).or_default();
+        let before = *v;
         *v = v.saturating_add_signed(bytes);
         let now = *v;
+        self.phys_total = (self.phys_total + now).saturating_sub(before);
         if self.cycles.asleep {
-            let total = self.phys.values().sum();
-            self.cycles.low = self.cycles.low.min(total);
+            self.cycles.low = self.cycles.low.min(self.phys_total);
         }
         now
     }
@@ -336,7 +344,7 @@ impl Model {
         if !self.cycles.explicit {
             if !self.cycles.asleep {
                 self.cycles.asleep = true;
-                self.cycles.low = self.phys.values().sum();
+                self.cycles.low = self.phys_total;
             }
             self.cycles.gap.insert(addr);
         }
@@ -516,10 +524,23 @@ impl Model {
     /// The end of a sleep: what the process held at its lowest is kept,
     /// and what wakes had made of it.
     fn wake(&mut self) {
-        self.cycles.asleep = false;
-        self.cycles.gap.clear();
-        self.cycles.resident.push(self.cycles.low);
-        self.cycles.held_at_wake = self.held_from_wakes().or(self.cycles.held_at_wake.take());
+        let c = &mut self.cycles;
+        c.asleep = false;
+        c.gap.clear();
+        c.growing = match c.sleeps {
+            0 => true,
+            _ => c.growing && c.low > c.last_low,
+        };
+        if c.sleeps == 0 {
+            c.first_low = c.low;
+        }
+        c.last_low = c.low;
+        c.sleeps += 1;
+        // What wakes made and still hold matters only while memory grows
+        // (and looking is a walk over the handles).
+        if self.cycles.growing && self.cycles.sleeps >= 2 {
+            self.cycles.held_at_wake = self.held_from_wakes().or(self.cycles.held_at_wake.take());
+        }
         self.cycles.wakes += 1;
     }
 
@@ -531,7 +552,7 @@ impl Model {
                 self.cycles.explicit = true;
                 self.cycles.asleep = true;
                 self.cycles.gap.clear();
-                self.cycles.low = self.phys.values().sum();
+                self.cycles.low = self.phys_total;
             }
             "wake" if self.cycles.asleep => {
                 self.cycles.explicit = true;
@@ -546,12 +567,12 @@ impl Model {
     /// [`GROWTH_SLEEPS`]), the finding names the growth per cycle and the
     /// place that made, in most wakes, memory still held.
     fn report_cycle_growth(&self, when: &str) {
-        let resident = &self.cycles.resident;
-        if resident.len() < GROWTH_SLEEPS || !resident.windows(2).all(|w| w[1] > w[0]) {
+        let c = &self.cycles;
+        if c.sleeps < GROWTH_SLEEPS || !c.growing {
             return;
         }
-        let (first, last) = (resident[0], resident[resident.len() - 1]);
-        let per_cycle = (last - first) / (resident.len() - 1);
+        let (first, last) = (c.first_low, c.last_low);
+        let per_cycle = (last - first) / (c.sleeps - 1);
         // Handles made in wakes and held now; or, when the program let them
         // go at the end, at the last wake.
         let Some(Held {
@@ -574,7 +595,7 @@ impl Model {
                 "memory held at the end of each sleep grew by +{:.1} MiB per cycle over {} cycles ({:.1} MiB -> {:.1} MiB, until {when}); \
                  {count} handle(s) of {:.1} MiB made in {} of the wakes are still held, made",
                 mib(per_cycle),
-                resident.len(),
+                c.sleeps,
                 mib(first),
                 mib(last),
                 mib(bytes),

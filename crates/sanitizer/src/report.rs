@@ -73,23 +73,39 @@ fn capture(ra: usize, depth: usize) -> u32 {
 
 impl Site {
     /// The site a C entry point handed over (`__builtin_return_address`),
-    /// with the Python line making the call, if any, and the native stack
-    /// below it when `ACLMEM_SANITIZER_STACKS` asks for one.
+    /// with the Python line making the call, if any. Its native stack is
+    /// taken only if a finding is reported during the call
+    /// ([`Site::with_stack`]): unwinding costs microseconds.
     pub fn at(ra: *const c_void) -> Site {
+        Site {
+            ra: ra as usize,
+            python: crate::python::call_site(),
+            stack: 0,
+        }
+    }
+
+    /// The site of a call that makes something a later finding may name
+    /// (a handle, a reservation, a mapping, an export or import, device or
+    /// host memory): with its native stack at once, when
+    /// `ACLMEM_SANITIZER_STACKS` asks for one.
+    pub fn made_at(ra: *const c_void) -> Site {
+        Site::at(ra).with_stack()
+    }
+
+    /// The site with the native stack below it taken now, if stacks are
+    /// asked for and the call is still under way (its return address is on
+    /// the stack). Python code's site is its line: the interpreter's native
+    /// frames say nothing about the program.
+    pub fn with_stack(self) -> Site {
         let depth = crate::config()
             .stack_depth
             .load(std::sync::atomic::Ordering::Relaxed);
-        let python = crate::python::call_site();
+        if self.stack != 0 || depth < 2 || self.ra == 0 || self.python != 0 {
+            return self;
+        }
         Site {
-            ra: ra as usize,
-            python,
-            // Python code's site is its line; the interpreter's native
-            // frames below it say nothing about the program.
-            stack: if depth > 1 && !ra.is_null() && python == 0 {
-                capture(ra as usize, depth)
-            } else {
-                0
-            },
+            stack: capture(self.ra, depth),
+            ..self
         }
     }
 
@@ -261,7 +277,9 @@ fn code_name(code: i32) -> String {
 }
 
 /// Reports a finding (and halts, if asked to).
-pub fn report(f: Finding) {
+pub fn report(mut f: Finding) {
+    // A finding made during the call: its stack is still there to take.
+    f.site = f.site.with_stack();
     let site = f.site.describe();
     let mut line = format!(
         "aclmem-sanitizer: {}: {}({}): {}",
