@@ -90,7 +90,9 @@ fn find_lib(explicit: Option<&Path>) -> Result<PathBuf, String> {
 /// The links are made beside `lib` when that directory is writable (a
 /// build directory, a virtual environment), else in a private directory of
 /// this user (`$XDG_RUNTIME_DIR/aclmem` or `/tmp/aclmem-<uid>`), named for
-/// the library's inode.
+/// the library's inode. Beside a real CANN installation (one of the other
+/// libraries is a file there) nothing is laid out: its directory is used
+/// as it is.
 pub fn framework_dir(lib: &Path) -> Result<PathBuf, String> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(lib).map_err(|e| format!("{}: {e}", lib.display()))?;
@@ -123,7 +125,16 @@ pub fn framework_dir(lib: &Path) -> Result<PathBuf, String> {
         Ok(())
     };
     let beside = lib.parent().unwrap_or(Path::new("/"));
-    if link_all(beside).is_ok() {
+    // A CANN installation (`--lib` naming the real library): its other
+    // libraries are real files beside it; nothing is laid out over them.
+    let installed = aclmem_sys::catalogue::Library::ALL.iter().any(|l| {
+        l.soname() != LIB
+            && beside
+                .join(l.soname())
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_file())
+    });
+    if installed || link_all(beside).is_ok() {
         return Ok(beside.to_path_buf());
     }
     // SAFETY: getuid has no preconditions.
@@ -231,4 +242,49 @@ pub fn run(o: Options) -> ExitCode {
     let e = cmd.exec();
     eprintln!("error: cannot run {program}: {e}");
     ExitCode::from(127)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("aclmem-run-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(LIB), b"not really a library").unwrap();
+        d
+    }
+
+    #[test]
+    fn every_cann_name_becomes_the_one_library() {
+        let d = scratch("names");
+        let lib = d.join(LIB);
+        assert_eq!(framework_dir(&lib).unwrap(), d);
+        let ino = std::fs::metadata(&lib).unwrap().ino();
+        for l in aclmem_sys::catalogue::Library::ALL {
+            let m = std::fs::metadata(d.join(l.soname())).unwrap();
+            assert_eq!(m.ino(), ino, "{}", l.soname());
+        }
+        // Again: nothing to do, same answer.
+        assert_eq!(framework_dir(&lib).unwrap(), d);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_cann_installation_is_left_as_it_is() {
+        let d = scratch("installed");
+        std::fs::write(d.join("libhccl.so"), b"the real one").unwrap();
+        assert_eq!(framework_dir(&d.join(LIB)).unwrap(), d);
+        assert_eq!(
+            std::fs::read(d.join("libhccl.so")).unwrap(),
+            b"the real one"
+        );
+        assert!(
+            d.join("libgraph.so").symlink_metadata().is_err(),
+            "no link laid out"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }
