@@ -86,3 +86,21 @@ def test_a_finding_in_python_names_the_scripts_function_and_line(tmp_path):
     out, findings = _sanitize(body, tmp_path, "where")
     assert [(f["class"], f["site"]) for f in findings] == [("leak", "load (where.py:6)")], out.stderr
     assert "at load (where.py:6)" in out.stderr, out.stderr
+
+
+def test_a_python_finding_carries_the_scripts_stack(tmp_path):
+    # The prelude is four lines; the allocation is made in `load` (line 6),
+    # called from `setup` (line 9), called from the module (line 11).
+    body = (
+        "def load():\n    h, _ = acl.rt.malloc_physical(2 << 20, P, 0)\n\n"
+        "def setup():\n    load()\n\nsetup()\n"
+    )
+    out, findings = _sanitize(body, tmp_path, "stacked")
+    assert [f["class"] for f in findings] == ["leak"], out.stderr
+    assert findings[0]["site"] == "load (stacked.py:6)"
+    assert findings[0]["stack"] == [
+        "load (stacked.py:6)",
+        "setup (stacked.py:9)",
+        "<module> (stacked.py:11)",
+    ], out.stderr
+    assert "    #1 setup (stacked.py:9)" in out.stderr, out.stderr

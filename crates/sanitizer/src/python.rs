@@ -150,6 +150,51 @@ pub fn call_site() -> u32 {
     }
 }
 
+/// The Python stack of the ACL call being made on this thread: up to
+/// `depth` frames of the program (aclmem's own left out), innermost first,
+/// as the number of their text (one frame per line); 0 when fewer than two
+/// frames are found (the call site alone says it all) or no Python code
+/// made the call.
+pub fn call_stack(depth: usize) -> u32 {
+    let Some(api) = api() else { return 0 };
+    // SAFETY: both may be called from any thread at any time.
+    if unsafe { (api.initialized)() != 1 || (api.gil_held)() != 1 } {
+        return 0;
+    }
+    let mut found = Vec::new();
+    {
+        let mut sites = SITES.lock();
+        let sites = sites.get_or_insert_with(Sites::default);
+        // SAFETY: as in `call_site`: this thread holds the GIL; each
+        // previous frame is a new reference, released once the next one
+        // is taken.
+        unsafe {
+            let mut frame = (api.frame)();
+            let mut owned = false;
+            while !frame.is_null() && found.len() < depth {
+                let n = site_of(api, sites, frame);
+                if n != 0 {
+                    found.push(n);
+                }
+                let back = (api.back)(frame);
+                if owned {
+                    (api.decref)(frame);
+                }
+                frame = back;
+                owned = true;
+            }
+            if owned && !frame.is_null() {
+                (api.decref)(frame);
+            }
+        }
+    }
+    if found.len() < 2 {
+        return 0;
+    }
+    let text: Vec<String> = found.into_iter().filter_map(describe).collect();
+    intern_text(text.join("\n"))
+}
+
 /// The number of `frame`'s site, 0 if it is aclmem's own.
 ///
 /// # Safety

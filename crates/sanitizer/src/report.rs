@@ -19,6 +19,8 @@ pub struct Site {
     python: u32,
     /// Index + 1 into [`STACKS`] (0: no stack kept).
     stack: u32,
+    /// The Python stack's text, one frame per line (0: none kept).
+    pystack: u32,
 }
 
 /// The most frames kept per stack.
@@ -81,6 +83,7 @@ impl Site {
             ra: ra as usize,
             python: crate::python::call_site(),
             stack: 0,
+            pystack: 0,
         }
     }
 
@@ -92,16 +95,22 @@ impl Site {
         Site::at(ra).with_stack()
     }
 
-    /// The site with the native stack below it taken now, if stacks are
-    /// asked for and the call is still under way (its return address is on
-    /// the stack). Python code's site is its line: the interpreter's native
-    /// frames say nothing about the program.
+    /// The site with the stack below it taken now, if stacks are asked for
+    /// and the call is still under way: for Python code the script's frames
+    /// (the interpreter's native frames say nothing about the program), else
+    /// the native frames below the return address.
     pub fn with_stack(self) -> Site {
         let depth = crate::config()
             .stack_depth
             .load(std::sync::atomic::Ordering::Relaxed);
-        if self.stack != 0 || depth < 2 || self.ra == 0 || self.python != 0 {
+        if self.stack != 0 || self.pystack != 0 || depth < 2 || self.ra == 0 {
             return self;
+        }
+        if self.python != 0 {
+            return Site {
+                pystack: crate::python::call_stack(depth),
+                ..self
+            };
         }
         Site {
             stack: capture(self.ra, depth),
@@ -134,6 +143,7 @@ impl Site {
             ra: 0,
             python: crate::python::intern_text(text),
             stack: 0,
+            pystack: 0,
         }
     }
 
@@ -146,6 +156,11 @@ impl Site {
     /// (`function (file:line)`), the call site first; empty when none was
     /// kept.
     pub fn frames(&self) -> Vec<String> {
+        if self.pystack != 0 {
+            return crate::python::describe(self.pystack)
+                .map(|t| t.lines().map(str::to_owned).collect())
+                .unwrap_or_default();
+        }
         if self.stack == 0 {
             return Vec::new();
         }
@@ -160,8 +175,7 @@ impl Site {
             .map(|ra| {
                 Site {
                     ra,
-                    python: 0,
-                    stack: 0,
+                    ..Site::default()
                 }
                 .describe_native()
             })
