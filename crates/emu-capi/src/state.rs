@@ -76,9 +76,14 @@ pub(crate) fn with_global<R>(
 /// installation, not from a context); so does the emulator. A bad
 /// environment is 100000 with the variable named, as at `aclInit`.
 pub(crate) fn with_config<R>(f: impl FnOnce(&aclmem_emu::EmuConfig) -> R) -> Result<R, AclError> {
-    match with_global(|g| Ok(g.emu.config().clone())) {
-        Ok(config) => Ok(f(&config)),
-        Err(AclError::UNINITIALIZE) => {
+    // `f` runs once, on the joined machine's configuration (borrowed: these
+    // queries are frequent) or, before `aclInit`, on the environment's.
+    let mut f = Some(f);
+    match with_global(|g| Ok(f.take().map(|f| f(g.emu.config())))) {
+        Ok(Some(answer)) => Ok(answer),
+        Ok(None) => Err(AclError::INTERNAL_ERROR),
+        Err(AclError::UNINITIALIZE) if f.is_some() => {
+            let f = f.take().ok_or(AclError::INTERNAL_ERROR)?;
             let config = aclmem_emu::EmuConfig::from_env().map_err(|e| {
                 if !aclmem_emu::env::quiet() {
                     eprintln!("aclmem-emu: {e}");

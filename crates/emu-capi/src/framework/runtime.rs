@@ -322,9 +322,10 @@ pub unsafe extern "C" fn aclrtGetSysParamOpt(opt: u32, value: *mut i64) -> AclEr
 const VERSION_MAX: usize = 128;
 
 /// The packages the emulated installation has: the runtime's directory
-/// names under `share/info` that carry the emulated release.
-fn package_release(name: &str) -> Result<String, AclError> {
-    match name {
+/// names under `share/info` that carry the emulated release; `pkg` is the
+/// C caller's package name (NULL or unreadable: 100000).
+fn package_release(pkg: *const c_char) -> Result<String, AclError> {
+    match cptr::read_cstr(pkg, VERSION_MAX)?.as_str() {
         "runtime" | "cann" | "compiler" | "hccl" | "opp" | "toolkit" => {
             state::with_config(|c| c.cann.release().to_owned())
         }
@@ -342,8 +343,7 @@ pub unsafe extern "C" fn aclsysGetVersionStr(pkg: *const c_char, out: *mut c_cha
         if out.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        let name = cptr::read_cstr(pkg, VERSION_MAX)?;
-        let release = package_release(&name)?;
+        let release = package_release(pkg)?;
         // SAFETY: the C caller's buffer of ACL_PKG_VERSION_MAX_SIZE bytes.
         unsafe { cptr::write_cstr(out, VERSION_MAX, &release) }
     })
@@ -375,8 +375,7 @@ pub unsafe extern "C" fn aclsysGetVersionNum(pkg: *const c_char, out: *mut i32) 
         if out.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        let name = cptr::read_cstr(pkg, VERSION_MAX)?;
-        let release = package_release(&name)?;
+        let release = package_release(pkg)?;
         // SAFETY: the C caller's out parameter.
         unsafe { cptr::write(out, version_num(&release)) }
     })
