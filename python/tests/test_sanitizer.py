@@ -104,3 +104,87 @@ def test_a_python_finding_carries_the_scripts_stack(tmp_path):
         "<module> (stacked.py:11)",
     ], out.stderr
     assert "    #1 setup (stacked.py:9)" in out.stderr, out.stderr
+
+
+# Two processes: the parent exports, a child forked by multiprocessing
+# initialises and imports (or not). Each script marks the defect's line.
+SHARING = {
+    "import-after-free": (
+        "import multiprocessing as mp\n"
+        "def importer(s):\n"
+        "    assert acl.init() == 0 and acl.rt.set_device(0) == 0\n"
+        "    h, ret = acl.rt.mem_import_from_shareable_handle(s, 0)  # DEFECT\n"
+        "    assert ret != 0\n"
+        "def main():\n"
+        "    h, _ = acl.rt.malloc_physical(2 << 20, P, 0)\n"
+        "    s, _ = acl.rt.mem_export_to_shareable_handle(h, 0, 1)\n"
+        "    acl.rt.free_physical(h)\n"
+        "    p = mp.get_context('fork').Process(target=importer, args=(s,))\n"
+        "    p.start(); p.join()\n"
+        "    assert p.exitcode == 0\n"
+        "main()\n"
+    ),
+    "whitelisted-never-imported": (
+        "import multiprocessing as mp\n"
+        "def idle(q):\n"
+        "    q.get()\n"
+        "def main():\n"
+        "    ctx = mp.get_context('fork')\n"
+        "    q = ctx.Queue()\n"
+        "    p = ctx.Process(target=idle, args=(q,))\n"
+        "    p.start()\n"
+        "    h, _ = acl.rt.malloc_physical(2 << 20, P, 0)\n"
+        "    s, _ = acl.rt.mem_export_to_shareable_handle(h, 0, 0)\n"
+        "    assert acl.rt.mem_set_pid_to_shareable_handle(s, [p.pid]) == 0  # DEFECT\n"
+        "    q.put(s); p.join()\n"
+        "    acl.rt.free_physical(h)\n"
+        "main()\n"
+    ),
+}
+
+SHARING_CLEAN = (
+    "import multiprocessing as mp\n"
+    "def importer(q, back):\n"
+    "    assert acl.init() == 0 and acl.rt.set_device(0) == 0\n"
+    "    back.put(acl.rt.device_get_bare_tgid()[0])\n"
+    "    h, ret = acl.rt.mem_import_from_shareable_handle(q.get(), 0)\n"
+    "    assert ret == 0\n"
+    "    va, _ = acl.rt.reserve_mem_address(2 << 20, 0, 0, 0)\n"
+    "    assert acl.rt.map_mem(va, 2 << 20, 0, h, 0) == 0\n"
+    "    assert acl.rt.unmap_mem(va) == 0 and acl.rt.release_mem_address(va) == 0\n"
+    "    assert acl.rt.free_physical(h) == 0\n"
+    "def main():\n"
+    "    ctx = mp.get_context('fork')\n"
+    "    q, back = ctx.Queue(), ctx.Queue()\n"
+    "    p = ctx.Process(target=importer, args=(q, back))\n"
+    "    p.start()\n"
+    "    h, _ = acl.rt.malloc_physical(2 << 20, P, 0)\n"
+    "    s, _ = acl.rt.mem_export_to_shareable_handle(h, 0, 0)\n"
+    "    assert acl.rt.mem_set_pid_to_shareable_handle(s, [back.get()]) == 0\n"
+    "    q.put(s); p.join()\n"
+    "    assert p.exitcode == 0\n"
+    "    acl.rt.free_physical(h)\n"
+    "main()\n"
+)
+
+
+@pytest.mark.parametrize("defect", sorted(SHARING))
+def test_a_sharing_defect_across_python_processes_names_its_line(defect, tmp_path):
+    out, findings = _sanitize(SHARING[defect], tmp_path, defect)
+    assert [f["class"] for f in findings] == [defect], out.stderr
+    lines = (PRELUDE.format(prop=prop()) + SHARING[defect]).splitlines()
+    line = next(i for i, l in enumerate(lines, 1) if "# DEFECT" in l)
+    f = findings[0]
+    assert f["site"].endswith(f"({defect}.py:{line})"), out.stderr
+    # The script's stack (in the child, through multiprocessing's frames),
+    # and the other process's side.
+    assert sum(f"({defect}.py:" in frame for frame in f["stack"]) >= 2, f
+    assert f["other"]["pid"] != f["pid"] or defect == "whitelisted-never-imported", f
+    assert f["other"]["site"].startswith("main ("), f
+    assert out.returncode == 1, out.stderr
+
+
+def test_python_processes_sharing_memory_correctly_report_nothing(tmp_path):
+    out, findings = _sanitize(SHARING_CLEAN, tmp_path, "sharing-clean")
+    assert findings == [], out.stderr
+    assert out.returncode == 0, out.stderr

@@ -14,6 +14,7 @@ mod matrix;
 mod replay;
 mod run;
 mod sanitize;
+mod sharing;
 mod timeline;
 
 #[derive(Parser)]

@@ -101,6 +101,12 @@ pub fn run(o: Options) -> ExitCode {
         std::env::temp_dir().join(format!("aclmem-sanitize-{}.jsonl", std::process::id()))
     });
     let _ = std::fs::remove_file(&log);
+    // The sharing events of every process, joined after the run.
+    let sharing = std::env::temp_dir().join(format!(
+        "aclmem-sanitize-{}.sharing.jsonl",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&sharing);
     let preload = match std::env::var("LD_PRELOAD") {
         Ok(p) if !p.is_empty() => format!("{}:{p}", lib.display()),
         _ => lib.display().to_string(),
@@ -116,7 +122,8 @@ pub fn run(o: Options) -> ExitCode {
     cmd.args(args)
         .env("LD_PRELOAD", preload)
         .env("LD_AUDIT", audit)
-        .env("ACLMEM_SANITIZER_LOG", &log);
+        .env("ACLMEM_SANITIZER_LOG", &log)
+        .env("ACLMEM_SANITIZER_SHARING", &sharing);
     // Programs that load the library themselves (Python, dlopen) reach it
     // through the sanitizer, which opens $ACLMEM_ASCENDCL: without a CANN
     // environment (set_env.sh sets ASCEND_HOME_PATH), default to the
@@ -161,6 +168,26 @@ pub fn run(o: Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // What only the processes' events together show: printed as the
+    // processes print theirs, and kept in the same log.
+    let across = crate::sharing::check_file(&sharing);
+    let _ = std::fs::remove_file(&sharing);
+    if !across.is_empty() {
+        let mut records = String::new();
+        for f in &across {
+            eprintln!("{}", crate::sharing::describe(f));
+            records.push_str(&f.to_string());
+            records.push('\n');
+        }
+        let appended = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut l| std::io::Write::write_all(&mut l, records.as_bytes()));
+        if let Err(e) = appended {
+            eprintln!("aclmem sanitize: cannot add to {}: {e}", log.display());
+        }
+    }
     let findings: Vec<serde_json::Value> = std::fs::read_to_string(&log)
         .unwrap_or_default()
         .lines()

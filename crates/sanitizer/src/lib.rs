@@ -20,7 +20,12 @@
 //! * `cycle-growth`: memory held at the end of each sleep of a sleep/wake
 //!   loop grows, with the growth per cycle and the place that makes it;
 //! * `leak`: what is still held at `aclFinalize` or exit, with the call site
-//!   that made it.
+//!   that made it;
+//! * sharing: `ipc-key-on-vmm` (a legacy IPC key asked for VMM memory),
+//!   `handle-type-as-device` (an import's device id that is a handle type's
+//!   value), and, from the events of every process of a run
+//!   (`ACLMEM_SANITIZER_SHARING`, joined by `aclmem sanitize`), the
+//!   findings that name two processes.
 //!
 //! Findings go to stderr (one line each), as JSON lines to
 //! `ACLMEM_SANITIZER_LOG`, and into a summary at exit;
@@ -46,6 +51,7 @@ mod cmem;
 mod model;
 mod python;
 pub mod report;
+mod sharing;
 mod trace;
 
 use model::Model;
@@ -246,6 +252,9 @@ extern "C" fn child_after_fork() {
     // it this child has (the only thread of the child is the forking one).
     unsafe { model_lock().force_unlock() };
     *model() = Model::default();
+    // SAFETY: getppid has no preconditions.
+    let parent = unsafe { libc::getppid() };
+    sharing::started(u32::try_from(parent).ok());
 }
 
 /// What the program runs on, asked of the library underneath once.
@@ -436,6 +445,7 @@ extern "C" fn at_exit() {
     unsupported_calls();
     model().report_leaks("exit");
     trace::flush();
+    sharing::event("exit", "", None, serde_json::json!({}));
     report::summary();
 }
 
@@ -450,6 +460,9 @@ pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
     fork_handlers_registered();
     let r = forward!(aclInit(config_path));
     trace::call("aclInit", None, 0, r);
+    if r == 0 {
+        sharing::started(None);
+    }
     r
 }
 
@@ -556,10 +569,24 @@ unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
     handle: sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
     let site = Site::at(ra);
-    model().check_free(handle as usize, site);
+    let shared = {
+        let m = model();
+        m.check_free(handle as usize, site);
+        m.shared(handle as usize).cloned()
+    };
     let r = forward!(aclrtFreePhysical(handle));
     api_error("aclrtFreePhysical", r, site);
     let mut totals = None;
+    if r == 0
+        && let Some((id, imported)) = shared
+    {
+        sharing::event(
+            "free",
+            "aclrtFreePhysical",
+            Some(site),
+            serde_json::json!({ "id": id, "h": handle as usize, "imported": imported }),
+        );
+    }
     if r == 0 {
         let mut m = model();
         let device = m.device_of(handle as usize);
@@ -647,6 +674,19 @@ unsafe extern "C" fn aclmem_san_aclrtMapMem(
     let r = forward!(aclrtMapMem(vir_ptr, size, offset, handle, flags));
     api_error("aclrtMapMem", r, site);
     let totals = (r == 0).then(|| model().mapped(vir_ptr as usize, size, handle as usize, site));
+    if r == 0 {
+        let shared = model()
+            .imported_mapping(vir_ptr as usize)
+            .map(|(_, id)| id.to_owned());
+        if let Some(id) = shared {
+            sharing::event(
+                "map",
+                "aclrtMapMem",
+                Some(site),
+                serde_json::json!({ "id": id, "h": handle as usize, "va": vir_ptr as usize, "size": size }),
+            );
+        }
+    }
     trace::call_with(
         "aclrtMapMem",
         totals,
@@ -664,9 +704,24 @@ unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
     vir_ptr: *mut c_void,
 ) -> sys::aclError {
     let site = Site::at(ra);
-    model().check_unmap(vir_ptr as usize, site);
+    let shared = {
+        let m = model();
+        m.check_unmap(vir_ptr as usize, site);
+        m.imported_mapping(vir_ptr as usize)
+            .map(|(_, id)| id.to_owned())
+    };
     let r = forward!(aclrtUnmapMem(vir_ptr));
     api_error("aclrtUnmapMem", r, site);
+    if r == 0
+        && let Some(id) = shared
+    {
+        sharing::event(
+            "unmap",
+            "aclrtUnmapMem",
+            Some(site),
+            serde_json::json!({ "id": id, "va": vir_ptr as usize }),
+        );
+    }
     let totals = if r == 0 {
         model().unmapped(vir_ptr as usize)
     } else {
@@ -704,7 +759,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandle(
         // SAFETY: a `uint64_t`; the kernel checks the address.
         && let Some(id) = unsafe { cmem::read(shareable_handle) }
     {
-        model().exported(id);
+        exported("aclrtMemExportToShareableHandle", handle as usize, id, site);
     }
     r
 }
@@ -733,7 +788,12 @@ unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandleV2(
         // address.
         && let Some(id) = unsafe { cmem::read(shareable_handle.cast::<u64>().cast_const()) }
     {
-        model().exported(id);
+        exported(
+            "aclrtMemExportToShareableHandleV2",
+            handle as usize,
+            id,
+            site,
+        );
     }
     r
 }
@@ -748,20 +808,27 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandle(
 ) -> sys::aclError {
     let site = Site::made_at(ra);
     model().check_import("aclrtMemImportFromShareableHandle", shareable_handle, site);
+    check_import_device(shareable_handle, device_id, site);
     let r = forward!(aclrtMemImportFromShareableHandle(
         shareable_handle,
         device_id,
         handle
     ));
     api_error("aclrtMemImportFromShareableHandle", r, site);
-    if r == 0
+    let made = if r == 0 {
         // SAFETY: a handle is plain data; the kernel checks the address.
-        && let Some(h) = unsafe { cmem::read(handle) }
-    {
-        // The size is the exporter's; imports do not count as this
-        // process's physical memory in the timeline.
-        model().handle_made(h as usize, 0, u32::try_from(device_id).ok(), site, false);
-    }
+        unsafe { cmem::read(handle) }
+    } else {
+        None
+    };
+    imported(
+        "aclrtMemImportFromShareableHandle",
+        shareable_handle,
+        r,
+        made,
+        u32::try_from(device_id).ok(),
+        site,
+    );
     r
 }
 
@@ -775,12 +842,15 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandleV2(
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
     let site = Site::made_at(ra);
-    if share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT
+    let id = if share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT {
         // SAFETY: a DEFAULT shareable handle is a `uint64_t` the caller
         // passes, read through the kernel: an address the process may not
         // read is left to the library to refuse.
-        && let Some(id) = unsafe { cmem::read(shareable_handle.cast::<u64>().cast_const()) }
-    {
+        unsafe { cmem::read(shareable_handle.cast::<u64>().cast_const()) }
+    } else {
+        None
+    };
+    if let Some(id) = id {
         model().check_import("aclrtMemImportFromShareableHandleV2", id, site);
     }
     let r = forward!(aclrtMemImportFromShareableHandleV2(
@@ -790,11 +860,27 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandleV2(
         handle
     ));
     api_error("aclrtMemImportFromShareableHandleV2", r, site);
-    if r == 0
+    let made = if r == 0 {
         // SAFETY: a handle is plain data; the kernel checks the address.
-        && let Some(h) = unsafe { cmem::read(handle) }
-    {
-        model().handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
+        unsafe { cmem::read(handle) }
+    } else {
+        None
+    };
+    match id {
+        Some(id) => imported(
+            "aclrtMemImportFromShareableHandleV2",
+            id,
+            r,
+            made,
+            DEVICE.with(Cell::get),
+            site,
+        ),
+        // A FABRIC handle: no shareable id to join processes by.
+        None => {
+            if let Some(h) = made {
+                model().handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
+            }
+        }
     }
     r
 }
@@ -816,6 +902,102 @@ unsafe extern "C" fn aclmem_san_aclrtMemRetainAllocationHandle(
         model().handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
     }
     r
+}
+
+/// After a successful export of `h` as `id`: the model and the sharing
+/// event.
+fn exported(call: &'static str, h: usize, id: u64, site: Site) {
+    model().exported(h, id);
+    sharing::event(
+        "export",
+        call,
+        Some(site),
+        serde_json::json!({ "id": sharing::shareable(id), "h": h }),
+    );
+}
+
+/// After an import of `id` answered `r` (`made`: the handle it made): the
+/// model, and the sharing event whatever the answer (an import refused
+/// because the exporter freed is a finding of the run).
+fn imported(
+    call: &'static str,
+    id: u64,
+    r: sys::aclError,
+    made: Option<sys::aclrtDrvMemHandle>,
+    device: Option<u32>,
+    site: Site,
+) {
+    if let Some(h) = made {
+        // The size is the exporter's; imports do not count as this
+        // process's physical memory in the timeline.
+        let mut m = model();
+        m.handle_made(h as usize, 0, device, site, false);
+        m.imported(h as usize, id);
+    }
+    sharing::event(
+        "import",
+        call,
+        Some(site),
+        serde_json::json!({
+            "id": sharing::shareable(id),
+            "ret": r,
+            "h": made.map(|h| h as usize),
+        }),
+    );
+}
+
+/// The constants a program might pass where `aclrtMemImportFromShareableHandle`
+/// takes its device id: the handle types and shared-handle types, by value.
+const HANDLE_TYPE_VALUES: &[(i32, &str)] = &[
+    (
+        sys::ACL_MEM_HANDLE_TYPE_NONE as i32,
+        "ACL_MEM_HANDLE_TYPE_NONE",
+    ),
+    (
+        sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT as i32,
+        "ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT",
+    ),
+    (
+        sys::ACL_MEM_HANDLE_TYPE_POSIX as i32,
+        "ACL_MEM_HANDLE_TYPE_POSIX",
+    ),
+    (
+        sys::ACL_MEM_SHARE_HANDLE_TYPE_FABRIC as i32,
+        "ACL_MEM_SHARE_HANDLE_TYPE_FABRIC",
+    ),
+];
+
+/// `handle-type-as-device`: the device id of a V1 import is not the
+/// calling thread's device but is a handle type's value. The runtime takes
+/// any device of the machine (the import lands on it, and mapping it where
+/// the thread's memory is fails or crosses devices), so nothing refuses it.
+fn check_import_device(id: u64, device_id: i32, site: Site) {
+    let Some(current) = DEVICE.with(Cell::get) else {
+        return;
+    };
+    if u32::try_from(device_id).ok() == Some(current) {
+        return;
+    }
+    let names: Vec<&str> = HANDLE_TYPE_VALUES
+        .iter()
+        .filter(|(v, _)| *v == device_id)
+        .map(|(_, n)| *n)
+        .collect();
+    if names.is_empty() {
+        return;
+    }
+    report(Finding {
+        class: "handle-type-as-device",
+        call: "aclrtMemImportFromShareableHandle",
+        args: format!("{id:#x}, {device_id}"),
+        message: format!(
+            "the device id {device_id} is not this thread's device ({current}) but the value of {}: \
+             a handle type passed where the device id belongs imports onto device {device_id}",
+            names.join(" and ")
+        ),
+        code: None,
+        site,
+    });
 }
 
 unsafe fn device_malloc(
@@ -1010,6 +1192,16 @@ pub unsafe extern "C" fn aclrtIpcMemImportByKey(
     flags: u64,
 ) -> sys::aclError {
     let r = forward!(aclrtIpcMemImportByKey(dev_ptr, key, flags));
+    let site = Site::outside();
+    api_error("aclrtIpcMemImportByKey", r, site);
+    if let Some(id) = key_text(key) {
+        sharing::event(
+            "import",
+            "aclrtIpcMemImportByKey",
+            Some(site),
+            serde_json::json!({ "id": id, "ret": r }),
+        );
+    }
     if r == 0
         // SAFETY: a pointer is plain data; the kernel checks the address.
         && let Some(p) = unsafe { cmem::read(dev_ptr) }
@@ -1082,11 +1274,147 @@ passthrough! {
     aclrtMemGetAddressRange(ptr: *mut c_void, pbase: *mut *mut c_void, psize: *mut usize);
     aclrtMemGetAllocationPropertiesFromHandle(handle: sys::aclrtDrvMemHandle, prop: *mut sys::aclrtPhysicalMemProp);
     aclrtPointerGetAttributes(ptr: *const c_void, attributes: *mut sys::aclrtPtrAttributes);
-    aclrtMemSetPidToShareableHandle(shareable: u64, pid: *mut i32, num: usize);
-    aclrtMemSetPidToShareableHandleV2(shareable: *mut c_void, share_type: sys::aclrtMemSharedHandleType, pid: *mut i32, num: usize);
     aclrtDeviceGetBareTgid(pid: *mut i32);
-    aclrtIpcMemGetExportKey(dev_ptr: *mut c_void, size: usize, key: *mut c_char, len: usize, flags: u64);
-    aclrtIpcMemSetImportPid(key: *const c_char, pid: *mut i32, num: usize);
+}
+
+// ----- sharing: whitelists and legacy IPC keys ------------------------------------
+
+/// A pid whitelist set on `id` (answered `r`): a sharing event.
+fn whitelisted(call: &'static str, id: String, pid: *const i32, num: usize, r: sys::aclError) {
+    let site = Site::outside();
+    api_error(call, r, site);
+    sharing::event(
+        "set-pid",
+        call,
+        Some(site),
+        serde_json::json!({ "id": id, "pids": sharing::pids(pid, num), "ret": r }),
+    );
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemSetPidToShareableHandle(
+    shareable: u64,
+    pid: *mut i32,
+    num: usize,
+) -> sys::aclError {
+    let r = forward!(aclrtMemSetPidToShareableHandle(shareable, pid, num));
+    whitelisted(
+        "aclrtMemSetPidToShareableHandle",
+        sharing::shareable(shareable),
+        pid,
+        num,
+        r,
+    );
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemSetPidToShareableHandleV2(
+    shareable: *mut c_void,
+    share_type: sys::aclrtMemSharedHandleType,
+    pid: *mut i32,
+    num: usize,
+) -> sys::aclError {
+    let r = forward!(aclrtMemSetPidToShareableHandleV2(
+        shareable, share_type, pid, num
+    ));
+    if share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT
+        // SAFETY: a DEFAULT shareable handle is a `uint64_t`, read through
+        // the kernel.
+        && let Some(id) = unsafe { cmem::read(shareable.cast::<u64>().cast_const()) }
+    {
+        whitelisted(
+            "aclrtMemSetPidToShareableHandleV2",
+            sharing::shareable(id),
+            pid,
+            num,
+            r,
+        );
+    } else {
+        api_error("aclrtMemSetPidToShareableHandleV2", r, Site::outside());
+    }
+    r
+}
+
+/// The text of a legacy IPC key a program passed (at most the 65 bytes the
+/// runtime fixes, up to its NUL), read through the kernel.
+fn key_text(key: *const c_char) -> Option<String> {
+    if key.is_null() {
+        return None;
+    }
+    let mut buf = [0u8; 65];
+    // Read what is readable of the 65 bytes: a short key may end near the
+    // end of a page.
+    let mut n = buf.len();
+    while n > 0 && !cmem::read_bytes(key as usize, &mut buf[..n]) {
+        n /= 2;
+    }
+    let end = buf[..n].iter().position(|&b| b == 0)?;
+    Some(format!("key:{}", String::from_utf8_lossy(&buf[..end])))
+}
+
+/// `ipc-key-on-vmm`, then the call; a key made is a sharing event.
+///
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtIpcMemGetExportKey(
+    dev_ptr: *mut c_void,
+    size: usize,
+    key: *mut c_char,
+    len: usize,
+    flags: u64,
+) -> sys::aclError {
+    let vmm = model().mapping_containing(dev_ptr as usize);
+    let site = Site::outside();
+    if let Some((start, h, made)) = vmm {
+        report(Finding {
+            class: "ipc-key-on-vmm",
+            call: "aclrtIpcMemGetExportKey",
+            args: format!("{:#x}, {size:#x}", dev_ptr as usize),
+            message: format!(
+                "legacy IPC keys share aclrtMalloc memory; this address is in the mapping of \
+                 physical handle {h:#x} at {start:#x} (made at {}): share the handle with \
+                 aclrtMemExportToShareableHandle",
+                made.describe()
+            ),
+            code: Some(AclError::RT_PARAM_INVALID.code()),
+            site,
+        });
+    }
+    let r = forward!(aclrtIpcMemGetExportKey(dev_ptr, size, key, len, flags));
+    api_error("aclrtIpcMemGetExportKey", r, site);
+    if r == 0
+        && let Some(id) = key_text(key)
+    {
+        sharing::event(
+            "export",
+            "aclrtIpcMemGetExportKey",
+            Some(site),
+            serde_json::json!({ "id": id, "va": dev_ptr as usize }),
+        );
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtIpcMemSetImportPid(
+    key: *const c_char,
+    pid: *mut i32,
+    num: usize,
+) -> sys::aclError {
+    let r = forward!(aclrtIpcMemSetImportPid(key, pid, num));
+    match key_text(key) {
+        Some(id) => whitelisted("aclrtIpcMemSetImportPid", id, pid, num, r),
+        None => api_error("aclrtIpcMemSetImportPid", r, Site::outside()),
+    }
+    r
 }
 
 /// # Safety

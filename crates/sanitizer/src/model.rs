@@ -100,6 +100,10 @@ pub struct Model {
     /// allocate (IPC imports).
     foreign: BTreeMap<usize, usize>,
     exports: HashSet<u64>,
+    /// Handles this process exported or imported: the shareable handle's
+    /// text and whether it was imported (their frees, and the maps and
+    /// unmaps of imports, are sharing events).
+    shared: HashMap<usize, (String, bool)>,
     /// Physical and mapped bytes per device (index 64: host), for the
     /// timeline.
     phys: BTreeMap<u32, usize>,
@@ -223,6 +227,7 @@ impl Model {
 
     /// After a successful `aclrtFreePhysical(h)`.
     pub fn handle_freed(&mut self, h: usize) {
+        self.shared.remove(&h);
         if let Some(hd) = self.handles.remove(&h) {
             if hd.maps == 0 {
                 let p = self.phys_add(hd.device, -(hd.size as isize));
@@ -362,8 +367,40 @@ impl Model {
         Some(self.trace_totals(m.device))
     }
 
-    pub fn exported(&mut self, shareable: u64) {
+    /// After a successful export of `h` as `shareable`.
+    pub fn exported(&mut self, h: usize, shareable: u64) {
         self.exports.insert(shareable);
+        self.shared
+            .insert(h, (crate::sharing::shareable(shareable), false));
+    }
+
+    /// After a successful import of `shareable` as `h`.
+    pub fn imported(&mut self, h: usize, shareable: u64) {
+        self.shared
+            .insert(h, (crate::sharing::shareable(shareable), true));
+    }
+
+    /// The shareable handle `h` was exported as or imported from, and
+    /// whether it was imported.
+    pub fn shared(&self, h: usize) -> Option<&(String, bool)> {
+        self.shared.get(&h)
+    }
+
+    /// The shareable handle behind the mapping at `addr`, if it maps an
+    /// imported handle.
+    pub fn imported_mapping(&self, addr: usize) -> Option<(usize, &str)> {
+        let m = self.maps.get(&addr)?;
+        match self.shared.get(&m.handle) {
+            Some((id, true)) => Some((m.handle, id)),
+            _ => None,
+        }
+    }
+
+    /// The mapping of physical memory that holds `addr`: its start, the
+    /// handle and where it was made.
+    pub fn mapping_containing(&self, addr: usize) -> Option<(usize, usize, Site)> {
+        let (&start, m) = self.maps.range(..=addr).next_back()?;
+        (addr < start.saturating_add(m.size)).then_some((start, m.handle, m.site))
     }
 
     pub fn check_import(&self, call: &'static str, shareable: u64, site: Site) {
@@ -610,16 +647,31 @@ impl Model {
         self.report_cycle_growth(when);
         let call: &'static str = "aclFinalize";
         let mut findings = Vec::new();
-        for (&a, m) in &self.maps {
+        // Under `aclmem sanitize`, imports still held are reported from the
+        // sharing events of every process, with the exporter named.
+        let by_run = crate::sharing::enabled();
+        let imported = |h: &usize| by_run && matches!(self.shared.get(h), Some((_, true)));
+        // Exported handles too: whether another process still maps one
+        // decides what the run reports.
+        let shared = |h: &usize| by_run && self.shared.contains_key(h);
+        for (&a, m) in self.maps.iter().filter(|(_, m)| !imported(&m.handle)) {
             findings.push((
                 m.site,
                 format!("a mapping of {:#x} bytes at {a:#x}", m.size),
             ));
         }
         for (&a, (size, site)) in &self.resvs {
-            findings.push((*site, format!("a reservation of {size:#x} bytes at {a:#x}")));
+            // A reservation that holds an import's mapping is reported with
+            // the import.
+            let holds_import = self
+                .maps
+                .range(a..a.saturating_add(*size))
+                .any(|(_, m)| imported(&m.handle));
+            if !holds_import {
+                findings.push((*site, format!("a reservation of {size:#x} bytes at {a:#x}")));
+            }
         }
-        for (&h, hd) in &self.handles {
+        for (&h, hd) in self.handles.iter().filter(|(h, _)| !shared(h)) {
             findings.push((
                 hd.site,
                 format!("physical handle {h:#x} ({} bytes)", hd.size),

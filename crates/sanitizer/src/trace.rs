@@ -54,7 +54,7 @@ fn enabled() -> bool {
 
 /// The time in µs of the system's monotonic clock: one time base for
 /// every process of a run (the timeline starts at the first record).
-fn now_us() -> u64 {
+pub(crate) fn now_us() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -1,0 +1,103 @@
+//! The sharing events of every process of a run, for the checks no single
+//! process can make: an import after the exporter freed, a whitelisted pid
+//! that never imports, an import still held when its process ends, an
+//! exporter that exits while another process maps its memory.
+//!
+//! With `ACLMEM_SANITIZER_SHARING=file` (`aclmem sanitize` sets it), each
+//! process appends one JSON line per event to the file: its start and
+//! exit, each export (shareable handle or legacy IPC key), pid whitelist,
+//! import (whatever it answered), and the maps, unmaps and frees of the
+//! handles it exported or imported. Each line is one `write` to a file
+//! opened to append, so the lines of several processes never interleave.
+//! Events name their call site and stack, described at once: they are rare
+//! (one per export or import, never one per copy), and the process that
+//! could describe them may be gone when the run ends. After the run,
+//! `aclmem sanitize` joins the processes' events by shareable handle and
+//! reports what it finds with both sides named.
+
+use std::fs::File;
+use std::io::Write;
+use std::sync::OnceLock;
+
+use crate::report::Site;
+
+fn file() -> Option<&'static File> {
+    static FILE: OnceLock<Option<File>> = OnceLock::new();
+    FILE.get_or_init(|| {
+        let path = std::env::var_os("ACLMEM_SANITIZER_SHARING").filter(|p| !p.is_empty())?;
+        File::options()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| {
+                eprintln!(
+                    "aclmem-sanitizer: cannot write sharing events to {}: {e}",
+                    std::path::Path::new(&path).display()
+                )
+            })
+            .ok()
+    })
+    .as_ref()
+}
+
+/// Whether the run collects sharing events (then imports held at exit are
+/// reported from them, with the exporter named, instead of as leaks).
+pub fn enabled() -> bool {
+    file().is_some()
+}
+
+/// The text of a shareable handle, as the events and findings write it.
+pub fn shareable(id: u64) -> String {
+    format!("{id:#x}")
+}
+
+/// One event: `what` with the fields of `fields` (an object), the process,
+/// the time and, when `site` is given, the call's site and stack.
+pub fn event(what: &str, call: &str, site: Option<Site>, fields: serde_json::Value) {
+    let Some(mut out) = file() else { return };
+    let mut line = serde_json::json!({
+        "ev": what,
+        "call": call,
+        "pid": std::process::id(),
+        "t": crate::trace::now_us(),
+    });
+    if let Some(site) = site {
+        let site = site.with_stack();
+        line["site"] = site.describe().into();
+        line["stack"] = site.frames().into();
+    }
+    if let (serde_json::Value::Object(l), serde_json::Value::Object(f)) = (&mut line, fields) {
+        l.extend(f);
+    }
+    let mut text = line.to_string();
+    text.push('\n');
+    // One write per event, appended: whole against other processes'.
+    let _ = out.write_all(text.as_bytes());
+}
+
+/// The start of a process: at `aclInit`, and in a child forked by a
+/// process that initialised (`parent` is then its pid).
+pub fn started(parent: Option<u32>) {
+    event("start", "", None, serde_json::json!({ "parent": parent }));
+}
+
+/// The pids of a whitelist a program passed (`num` of them), read through
+/// the kernel; at most 4096 (a longer list is cut: the runtime refuses
+/// none for its length, but no machine runs that many importers). The
+/// addresses are checked by the kernel: a bad one ends the list.
+pub fn pids(pid: *const i32, num: usize) -> Vec<i32> {
+    let mut out = Vec::new();
+    if pid.is_null() {
+        return out;
+    }
+    for i in 0..num.min(4096) {
+        // SAFETY: an `i32` is valid for every bit pattern; the read goes
+        // through the kernel, and an address the process may not read ends
+        // the list.
+        match unsafe { crate::cmem::read(pid.wrapping_add(i)) } {
+            Some(p) => out.push(p),
+            None => break,
+        }
+    }
+    out
+}

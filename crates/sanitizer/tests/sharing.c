@@ -1,0 +1,190 @@
+/*
+ * Seeded sharing defects across processes, chosen by argv[1]; `clean`
+ * shares memory correctly. The parent exports, a forked child imports (or
+ * the other way round); pipes order the two. Each defect is one the
+ * emulated library accepts or answers with a code: neither process
+ * crashes, so what is under test is what `aclmem sanitize` reports.
+ */
+#include <acl/acl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MIB ((size_t)1 << 20)
+
+static aclrtPhysicalMemProp hbm(int32_t device) {
+    aclrtPhysicalMemProp p;
+    memset(&p, 0, sizeof p);
+    p.memAttr = ACL_HBM_MEM_HUGE;
+    p.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    p.location.id = device;
+    return p;
+}
+
+static void put(int fd, uint64_t v) {
+    if (write(fd, &v, sizeof v) != sizeof v) exit(4);
+}
+
+static uint64_t get(int fd) {
+    uint64_t v = 0;
+    if (read(fd, &v, sizeof v) != sizeof v) exit(4);
+    return v;
+}
+
+static int wait_child(pid_t child) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
+}
+
+/* Forks; in the child, initialises on `device` and returns 0. */
+static pid_t start_child(int32_t device) {
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0 && (aclInit(NULL) != 0 || aclrtSetDevice(device) != 0)) exit(2);
+    return child;
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "clean";
+    aclrtPhysicalMemProp prop = hbm(0);
+    aclrtDrvMemHandle h = NULL;
+    uint64_t s = 0;
+    pid_t pid = 0;
+    int down[2], up[2]; /* parent -> child, child -> parent */
+    if (pipe(down) != 0 || pipe(up) != 0) return 2;
+    if (aclInit(NULL) != 0 || aclrtSetDevice(0) != 0) return 2;
+
+    if (strcmp(mode, "clean") == 0) {
+        /* CANN's sample with pid validation: the child sends its pid, the
+         * parent whitelists it and sends the handle; the child imports,
+         * maps, reads, unmaps and frees; the parent frees after it. */
+        if ((pid = start_child(0)) == 0) {
+            int32_t me = 0;
+            aclrtDrvMemHandle mine = NULL;
+            void *va = NULL;
+            aclrtDeviceGetBareTgid(&me);
+            put(up[1], (uint64_t)me);
+            uint64_t id = get(down[0]);
+            if (aclrtMemImportFromShareableHandle(id, 0, &mine) != 0) exit(3);
+            if (aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0) != 0) exit(3);
+            if (aclrtMapMem(va, 2 * MIB, 0, mine, 0) != 0) exit(3);
+            aclrtUnmapMem(va);
+            aclrtReleaseMemAddress(va);
+            aclrtFreePhysical(mine);
+            aclrtResetDevice(0);
+            aclFinalize();
+            exit(0);
+        }
+        int32_t importer = (int32_t)get(up[0]);
+        aclrtMallocPhysical(&h, 2 * MIB, &prop, 0);
+        aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE, 0, &s);
+        aclrtMemSetPidToShareableHandle(s, &importer, 1);
+        put(down[1], s);
+        if (wait_child(pid) != 0) return 3;
+        aclrtFreePhysical(h);
+    } else if (strcmp(mode, "import-after-free") == 0) {
+        /* The exporter frees before the child imports (a
+         * cleanup order that frees too early): the import names the free. */
+        if ((pid = start_child(0)) == 0) {
+            aclrtDrvMemHandle mine = NULL;
+            uint64_t id = get(down[0]);
+            if (aclrtMemImportFromShareableHandle(id, 0, &mine) == 0) /* IMPORT-AFTER-FREE */
+                aclrtFreePhysical(mine);
+            exit(0);
+        }
+        aclrtMallocPhysical(&h, 2 * MIB, &prop, 0);
+        aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE, 1, &s);
+        aclrtFreePhysical(h); /* FREED-BEFORE-IMPORT */
+        put(down[1], s);
+        if (wait_child(pid) != 0) return 3;
+    } else if (strcmp(mode, "whitelisted-never-imported") == 0) {
+        /* The parent whitelists its child, which exits without importing. */
+        if ((pid = start_child(0)) == 0) {
+            (void)get(down[0]);
+            exit(0);
+        }
+        int32_t importer = (int32_t)pid;
+        aclrtMallocPhysical(&h, 2 * MIB, &prop, 0);
+        aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE, 0, &s);
+        aclrtMemSetPidToShareableHandle(s, &importer, 1); /* WHITELIST */
+        put(down[1], s);
+        if (wait_child(pid) != 0) return 3;
+        aclrtFreePhysical(h);
+    } else if (strcmp(mode, "import-held-at-exit") == 0) {
+        /* The child imports and maps, and exits still mapping it. */
+        if ((pid = start_child(0)) == 0) {
+            aclrtDrvMemHandle mine = NULL;
+            void *va = NULL;
+            uint64_t id = get(down[0]);
+            if (aclrtMemImportFromShareableHandle(id, 0, &mine) != 0) exit(3);
+            aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+            aclrtMapMem(va, 2 * MIB, 0, mine, 0); /* HELD-MAP */
+            exit(0);
+        }
+        aclrtMallocPhysical(&h, 2 * MIB, &prop, 0);
+        aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE, 1, &s);
+        put(down[1], s);
+        if (wait_child(pid) != 0) return 3;
+        aclrtFreePhysical(h);
+    } else if (strcmp(mode, "exporter-exited-while-mapped") == 0) {
+        /* The child exports and exits holding the handle while the parent
+         * still maps what it imported. */
+        if ((pid = start_child(0)) == 0) {
+            aclrtDrvMemHandle mine = NULL;
+            uint64_t id = 0;
+            aclrtMallocPhysical(&mine, 2 * MIB, &prop, 0);
+            aclrtMemExportToShareableHandle(mine, ACL_MEM_HANDLE_TYPE_NONE, 1, &id); /* EXPORTER */
+            put(up[1], id);
+            (void)get(down[0]); /* until the parent mapped it */
+            exit(0);
+        }
+        void *va = NULL;
+        s = get(up[0]);
+        aclrtMemImportFromShareableHandle(s, 0, &h);
+        aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+        aclrtMapMem(va, 2 * MIB, 0, h, 0);
+        put(down[1], 1);
+        if (wait_child(pid) != 0) return 3;
+        aclrtUnmapMem(va);
+        aclrtReleaseMemAddress(va);
+        aclrtFreePhysical(h);
+    } else if (strcmp(mode, "handle-type-as-device") == 0) {
+        /* The child, on device 1, passes a
+         * handle type where the import's device id belongs. */
+        if ((pid = start_child(1)) == 0) {
+            aclrtDrvMemHandle mine = NULL;
+            uint64_t id = get(down[0]);
+            if (aclrtMemImportFromShareableHandle(id, ACL_MEM_HANDLE_TYPE_NONE, &mine) == 0) /* TYPE-AS-DEVICE */
+                aclrtFreePhysical(mine);
+            aclrtResetDevice(1);
+            aclFinalize();
+            exit(0);
+        }
+        aclrtMallocPhysical(&h, 2 * MIB, &prop, 0);
+        aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE, 1, &s);
+        put(down[1], s);
+        if (wait_child(pid) != 0) return 3;
+        aclrtFreePhysical(h);
+    } else if (strcmp(mode, "ipc-key-on-vmm") == 0) {
+        /* A legacy IPC key asked for memory mapped through the VMM calls. */
+        void *va = NULL;
+        char key[65] = {0};
+        aclrtMallocPhysical(&h, 2 * MIB, &prop, 0);
+        aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+        aclrtMapMem(va, 2 * MIB, 0, h, 0);
+        aclrtIpcMemGetExportKey(va, 2 * MIB, key, sizeof key, 1); /* IPC-KEY */
+        aclrtUnmapMem(va);
+        aclrtReleaseMemAddress(va);
+        aclrtFreePhysical(h);
+    } else {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        return 2;
+    }
+    aclrtResetDevice(0);
+    aclFinalize();
+    return 0;
+}
