@@ -64,22 +64,37 @@ pub fn library_for_c() -> PathBuf {
 /// against the shipped headers and [`library_for_c`], with that library's
 /// directory as its run path, into the temporary directory as `name`.
 pub fn compile_c(src: &Path, name: &str, flags: &[&str]) -> PathBuf {
+    compile_with(("CC", "cc", "-std=c11"), src, name, flags)
+}
+
+/// [`compile_c`] for a C++ program (`$CXX`, default `c++`, `-std=c++17`).
+pub fn compile_cxx(src: &Path, name: &str, flags: &[&str]) -> PathBuf {
+    compile_with(("CXX", "c++", "-std=c++17"), src, name, flags)
+}
+
+fn compile_with(
+    (variable, default, standard): (&str, &str, &str),
+    src: &Path,
+    name: &str,
+    flags: &[&str],
+) -> PathBuf {
     let lib = library_for_c();
     let dir = lib.parent().expect("the library's directory");
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/emu-capi/include");
     let out = std::env::temp_dir().join(format!("aclmem-{name}-{}", std::process::id()));
-    let status = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-g", "-O0", "-std=c11", "-Wall"])
-        .args(flags)
-        .arg(format!("-I{}", include.display()))
-        .arg(src)
-        .arg("-o")
-        .arg(&out)
-        .arg(format!("-L{}", dir.display()))
-        .arg("-lascendcl")
-        .arg(format!("-Wl,-rpath,{}", dir.display()))
-        .status()
-        .expect("cc runs");
+    let status =
+        std::process::Command::new(std::env::var(variable).unwrap_or_else(|_| default.into()))
+            .args(["-g", "-O0", standard, "-Wall"])
+            .args(flags)
+            .arg(format!("-I{}", include.display()))
+            .arg(src)
+            .arg("-o")
+            .arg(&out)
+            .arg(format!("-L{}", dir.display()))
+            .arg("-lascendcl")
+            .arg(format!("-Wl,-rpath,{}", dir.display()))
+            .status()
+            .expect("the compiler runs");
     assert!(status.success(), "{} compiles", src.display());
     out
 }

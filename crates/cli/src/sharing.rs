@@ -185,10 +185,10 @@ pub fn check(text: &str) -> Vec<serde_json::Value> {
                 }
                 let whom = match u32::try_from(p) {
                     Ok(p) if p == a => {
-                        "itself, the exporter (a process cannot import its own export)".to_owned()
+                        "itself (the exporter; a process cannot import its own export)".to_owned()
                     }
-                    Ok(p) if ran.contains(&p) => format!("pid {p}, a process of this run"),
-                    _ => format!("pid {p}, no process of this run that called ACL"),
+                    Ok(p) if ran.contains(&p) => format!("pid {p} (a process of this run)"),
+                    _ => format!("pid {p} (no process of this run that called ACL)"),
                 };
                 out.push(finding(
                     "whitelisted-never-imported",
@@ -452,7 +452,7 @@ mod tests {
             f[0]["message"]
                 .as_str()
                 .unwrap()
-                .contains("pid 12, a process of this run")
+                .contains("pid 12 (a process of this run)")
         );
         assert!(
             f[1]["message"]

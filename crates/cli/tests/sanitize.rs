@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use aclmem_tests::{compile_c, through_test_runner, under_test_runner};
+use aclmem_tests::{compile_c, compile_cxx, through_test_runner, under_test_runner};
 
 fn target_profile_dir() -> PathBuf {
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_aclmem"));
@@ -255,6 +255,61 @@ fn clean_programs_report_nothing_in_20_runs() {
             assert_eq!(code, 0, "{} {mode} run {run}", exe.display());
         }
     }
+}
+
+/// C++ code's shapes of the defects (an RAII owner copied, a handle kept
+/// past a move, an owner never destroyed, a whitelisted child that never
+/// imports): each reported once, at the marked line of `defects.cpp`, with
+/// the C++ frames (destructor, caller, `main`) below it; the clean path
+/// (owners in vectors) reports nothing.
+#[test]
+fn cpp_defects_are_reported_with_their_frames() {
+    if under_test_runner() {
+        return;
+    }
+    let src = repo().join("crates/sanitizer/tests/defects.cpp");
+    let exe = compile_cxx(&src, "sanitize-defects-cpp", &[]);
+    let source = std::fs::read_to_string(&src).unwrap();
+    let line_of = |marker: &str| {
+        source
+            .lines()
+            .position(|l| l.contains(marker))
+            .expect("marked")
+            + 1
+    };
+    for (class, marker, caller) in [
+        ("double-free", "// FREED", "CopyTwice (defects.cpp:"),
+        ("use-after-free", "// USE-AFTER-MOVE", "main (defects.cpp:"),
+        ("leak", "// MADE", "Forget (defects.cpp:"),
+        (
+            "whitelisted-never-imported",
+            "// WHITELIST",
+            "main (defects.cpp:",
+        ),
+    ] {
+        let (findings, code) = sanitize(&[], &exe, &[class]);
+        assert_eq!(findings.len(), 1, "{class}: {findings:#?}");
+        assert_eq!(findings[0]["class"], class, "{findings:#?}");
+        let site = findings[0]["site"].as_str().unwrap();
+        assert!(
+            site.ends_with(&format!("(defects.cpp:{})", line_of(marker))),
+            "{class}: {site}"
+        );
+        let stack: Vec<&str> = findings[0]["stack"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f.as_str())
+            .collect();
+        assert!(
+            stack.len() >= 2 && stack[1].starts_with(caller),
+            "{class}: {stack:?}"
+        );
+        assert_eq!(code, 1, "{class}");
+    }
+    let (findings, code) = sanitize(&[], &exe, &["clean"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
 }
 
 /// The sharing defects program, compiled for one test.
