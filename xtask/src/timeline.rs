@@ -1,6 +1,7 @@
 //! The memory timeline, checked in a real browser: the sleep/wake example
-//! runs under `aclmem sanitize --trace`, `aclmem timeline` writes the page,
-//! and headless chromium renders it. The page's own script computes the
+//! and the two-process sharing example run under `aclmem sanitize
+//! --trace`, `aclmem timeline` writes their pages, and headless chromium
+//! renders them. The page's own script computes the
 //! summary, so the DOM chromium dumps proves the script ran; the
 //! screenshot is kept in `target/timeline/` for people to look at.
 
@@ -74,6 +75,65 @@ pub fn check(sh: &Shell, lib: &Path) -> Result<()> {
     }
     eprintln!(
         "the page renders the sleep and the wake; screenshot {} ({size} bytes)",
+        png.display()
+    );
+    sharing(sh, &aclmem, browser, &flags)
+}
+
+/// The sharing example (a parent exports, a whitelisted child imports, an
+/// outsider is refused): the page has a track per process, their address
+/// spaces, and the arrows from the export to the imports.
+fn sharing(sh: &Shell, aclmem: &Path, browser: &str, flags: &[&str]) -> Result<()> {
+    let dir = target_dir().join("timeline");
+    let example = target_dir().join("c-examples/native/vmm_share");
+    let trace = dir.join("vmm_share.jsonl");
+    let out = dir.join("vmm_share");
+    {
+        let _m = sh.push_env(
+            "ACLMEM_EMU_MACHINE",
+            format!("xtask-timeline-share-{}", std::process::id()),
+        );
+        let _q = sh.push_env("ACLMEM_EMU_QUIET", "1");
+        // The example imports its own export on purpose (the call is
+        // refused): that finding is not what this step checks.
+        run(cmd!(
+            sh,
+            "{aclmem} sanitize --error-exitcode 0 --trace {trace} -- {example}"
+        )
+        .ignore_stdout()
+        .ignore_stderr())?;
+    }
+    run(cmd!(sh, "{aclmem} timeline {trace} -o {out}"))?;
+    let url = format!("file://{}", out.with_extension("html").display());
+    let dom = cmd!(sh, "{browser} {flags...} --dump-dom {url}")
+        .ignore_stderr()
+        .read()
+        .map_err(|e| e.to_string())?;
+    for want in [
+        "Sharing across processes",
+        "<line class=\"flow\"",
+        "<rect class=\"import failed\"",
+        "address space: reserved levels 0 MiB → 4 MiB",
+    ] {
+        if !dom.contains(want) {
+            return Err(format!(
+                "the sharing example's page lacks {want:?}; its summary: {}",
+                dom.split("id=\"summary\">")
+                    .nth(1)
+                    .and_then(|s| s.split('<').next())
+                    .unwrap_or("none")
+            ));
+        }
+    }
+    let png = dir.join("vmm_share.png");
+    let shot = format!("--screenshot={}", png.display());
+    run(cmd!(
+        sh,
+        "{browser} {flags...} --window-size=1000,1800 {shot} {url}"
+    )
+    .ignore_stderr())?;
+    eprintln!(
+        "the page shows both processes and the export's arrows; screenshot {}",
         png.display()
     );
     Ok(())

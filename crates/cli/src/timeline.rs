@@ -113,7 +113,244 @@ struct Record<'a> {
     /// A phase marker's name (`aclmem_sanitizer_phase`).
     #[serde(borrow, default)]
     name: Option<std::borrow::Cow<'a, str>>,
+    /// The address of a reservation or mapping.
+    #[serde(default)]
+    va: Option<u64>,
+    /// The physical handle made, freed, mapped, exported or imported.
+    #[serde(default)]
+    h: Option<u64>,
+    /// The shareable handle of an export or import.
+    #[serde(borrow, default)]
+    share: Option<std::borrow::Cow<'a, str>>,
 }
+
+/// Exports and imports drawn as arrows on the page (the first ones).
+const FLOWS: usize = 2000;
+
+/// What lives between two records: a reservation, a physical handle or a
+/// mapping (a slice of its process's track in Perfetto, from the call that
+/// made it to the one that ended it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Reservation,
+    Handle,
+    Mapping,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Reservation => "reservations",
+            Kind::Handle => "physical handles",
+            Kind::Mapping => "mappings",
+        }
+    }
+
+    /// The Perfetto thread its slices are drawn on (one per kind, below
+    /// the process's calls).
+    fn tid(self) -> u64 {
+        match self {
+            Kind::Reservation => 1 << 40,
+            Kind::Handle => (1 << 40) + 1,
+            Kind::Mapping => (1 << 40) + 2,
+        }
+    }
+}
+
+/// The objects that live between records, for their slices, and each
+/// process's reserved address space.
+#[derive(Default)]
+struct Lifetimes {
+    /// Live objects and their slices' names.
+    live: std::collections::HashMap<(u64, Kind, u64), String>,
+    /// The processes' slice tracks named so far.
+    named: std::collections::HashSet<(u64, Kind)>,
+    /// (pid, address) -> reserved bytes.
+    resv: std::collections::HashMap<(u64, u64), u64>,
+    reserved: BTreeMap<u64, u64>,
+    /// (pid, device) -> mapped bytes, and their sum per process.
+    mapped: BTreeMap<(u64, String), u64>,
+    /// Exports by shareable handle: pid, thread and time.
+    exports: std::collections::HashMap<String, (u64, i64, u64)>,
+    /// Imports (the first [`IMPORTS`]): shareable handle, pid, thread,
+    /// time and answer. Joined with the exports at the end: processes
+    /// write their records in blocks, so an import may come first in the
+    /// file.
+    imports: Vec<(String, u64, i64, u64, i64)>,
+}
+
+/// Imports kept for arrows in the Perfetto trace.
+const IMPORTS: usize = 100_000;
+
+impl Lifetimes {
+    /// The Perfetto events of a record (slices begun or ended, flows), and
+    /// whether the process's address space changed.
+    fn events(&mut self, r: &Record, pid: u64, call: &str, out: &mut String) -> bool {
+        use std::fmt::Write as _;
+        let begin = |this: &mut Self, out: &mut String, kind: Kind, key: u64, name: String| {
+            if this.named.insert((pid, kind)) {
+                let _ = write!(
+                    out,
+                    ",\n{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{pid},\"tid\":{},\"args\":{{\"name\":\"{}\"}}}}",
+                    kind.tid(),
+                    kind.name()
+                );
+            }
+            let name = serde_json::Value::from(name).to_string();
+            if this.live.insert((pid, kind, key), name.clone()).is_none() {
+                let _ = write!(
+                    out,
+                    ",\n{{\"name\":{name},\"cat\":\"{}\",\"ph\":\"b\",\"id\":\"{pid}:{key:#x}\",\"ts\":{},\"pid\":{pid},\"tid\":{}}}",
+                    kind.name(),
+                    r.t,
+                    kind.tid()
+                );
+            }
+        };
+        let end = |this: &mut Self, out: &mut String, kind: Kind, key: u64| {
+            if let Some(name) = this.live.remove(&(pid, kind, key)) {
+                let _ = write!(
+                    out,
+                    ",\n{{\"name\":{name},\"cat\":\"{}\",\"ph\":\"e\",\"id\":\"{pid}:{key:#x}\",\"ts\":{},\"pid\":{pid},\"tid\":{}}}",
+                    kind.name(),
+                    r.t,
+                    kind.tid()
+                );
+            }
+        };
+        let mib = |b: u64| format!("{:.1} MiB", b as f64 / f64::from(1u32 << 20));
+        if let Some(share) = r.share.as_deref() {
+            if call.starts_with("aclrtMemExport") {
+                self.exports.insert(share.to_owned(), (pid, r.tid, r.t));
+            } else if self.imports.len() < IMPORTS {
+                self.imports
+                    .push((share.to_owned(), pid, r.tid, r.t, r.ret));
+            }
+        }
+        if r.ret != 0 {
+            return false;
+        }
+        match (call, r.va, r.h) {
+            ("aclrtReserveMemAddress", Some(va), _) => {
+                begin(
+                    self,
+                    out,
+                    Kind::Reservation,
+                    va,
+                    format!("reservation {va:#x} ({})", mib(r.size)),
+                );
+                self.resv.insert((pid, va), r.size);
+                *self.reserved.entry(pid).or_default() += r.size;
+                true
+            }
+            ("aclrtReleaseMemAddress", Some(va), _) => {
+                end(self, out, Kind::Reservation, va);
+                if let Some(size) = self.resv.remove(&(pid, va)) {
+                    let v = self.reserved.entry(pid).or_default();
+                    *v = v.saturating_sub(size);
+                }
+                true
+            }
+            ("aclrtMallocPhysical", _, Some(h)) => {
+                begin(
+                    self,
+                    out,
+                    Kind::Handle,
+                    h,
+                    format!("handle {h:#x} ({})", mib(r.size)),
+                );
+                false
+            }
+            (c, _, Some(h)) if c.starts_with("aclrtMemImport") => {
+                begin(
+                    self,
+                    out,
+                    Kind::Handle,
+                    h,
+                    format!("imported handle {h:#x}"),
+                );
+                false
+            }
+            ("aclrtFreePhysical", _, Some(h)) => {
+                end(self, out, Kind::Handle, h);
+                false
+            }
+            ("aclrtMapMem", Some(va), h) => {
+                begin(
+                    self,
+                    out,
+                    Kind::Mapping,
+                    va,
+                    format!(
+                        "mapping {va:#x} ({}) of handle {:#x}",
+                        mib(r.size),
+                        h.unwrap_or(0)
+                    ),
+                );
+                true
+            }
+            ("aclrtUnmapMem", Some(va), _) => {
+                end(self, out, Kind::Mapping, va);
+                true
+            }
+            ("release-all", _, _) if self.reserved.contains_key(&pid) => {
+                let ended: Vec<(Kind, u64)> = self
+                    .live
+                    .keys()
+                    .filter(|(p, _, _)| *p == pid)
+                    .map(|&(_, k, key)| (k, key))
+                    .collect();
+                for (k, key) in ended {
+                    end(self, out, k, key);
+                }
+                self.resv.retain(|(p, _), _| *p != pid);
+                self.reserved.insert(pid, 0);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The arrows from exports to imports, as Perfetto flow events (a
+    /// slice of a microsecond at each end), and the first [`FLOWS`] for
+    /// the page: shareable handle, exporter pid and time (when the export
+    /// is in the trace), importer pid and time, the import's answer.
+    #[allow(clippy::type_complexity)]
+    fn flows(
+        &self,
+        json: &mut impl Write,
+    ) -> std::io::Result<Vec<(String, Option<(u64, u64)>, u64, u64, i64)>> {
+        let mut page = Vec::new();
+        for (id, (share, pid, tid, t, ret)) in self.imports.iter().enumerate() {
+            let from = self.exports.get(share).copied();
+            if let Some((fpid, ftid, ft)) = from {
+                write!(
+                    json,
+                    ",\n{{\"name\":\"share\",\"cat\":\"share\",\"ph\":\"s\",\"id\":{id},\"ts\":{ft},\"pid\":{fpid},\"tid\":{ftid}}},\n{{\"name\":\"share\",\"cat\":\"share\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{id},\"ts\":{t},\"pid\":{pid},\"tid\":{tid}}}"
+                )?;
+            }
+            if page.len() < FLOWS {
+                page.push((share.clone(), from.map(|(p, _, t)| (p, t)), *pid, *t, *ret));
+            }
+        }
+        Ok(page)
+    }
+
+    /// A process's address space: reserved and mapped bytes.
+    fn space(&self, pid: u64) -> (u64, u64) {
+        let mapped = self
+            .mapped
+            .range((pid, String::new())..)
+            .take_while(|((p, _), _)| *p == pid)
+            .map(|(_, v)| *v)
+            .sum();
+        (self.reserved.get(&pid).copied().unwrap_or(0), mapped)
+    }
+}
+
+/// The track of a process's address space: reserved bytes (drawn where
+/// the other tracks draw physical bytes) and mapped bytes.
+const SPACE: &str = "address space";
 
 /// Phase markers kept per process (the first ones).
 const MARKERS: usize = 1000;
@@ -157,6 +394,8 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
     let mut first_event = true;
     // (pid, device) -> track.
     let mut tracks: BTreeMap<(u64, String), Track> = BTreeMap::new();
+    let mut lifetimes = Lifetimes::default();
+    let mut extra = String::new();
     let mut markers: BTreeMap<u64, Vec<(u64, String)>> = BTreeMap::new();
     let mut records = 0usize;
     let mut t0 = u64::MAX;
@@ -193,12 +432,27 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
             json.write_all(b",\n").map_err(io)?;
         }
         first_event = false;
+        // Exports and imports are slices of a microsecond, for their arrows
+        // to bind to.
+        let ph = if r.share.is_some() {
+            "\"ph\":\"X\",\"dur\":1"
+        } else {
+            "\"ph\":\"i\",\"s\":\"t\""
+        };
+        let share = r
+            .share
+            .as_deref()
+            .map(|s| format!(",\"share\":{}", serde_json::Value::from(s)))
+            .unwrap_or_default();
         write!(
             json,
-            "{{\"name\":{name},\"ph\":\"i\",\"s\":\"t\",\"ts\":{},\"pid\":{pid},\"tid\":{},\"args\":{{\"size\":{},\"ret\":{},\"device\":{device}}}}}",
+            "{{\"name\":{name},{ph},\"ts\":{},\"pid\":{pid},\"tid\":{},\"args\":{{\"size\":{},\"ret\":{},\"device\":{device}{share}}}}}",
             r.t, r.tid, r.size, r.ret
         )
         .map_err(io)?;
+        extra.clear();
+        let space_changed = lifetimes.events(&r, pid, call, &mut extra);
+        json.write_all(extra.as_bytes()).map_err(io)?;
         if let (Some(phys), Some(mapped), Some(d)) = (r.phys, r.mapped, &r.device) {
             let track = d.track();
             let counter =
@@ -209,6 +463,7 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
                 r.t
             )
             .map_err(io)?;
+            lifetimes.mapped.insert((pid, track.clone()), mapped);
             tracks.entry((pid, track)).or_default().push(Point {
                 t: r.t,
                 phys,
@@ -217,7 +472,21 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
                 size: r.size,
             });
         }
+        if space_changed {
+            let (reserved, mapped) = lifetimes.space(pid);
+            tracks
+                .entry((pid, SPACE.to_owned()))
+                .or_default()
+                .push(Point {
+                    t: r.t,
+                    phys: reserved,
+                    mapped,
+                    call: call.to_owned(),
+                    size: r.size,
+                });
+        }
     }
+    let flows = lifetimes.flows(&mut json).map_err(io)?;
     json.write_all(b"]}\n")
         .and_then(|()| json.flush())
         .map_err(io)?;
@@ -258,13 +527,26 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
             "peak_mapped": track.peak_mapped,
             "levels": track.levels,
             "more_levels": track.more_levels,
+            "space": device == SPACE,
         }));
     }
+    let flows: Vec<serde_json::Value> = flows
+        .iter()
+        .map(|(share, from, pid, t, ret)| {
+            serde_json::json!({
+                "share": share,
+                "from": from.map(|(p, ft)| serde_json::json!([p, ft - t0.min(ft)])),
+                "to": [pid, t - t0.min(*t)],
+                "ret": ret,
+            })
+        })
+        .collect();
     let html = PAGE
         .replace(
             "/*DATA*/",
             &serde_json::Value::from(page_tracks).to_string(),
         )
+        .replace("/*FLOWS*/", &serde_json::Value::from(flows).to_string())
         .replace(
             "/*TITLE*/",
             &trace.display().to_string().replace('<', "&lt;"),
@@ -299,6 +581,10 @@ const PAGE: &str = r##"<!DOCTYPE html>
  .hit { fill: transparent; }
  .mark { stroke: #31a354; stroke-width: 1.5; stroke-dasharray: 3 3; }
  .hit:hover { fill: rgba(0,0,0,.25); }
+ .flow { stroke: #756bb1; stroke-width: 2; }
+ .export { fill: #756bb1; }
+ .import { fill: #9e9ac8; }
+ .failed { stroke: #de2d26; fill: #de2d26; }
  .legend span { display: inline-block; width: 14px; height: 4px; margin: 0 6px 3px 12px; }
  #summary { white-space: pre; font-family: ui-monospace, monospace; background: #f4f4f4; padding: 8px; }
 </style></head>
@@ -313,6 +599,7 @@ const PAGE: &str = r##"<!DOCTYPE html>
 <div id="summary">(the page's script did not run)</div>
 <script>
 const TRACKS = /*DATA*/;
+const FLOWS = /*FLOWS*/;
 const MIB = 1 << 20;
 const fmt = b => (b / MIB).toFixed(b % MIB ? 1 : 0) + " MiB";
 const ms = t => (t / 1000).toFixed(t < 10000 ? 2 : t < 1e6 ? 1 : 0) + " ms";
@@ -325,7 +612,8 @@ for (const tr of TRACKS) {
   const yMax = Math.max(MIB, tr.peak_phys, tr.peak_mapped);
   const div = document.createElement("div"); div.className = "device";
   const shown = rows.length < tr.records ? ` (${rows.length} of ${tr.records} records shown: lows and highs kept)` : "";
-  div.innerHTML = `<h2>${esc(tr.name)}</h2><div class="label">${tr.records} records${shown}</div>`;
+  const what = tr.space ? "address space: reserved (filled) and mapped (dashed) bytes; " : "";
+  div.innerHTML = `<h2>${esc(tr.name)}</h2><div class="label">${what}${tr.records} records${shown}</div>`;
   // Over time, and call by call (short-lived dips are wide there).
   for (const [mode, xOf, xEnd, xText] of [
       ["over time", r => r[0], tMax, ms],
@@ -337,11 +625,15 @@ for (const tr of TRACKS) {
       return s + ` L ${x(xEnd)} ${y(last)}`; };
     let axes = `<line class="axis" x1="${L}" y1="${H - B}" x2="${W - 14}" y2="${H - B}"/>
       <line class="axis" x1="${L}" y1="12" x2="${L}" y2="${H - B}"/>`;
+    let lastText = null;
     for (let i = 0; i <= TICKS; i++) {
       const yv = yMax * i / TICKS, xv = xEnd * i / TICKS;
+      // A label once (few calls: ticks would repeat the same number).
+      const xLabel = xText(xv) === lastText ? "" : xText(xv);
+      lastText = xText(xv);
       axes += `<line class="grid" x1="${L}" y1="${y(yv)}" x2="${W - 14}" y2="${y(yv)}"/>
         <text class="label" x="4" y="${y(yv) + 4}">${fmt(Math.round(yv))}</text>
-        <text class="label" text-anchor="${i === 0 ? "start" : i === TICKS ? "end" : "middle"}" x="${x(xv)}" y="${H - 10}">${xText(xv)}</text>`;
+        <text class="label" text-anchor="${i === 0 ? "start" : i === TICKS ? "end" : "middle"}" x="${x(xv)}" y="${H - 10}">${xLabel}</text>`;
     }
     let hits = "";
     rows.forEach((r, i) => {
@@ -357,10 +649,97 @@ for (const tr of TRACKS) {
       <path class="mapped" d="${step(2)}"/>${hits}</svg>`;
   }
   document.getElementById("plots").appendChild(div);
-  lines.push(`${tr.name}: peak physical ${fmt(tr.peak_phys)}, peak mapped ${fmt(tr.peak_mapped)}`);
-  lines.push(`${tr.name}: physical levels ${tr.levels.map(fmt).join(" → ")}${tr.more_levels ? " → …" : ""}`);
+  const kind = tr.space ? "reserved" : "physical";
+  lines.push(`${tr.name}: peak ${kind} ${fmt(tr.peak_phys)}, peak mapped ${fmt(tr.peak_mapped)}`);
+  lines.push(`${tr.name}: ${kind} levels ${tr.levels.map(fmt).join(" → ")}${tr.more_levels ? " → …" : ""}`);
+}
+// Sharing across processes: one lane per process, an arrow from each
+// export to each import of its shareable handle.
+if (FLOWS.length) {
+  const pids = [...new Set(FLOWS.flatMap(f => [f.to[0], ...(f.from ? [f.from[0]] : [])]))].sort((a, b) => a - b);
+  const LANE = 44, SH = 24 + LANE * pids.length;
+  const x = t => L + (W - L - 14) * t / tMax, y = p => 24 + LANE * pids.indexOf(p) + LANE / 2;
+  let svg = `<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#756bb1"/></marker></defs>`;
+  for (const p of pids) svg += `<line class="grid" x1="${L}" y1="${y(p)}" x2="${W - 14}" y2="${y(p)}"/><text class="label" x="4" y="${y(p) + 4}">pid ${p}</text>`;
+  for (const f of FLOWS) {
+    const [tp, tt] = f.to, ok = f.ret === 0;
+    const tip = `${esc(f.share)}: ${f.from ? `exported by pid ${f.from[0]} at ${ms(f.from[1])}, ` : "exported outside the trace, "}imported by pid ${tp} at ${ms(tt)}${ok ? "" : ` (answered ${f.ret})`}`;
+    if (f.from) svg += `<line class="flow${ok ? "" : " failed"}" x1="${x(f.from[1])}" y1="${y(f.from[0])}" x2="${x(tt)}" y2="${y(tp)}" marker-end="url(#arrow)"><title>${tip}</title></line>
+      <circle class="export" cx="${x(f.from[1])}" cy="${y(f.from[0])}" r="5"><title>${tip}</title></circle>`;
+    svg += `<rect class="import${ok ? "" : " failed"}" x="${x(tt) - 5}" y="${y(tp) - 5}" width="10" height="10"><title>${tip}</title></rect>`;
+  }
+  const div = document.createElement("div"); div.className = "device";
+  div.innerHTML = `<h2>Sharing across processes</h2><div class="label">${FLOWS.length} import(s); an arrow from each export (circle) to its import (square); red: the import was refused. Hover for the handle.</div><svg width="${W}" height="${SH}">${svg}</svg>`;
+  document.getElementById("plots").appendChild(div);
+  lines.push(`sharing: ${FLOWS.length} import(s) among ${pids.length} process(es), ${FLOWS.filter(f => f.ret !== 0).length} refused`);
 }
 document.getElementById("summary").textContent = lines.join("\n") || "no memory events in the trace";
 </script>
 </body></html>
 "##;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two processes: the importer's records come first in the file (each
+    /// process writes in blocks), yet the arrow joins the export to the
+    /// import; reservations, handles and mappings are slices that begin
+    /// and end at their calls; the address space track follows them.
+    #[test]
+    fn lifetimes_are_slices_and_exports_are_joined_to_later_records() {
+        let dir = std::env::temp_dir().join(format!("aclmem-timeline-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let trace = dir.join("t.jsonl");
+        let lines = [
+            r#"{"t":50,"pid":2,"tid":2,"call":"aclrtMemImportFromShareableHandle","size":0,"ret":0,"h":9,"share":"0x5"}"#,
+            r#"{"t":60,"pid":2,"tid":2,"call":"aclrtReserveMemAddress","size":4194304,"ret":0,"va":4096}"#,
+            r#"{"t":70,"pid":2,"tid":2,"call":"aclrtMapMem","size":2097152,"ret":0,"va":4096,"h":9,"device":0,"phys":0,"mapped":2097152}"#,
+            r#"{"t":80,"pid":2,"tid":2,"call":"aclrtUnmapMem","size":0,"ret":0,"va":4096,"device":0,"phys":0,"mapped":0}"#,
+            r#"{"t":90,"pid":2,"tid":2,"call":"aclrtReleaseMemAddress","size":0,"ret":0,"va":4096}"#,
+            r#"{"t":10,"pid":1,"tid":1,"call":"aclrtMallocPhysical","size":2097152,"ret":0,"h":7,"device":0,"phys":2097152,"mapped":0}"#,
+            r#"{"t":20,"pid":1,"tid":1,"call":"aclrtMemExportToShareableHandle","size":0,"ret":0,"h":7,"share":"0x5"}"#,
+            r#"{"t":100,"pid":1,"tid":1,"call":"aclrtFreePhysical","size":0,"ret":0,"h":7,"device":0,"phys":0,"mapped":0}"#,
+        ];
+        std::fs::write(&trace, lines.join("\n")).unwrap();
+        let (records, names) = run(&trace, &dir.join("t")).unwrap();
+        assert_eq!(records, 8);
+        assert!(
+            names.contains(&"process 2, address space".to_owned()),
+            "{names:?}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("t.json")).unwrap()).unwrap();
+        let events = json["traceEvents"].as_array().unwrap();
+        let ph = |p: &str| events.iter().filter(|e| e["ph"] == p).collect::<Vec<_>>();
+        let (s, f) = (ph("s"), ph("f"));
+        assert_eq!((s.len(), f.len()), (1, 1));
+        assert_eq!(
+            (s[0]["pid"].as_u64(), s[0]["ts"].as_u64()),
+            (Some(1), Some(20))
+        );
+        assert_eq!(
+            (f[0]["pid"].as_u64(), f[0]["ts"].as_u64()),
+            (Some(2), Some(50))
+        );
+        let (b, e) = (ph("b"), ph("e"));
+        // Handle 7, imported handle 9, the reservation and the mapping
+        // begin; all but the imported handle (never freed) end.
+        assert_eq!(b.len(), 4, "{b:?}");
+        assert_eq!(e.len(), 3, "{e:?}");
+        for end in &e {
+            assert!(
+                b.iter().any(|begin| begin["id"] == end["id"]
+                    && begin["cat"] == end["cat"]
+                    && begin["name"] == end["name"]),
+                "{end}"
+            );
+        }
+        let html = std::fs::read_to_string(dir.join("t.html")).unwrap();
+        assert!(
+            html.contains(r#""from":[1,10]"#),
+            "the arrow starts at the export"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -908,6 +908,14 @@ unsafe extern "C" fn aclmem_san_aclrtMemRetainAllocationHandle(
 /// event.
 fn exported(call: &'static str, h: usize, id: u64, site: Site) {
     model().exported(h, id);
+    // In the timeline: the start of an arrow to each import.
+    trace::call_with(
+        call,
+        None,
+        0,
+        0,
+        || serde_json::json!({ "h": h, "share": sharing::shareable(id) }),
+    );
     sharing::event(
         "export",
         call,
@@ -934,6 +942,13 @@ fn imported(
         m.handle_made(h as usize, 0, device, site, false);
         m.imported(h as usize, id);
     }
+    trace::call_with(
+        call,
+        None,
+        0,
+        r,
+        || serde_json::json!({ "h": made.map(|h| h as usize), "share": sharing::shareable(id) }),
+    );
     sharing::event(
         "import",
         call,
