@@ -749,6 +749,12 @@ fn marked_phases_bound_the_cycles() {
     let exe = defects("phases");
     let (findings, _) = sanitize(&[], &exe, &["phases"]);
     assert_growth(&findings, "PHASE-GROWTH-SITE");
+    // The same phases as mstx ranges around each sleep, the functions
+    // looked up with dlsym in libms_tools_ext.so (the emulated library
+    // under that name): the program exits 0 only if every range got an id.
+    let (findings, code) = sanitize(&[], &exe, &["phases-mstx"]);
+    assert_growth(&findings, "PHASE-GROWTH-SITE");
+    assert_eq!(code, 1, "{findings:#?}");
     let (findings, code) = sanitize(&[], &exe, &["phases-unmarked"]);
     assert!(findings.is_empty(), "{findings:#?}");
     assert_eq!(code, 0);

@@ -338,3 +338,31 @@ unsafe fn generated_answers() {
     assert!(lines[0].contains("not supported") && lines.last().unwrap().contains("accepted only"));
     assert!(report.contains("aclopCompileAndExecute") && report.contains("2 calls"));
 }
+
+/// mstx ranges and markers need no machine (a second test: they touch
+/// none of the state above). Ids are new and non-zero; a message the tools
+/// refuse (NULL, unreadable, longer than the 156 bytes the emulator takes)
+/// gets 0, the documented failure.
+#[test]
+fn mstx_ranges_hand_out_ids_and_refuse_bad_messages() {
+    use aclmem_emu_capi::framework::runtime::{
+        MSTX_MESSAGE_MAX, mstxMarkA, mstxRangeEnd, mstxRangeStartA,
+    };
+    let first = mstxRangeStartA(c"sleep".as_ptr(), ptr::null_mut());
+    let second = mstxRangeStartA(c"wake_up".as_ptr(), ptr::null_mut());
+    assert!(
+        first != 0 && second != 0 && first != second,
+        "{first} {second}"
+    );
+    mstxRangeEnd(second);
+    mstxRangeEnd(first);
+    mstxRangeEnd(12345);
+    assert_eq!(mstxRangeStartA(ptr::null(), ptr::null_mut()), 0);
+    assert_eq!(mstxRangeStartA(8 as *const c_char, ptr::null_mut()), 0);
+    let longest = std::ffi::CString::new("m".repeat(MSTX_MESSAGE_MAX)).unwrap();
+    assert_ne!(mstxRangeStartA(longest.as_ptr(), ptr::null_mut()), 0);
+    let too_long = std::ffi::CString::new("m".repeat(MSTX_MESSAGE_MAX + 1)).unwrap();
+    assert_eq!(mstxRangeStartA(too_long.as_ptr(), ptr::null_mut()), 0);
+    mstxMarkA(c"step".as_ptr(), ptr::null_mut());
+    mstxMarkA(ptr::null(), ptr::null_mut());
+}

@@ -49,6 +49,7 @@ use aclmem_sys::{self as sys, AclFunctions};
 pub mod audit;
 mod cmem;
 mod model;
+pub mod mstx;
 mod python;
 pub mod report;
 mod sharing;
@@ -1577,8 +1578,16 @@ pub extern "C" fn aclmem_sanitizer_phase(name: *const c_char) {
         return;
     }
     let name = String::from_utf8_lossy(&buf[..len]).into_owned();
-    model().phase(&name);
-    trace::call_with("phase", None, 0, 0, || serde_json::json!({ "name": name }));
+    phase(Some(&name), &name);
+}
+
+/// A phase of the program: `which` (`sleep`, `wake`) bounds the sleep/wake
+/// cycles; `label` is its marker in the timeline.
+fn phase(which: Option<&str>, label: &str) {
+    if let Some(which) = which {
+        model().phase(which);
+    }
+    trace::call_with("phase", None, 0, 0, || serde_json::json!({ "name": label }));
 }
 
 /// `unsigned aclmem_sanitizer_stacks(unsigned depth)`: from now on, keep

@@ -174,11 +174,23 @@ int main(int argc, char **argv) {
         char info[64];
         if (utilization) utilization(0, info);
         if (utilization) utilization(0, info);
-    } else if (strcmp(mode, "phases") == 0 || strcmp(mode, "phases-unmarked") == 0) {
+    } else if (strcmp(mode, "phases") == 0 || strcmp(mode, "phases-unmarked") == 0 ||
+               strcmp(mode, "phases-mstx") == 0) {
         /* A sleep/wake loop the heuristic cannot see (each wake maps at the
          * other of two ranges) that leaks 2 MiB per wake: with the phases
-         * marked, its growth is reported. */
+         * marked (by aclmem's marker, or by an mstx range around each sleep,
+         * looked up by name in libms_tools_ext.so as frameworks do), its
+         * growth is reported. */
         int marked = strcmp(mode, "phases") == 0;
+        uint64_t (*range_start)(const char *, void *) = NULL;
+        void (*range_end)(uint64_t) = NULL;
+        if (strcmp(mode, "phases-mstx") == 0) {
+            void *tools = dlopen("libms_tools_ext.so", RTLD_NOW | RTLD_LOCAL);
+            if (!tools) return 4;
+            range_start = (uint64_t (*)(const char *, void *))dlsym(tools, "mstxRangeStartA");
+            range_end = (void (*)(uint64_t))dlsym(tools, "mstxRangeEnd");
+            if (!range_start || !range_end) return 4;
+        }
         void *ranges[2] = {NULL, NULL};
         aclrtDrvMemHandle kept[8] = {0};
         aclrtReserveMemAddress(&ranges[0], 4 * MIB, 0, NULL, 0);
@@ -186,10 +198,13 @@ int main(int argc, char **argv) {
         aclrtMallocPhysical(&h, 4 * MIB, &hbm, 0);
         aclrtMapMem(ranges[0], 4 * MIB, 0, h, 0);
         for (int cycle = 0; cycle < 5; cycle++) {
+            uint64_t sleeping = 0;
             if (marked) phase("sleep");
+            if (range_start && (sleeping = range_start("model sleep", NULL)) == 0) return 5;
             aclrtUnmapMem(ranges[cycle % 2]);
             aclrtFreePhysical(h);
             if (marked) phase("wake");
+            if (range_end) range_end(sleeping);
             aclrtMallocPhysical(&h, 4 * MIB, &hbm, 0);
             aclrtMapMem(ranges[(cycle + 1) % 2], 4 * MIB, 0, h, 0);
             aclrtMallocPhysical(&kept[cycle], 2 * MIB, &hbm, 0); /* PHASE-GROWTH-SITE */

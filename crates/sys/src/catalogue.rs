@@ -46,11 +46,15 @@ pub enum Library {
     /// `libruntime.so`: the runtime below ACL (`rt*`), reached in CANN
     /// through `libascendcl.so`'s own dependencies.
     Runtime,
+    /// `libms_tools_ext.so`: the MindStudio tools extension (`mstx*`
+    /// markers and ranges), opened by name by frameworks that mark their
+    /// phases.
+    MsToolsExt,
 }
 
 impl Library {
     /// Every library, in a fixed order.
-    pub const ALL: [Library; 9] = [
+    pub const ALL: [Library; 10] = [
         Library::AscendCl,
         Library::OpCompiler,
         Library::Hccl,
@@ -60,6 +64,7 @@ impl Library {
         Library::ProfApi,
         Library::MsProfiler,
         Library::Runtime,
+        Library::MsToolsExt,
     ];
 
     /// The library's file name and soname.
@@ -74,6 +79,7 @@ impl Library {
             Library::ProfApi => "libprofapi.so",
             Library::MsProfiler => "libmsprofiler.so",
             Library::Runtime => "libruntime.so",
+            Library::MsToolsExt => "libms_tools_ext.so",
         }
     }
 }
@@ -487,6 +493,12 @@ macro_rules! with_framework_functions {
                 "aclError acltdtGetDimsFromItem(const acltdtDataItem *dataItem, int64_t *dims, size_t dimNum)";
             acltdtReceiveTensor in TdtChannel: Unsupported -> Code =
                 "aclError acltdtReceiveTensor(const acltdtChannelHandle *handle, acltdtDataset *dataset, int32_t timeout)";
+            mstxMarkA in MsToolsExt: Emulated -> Void =
+                "void mstxMarkA(const char *message, aclrtStream stream)";
+            mstxRangeEnd in MsToolsExt: Emulated -> Void =
+                "void mstxRangeEnd(mstxRangeId id)";
+            mstxRangeStartA in MsToolsExt: Emulated -> Count =
+                "mstxRangeId mstxRangeStartA(const char *message, aclrtStream stream)";
             MsprofGetHashId in ProfApi: Accepted -> Count =
                 "uint64_t MsprofGetHashId(const char *hashInfo, size_t length)";
             MsprofRegisterCallback in ProfApi: Accepted -> Code =
