@@ -257,6 +257,44 @@ fn clean_programs_report_nothing_in_20_runs() {
     }
 }
 
+/// Stacks are reused for calls from the same place at the same depth only
+/// when the stack still holds them: one call site reached through two
+/// callers with identical frames keeps each call's own caller (four leaks:
+/// first, first, second, first).
+#[test]
+fn stacks_name_each_calls_own_caller() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("two-callers");
+    let (findings, _) = sanitize(&[], &exe, &["two-callers"]);
+    assert_eq!(findings.len(), 4, "{findings:#?}");
+    let mut callers: Vec<String> = findings
+        .iter()
+        .map(|f| {
+            assert!(
+                f["site"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(&format!("(defects.c:{})", defects_line("TWO-CALLERS"))),
+                "{f}"
+            );
+            let frame = f["stack"][1].as_str().unwrap();
+            frame.split(' ').next().unwrap().to_owned()
+        })
+        .collect();
+    callers.sort();
+    assert_eq!(
+        callers,
+        [
+            "first_caller",
+            "first_caller",
+            "first_caller",
+            "second_caller"
+        ]
+    );
+}
+
 /// C++ code's shapes of the defects (an RAII owner copied, a handle kept
 /// past a move, an owner never destroyed, a whitelisted child that never
 /// imports): each reported once, at the marked line of `defects.cpp`, with

@@ -65,6 +65,18 @@ fn on_live_stack(p: usize, len: usize) -> bool {
     p > sp && p.checked_add(len).is_some_and(|end| end <= top)
 }
 
+/// The word at `p`, when it lies in the live part of the calling thread's
+/// stack (`None` elsewhere: the stack cache reads only its own thread's
+/// frames).
+pub(crate) fn stack_word(p: usize) -> Option<usize> {
+    if !p.is_multiple_of(align_of::<usize>()) || !on_live_stack(p, size_of::<usize>()) {
+        return None;
+    }
+    // SAFETY: an aligned word between this frame and the top of this
+    // thread's stack: mapped, and read as plain data.
+    Some(unsafe { (p as *const usize).read_volatile() })
+}
+
 /// What the kernel said about a `process_vm_readv`.
 enum Kernel {
     Read,

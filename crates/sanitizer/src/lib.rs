@@ -56,7 +56,7 @@ mod sharing;
 mod trace;
 
 use model::Model;
-use report::{Finding, Site, report};
+use report::{Caller, Finding, Site, report};
 
 /// The settings, read once from the environment.
 pub struct Config {
@@ -524,13 +524,13 @@ pub unsafe extern "C" fn aclrtSetCurrentContext(context: sys::aclrtContext) -> s
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
-    ra: *const c_void,
+    caller: Caller,
     handle: *mut sys::aclrtDrvMemHandle,
     size: usize,
     prop: *const sys::aclrtPhysicalMemProp,
     flags: u64,
 ) -> sys::aclError {
-    let site = Site::made_at(ra);
+    let site = Site::made_at(caller);
     // SAFETY: the prop is plain C data, read through the kernel: an
     // address the process may not read is left to the library to refuse.
     let copy = unsafe { cmem::read(prop) };
@@ -566,10 +566,10 @@ unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
-    ra: *const c_void,
+    caller: Caller,
     handle: sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::called(caller);
     let shared = {
         let m = model();
         m.check_free(handle as usize, site);
@@ -607,14 +607,14 @@ unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
-    ra: *const c_void,
+    caller: Caller,
     vir_ptr: *mut *mut c_void,
     size: usize,
     alignment: usize,
     expect_ptr: *mut c_void,
     flags: u64,
 ) -> sys::aclError {
-    let site = Site::made_at(ra);
+    let site = Site::made_at(caller);
     let r = forward!(aclrtReserveMemAddress(
         vir_ptr, size, alignment, expect_ptr, flags
     ));
@@ -640,10 +640,10 @@ unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtReleaseMemAddress(
-    ra: *const c_void,
+    caller: Caller,
     vir_ptr: *mut c_void,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::called(caller);
     model().check_release(vir_ptr as usize, site);
     let r = forward!(aclrtReleaseMemAddress(vir_ptr));
     api_error("aclrtReleaseMemAddress", r, site);
@@ -663,14 +663,14 @@ unsafe extern "C" fn aclmem_san_aclrtReleaseMemAddress(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMapMem(
-    ra: *const c_void,
+    caller: Caller,
     vir_ptr: *mut c_void,
     size: usize,
     offset: usize,
     handle: sys::aclrtDrvMemHandle,
     flags: u64,
 ) -> sys::aclError {
-    let site = Site::made_at(ra);
+    let site = Site::made_at(caller);
     model().check_map(vir_ptr as usize, size, handle as usize, site);
     let r = forward!(aclrtMapMem(vir_ptr, size, offset, handle, flags));
     api_error("aclrtMapMem", r, site);
@@ -701,10 +701,10 @@ unsafe extern "C" fn aclmem_san_aclrtMapMem(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
-    ra: *const c_void,
+    caller: Caller,
     vir_ptr: *mut c_void,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::called(caller);
     let shared = {
         let m = model();
         m.check_unmap(vir_ptr as usize, site);
@@ -741,13 +741,13 @@ unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandle(
-    ra: *const c_void,
+    caller: Caller,
     handle: sys::aclrtDrvMemHandle,
     handle_type: sys::aclrtMemHandleType,
     flags: u64,
     shareable_handle: *mut u64,
 ) -> sys::aclError {
-    let site = Site::made_at(ra);
+    let site = Site::made_at(caller);
     model().check_live("aclrtMemExportToShareableHandle", handle as usize, site);
     let r = forward!(aclrtMemExportToShareableHandle(
         handle,
@@ -768,13 +768,13 @@ unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandle(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandleV2(
-    ra: *const c_void,
+    caller: Caller,
     handle: sys::aclrtDrvMemHandle,
     flags: u64,
     share_type: sys::aclrtMemSharedHandleType,
     shareable_handle: *mut c_void,
 ) -> sys::aclError {
-    let site = Site::made_at(ra);
+    let site = Site::made_at(caller);
     model().check_live("aclrtMemExportToShareableHandleV2", handle as usize, site);
     let r = forward!(aclrtMemExportToShareableHandleV2(
         handle,
@@ -802,12 +802,12 @@ unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandleV2(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandle(
-    ra: *const c_void,
+    caller: Caller,
     shareable_handle: u64,
     device_id: i32,
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::made_at(ra);
+    let site = Site::made_at(caller);
     model().check_import("aclrtMemImportFromShareableHandle", shareable_handle, site);
     check_import_device(shareable_handle, device_id, site);
     let r = forward!(aclrtMemImportFromShareableHandle(
@@ -836,13 +836,13 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandle(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandleV2(
-    ra: *const c_void,
+    caller: Caller,
     shareable_handle: *mut c_void,
     share_type: sys::aclrtMemSharedHandleType,
     flags: u64,
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::made_at(ra);
+    let site = Site::made_at(caller);
     let id = if share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT {
         // SAFETY: a DEFAULT shareable handle is a `uint64_t` the caller
         // passes, read through the kernel: an address the process may not
@@ -889,11 +889,11 @@ unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandleV2(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMemRetainAllocationHandle(
-    ra: *const c_void,
+    caller: Caller,
     vir_ptr: *mut c_void,
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::made_at(ra);
+    let site = Site::made_at(caller);
     let r = forward!(aclrtMemRetainAllocationHandle(vir_ptr, handle));
     api_error("aclrtMemRetainAllocationHandle", r, site);
     if r == 0
@@ -1044,7 +1044,7 @@ unsafe fn device_malloc(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMalloc(
-    ra: *const c_void,
+    caller: Caller,
     dev_ptr: *mut *mut c_void,
     size: usize,
     policy: u32,
@@ -1052,7 +1052,7 @@ unsafe extern "C" fn aclmem_san_aclrtMalloc(
     // SAFETY: the caller's contract, passed on.
     unsafe {
         device_malloc(
-            Site::made_at(ra),
+            Site::made_at(caller),
             "aclrtMalloc",
             next().aclrtMalloc,
             dev_ptr,
@@ -1065,7 +1065,7 @@ unsafe extern "C" fn aclmem_san_aclrtMalloc(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMallocAlign32(
-    ra: *const c_void,
+    caller: Caller,
     dev_ptr: *mut *mut c_void,
     size: usize,
     policy: u32,
@@ -1073,7 +1073,7 @@ unsafe extern "C" fn aclmem_san_aclrtMallocAlign32(
     // SAFETY: the caller's contract, passed on.
     unsafe {
         device_malloc(
-            Site::made_at(ra),
+            Site::made_at(caller),
             "aclrtMallocAlign32",
             next().aclrtMallocAlign32,
             dev_ptr,
@@ -1100,11 +1100,11 @@ pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMallocHost(
-    ra: *const c_void,
+    caller: Caller,
     host_ptr: *mut *mut c_void,
     size: usize,
 ) -> sys::aclError {
-    let site = Site::made_at(ra);
+    let site = Site::made_at(caller);
     let r = forward!(aclrtMallocHost(host_ptr, size));
     api_error("aclrtMallocHost", r, site);
     if r == 0
@@ -1130,14 +1130,14 @@ pub unsafe extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> sys::aclError {
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMemcpy(
-    ra: *const c_void,
+    caller: Caller,
     dst: *mut c_void,
     dest_max: usize,
     src: *const c_void,
     count: usize,
     kind: sys::aclrtMemcpyKind,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::called(caller);
     model().check_copy(
         "aclrtMemcpy",
         dst as usize,
@@ -1155,7 +1155,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemcpy(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMemcpyAsync(
-    ra: *const c_void,
+    caller: Caller,
     dst: *mut c_void,
     dest_max: usize,
     src: *const c_void,
@@ -1163,7 +1163,7 @@ unsafe extern "C" fn aclmem_san_aclrtMemcpyAsync(
     kind: sys::aclrtMemcpyKind,
     stream: sys::aclrtStream,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::called(caller);
     model().check_copy(
         "aclrtMemcpyAsync",
         dst as usize,
@@ -1181,13 +1181,13 @@ unsafe extern "C" fn aclmem_san_aclrtMemcpyAsync(
 /// # Safety
 /// The C prototype's contract.
 unsafe extern "C" fn aclmem_san_aclrtMemset(
-    ra: *const c_void,
+    caller: Caller,
     dev_ptr: *mut c_void,
     max_count: usize,
     value: i32,
     count: usize,
 ) -> sys::aclError {
-    let site = Site::at(ra);
+    let site = Site::called(caller);
     model().check_copy(
         "aclrtMemset",
         dev_ptr as usize,
@@ -1468,20 +1468,23 @@ macro_rules! trampoline {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($arg: $t),*) -> sys::aclError {
             // SAFETY: the caller's contract, passed on.
-            unsafe { $imp(std::ptr::null(), $($arg),*) }
+            unsafe { $imp(Caller::UNKNOWN, $($arg),*) }
         }
     };
 }
 
 /// The argument shift and jump of a trampoline with `n` arguments (all in
-/// integer registers: pointers, sizes, 32- and 64-bit integers).
+/// integer registers: pointers, sizes, 32- and 64-bit integers). On x86_64
+/// the inserted argument is the stack pointer at entry, the address of the
+/// slot that holds the return address ([`Caller`]: the slot also keys the
+/// stack cache); on aarch64 the return address itself (`x30`).
 #[cfg(target_arch = "x86_64")]
 macro_rules! shift {
-    (1, $f:ident) => { core::arch::naked_asm!("mov rsi, rdi", "mov rdi, [rsp]", "jmp {f}", f = sym $f) };
-    (2, $f:ident) => { core::arch::naked_asm!("mov rdx, rsi", "mov rsi, rdi", "mov rdi, [rsp]", "jmp {f}", f = sym $f) };
-    (3, $f:ident) => { core::arch::naked_asm!("mov rcx, rdx", "mov rdx, rsi", "mov rsi, rdi", "mov rdi, [rsp]", "jmp {f}", f = sym $f) };
-    (4, $f:ident) => { core::arch::naked_asm!("mov r8, rcx", "mov rcx, rdx", "mov rdx, rsi", "mov rsi, rdi", "mov rdi, [rsp]", "jmp {f}", f = sym $f) };
-    (5, $f:ident) => { core::arch::naked_asm!("mov r9, r8", "mov r8, rcx", "mov rcx, rdx", "mov rdx, rsi", "mov rsi, rdi", "mov rdi, [rsp]", "jmp {f}", f = sym $f) };
+    (1, $f:ident) => { core::arch::naked_asm!("mov rsi, rdi", "mov rdi, rsp", "jmp {f}", f = sym $f) };
+    (2, $f:ident) => { core::arch::naked_asm!("mov rdx, rsi", "mov rsi, rdi", "mov rdi, rsp", "jmp {f}", f = sym $f) };
+    (3, $f:ident) => { core::arch::naked_asm!("mov rcx, rdx", "mov rdx, rsi", "mov rsi, rdi", "mov rdi, rsp", "jmp {f}", f = sym $f) };
+    (4, $f:ident) => { core::arch::naked_asm!("mov r8, rcx", "mov rcx, rdx", "mov rdx, rsi", "mov rsi, rdi", "mov rdi, rsp", "jmp {f}", f = sym $f) };
+    (5, $f:ident) => { core::arch::naked_asm!("mov r9, r8", "mov r8, rcx", "mov rcx, rdx", "mov rdx, rsi", "mov rsi, rdi", "mov rdi, rsp", "jmp {f}", f = sym $f) };
 }
 
 #[cfg(target_arch = "aarch64")]
@@ -1534,9 +1537,7 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
     stream: sys::aclrtStream,
 ) -> sys::aclError {
     // SAFETY: the caller's contract, passed on.
-    unsafe {
-        aclmem_san_aclrtMemcpyAsync(std::ptr::null(), dst, dest_max, src, count, kind, stream)
-    }
+    unsafe { aclmem_san_aclrtMemcpyAsync(Caller::UNKNOWN, dst, dest_max, src, count, kind, stream) }
 }
 
 /// Every function of the list is defined here with its prototype.

@@ -26,19 +26,95 @@ pub struct Site {
 /// The most frames kept per stack.
 pub const MAX_STACK: usize = 32;
 
+/// What a checked entry point knows of its caller, as its trampoline hands
+/// it over: on x86_64 the stack pointer at entry, which is the address of
+/// the slot holding the return address (the call site is read from it);
+/// elsewhere the return address itself. Only entry points receive one, and
+/// only for the duration of their call.
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy)]
+pub struct Caller(*const c_void);
+
+impl Caller {
+    /// No call site (an entry point without a trampoline).
+    pub const UNKNOWN: Caller = Caller(std::ptr::null());
+
+    /// The return address into the program (0: unknown).
+    pub fn ra(self) -> usize {
+        if self.0.is_null() {
+            return 0;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: the trampoline passed its stack pointer at entry: the
+            // slot the `call` wrote the return address to, live until the
+            // entry point returns (a `Caller` is used only during it).
+            unsafe { self.0.cast::<usize>().read() }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self.0 as usize
+        }
+    }
+
+    /// The address of the slot holding the return address (0 where the
+    /// trampoline does not hand it over).
+    fn slot(self) -> usize {
+        if cfg!(target_arch = "x86_64") {
+            self.0 as usize
+        } else {
+            0
+        }
+    }
+}
+
 /// Every distinct stack seen, by index (a stack is kept once however many
 /// calls share it).
 struct Stacks {
     all: Vec<Box<[usize]>>,
     index: rustc_hash::FxHashMap<Box<[usize]>, u32>,
+    /// Stacks by where their call was made (x86_64): (return address,
+    /// address of its slot, depth) -> the stack and, for each of its
+    /// frames but the last, the stack slot that held the next frame's
+    /// return address and that value. A call from the same place at the
+    /// same stack depth whose slots still hold those values has that same
+    /// stack: reading a few words replaces unwinding (microseconds per
+    /// capture with libgcc's unwinder).
+    by_call: rustc_hash::FxHashMap<CallPlace, (u32, Box<[StackSlot]>)>,
 }
+
+/// Where a call was made: its return address, the address of the slot
+/// holding it, and the stack depth asked for.
+type CallPlace = (usize, usize, usize);
+
+/// A stack slot and the return address it held.
+type StackSlot = (usize, usize);
+
+/// Call places remembered for the stack cache (beyond it, it starts over).
+const CALL_PLACES: usize = 4096;
 
 static STACKS: Mutex<Option<Stacks>> = Mutex::new(None);
 
 /// The return addresses of the caller's frame (the one `ra` returns into)
-/// and the `depth - 1` frames below it.
-fn capture(ra: usize, depth: usize) -> u32 {
+/// and the `depth - 1` frames below it. `slot`: where the return address
+/// is on the stack (0: unknown), which lets a call from the same place at
+/// the same depth reuse the stack it had, after checking it.
+fn capture(ra: usize, depth: usize, slot: usize) -> u32 {
+    if slot != 0
+        && let Some(s) = STACKS.lock().as_ref()
+        && let Some((stack, slots)) = s.by_call.get(&(ra, slot, depth))
+        && slots
+            .iter()
+            .all(|&(at, value)| crate::cmem::stack_word(at) == Some(value))
+    {
+        return *stack;
+    }
     let mut frames = [0usize; MAX_STACK];
+    // Each frame's stack pointer as the unwinder gives it (libgcc's
+    // `_Unwind_GetCFA`: the stack pointer the frame had when the frame
+    // above returned into it); on x86_64 the word below it is the frame's
+    // own return address, pushed by the call that left it.
+    let mut sps = [0usize; MAX_STACK];
     let mut n = 0;
     let mut found = false;
     backtrace::trace(|frame| {
@@ -51,6 +127,7 @@ fn capture(ra: usize, depth: usize) -> u32 {
         }
         if found {
             frames[n] = ip;
+            sps[n] = frame.sp() as usize;
             n += 1;
         }
         n < depth
@@ -59,17 +136,42 @@ fn capture(ra: usize, depth: usize) -> u32 {
         return 0;
     }
     let key: Box<[usize]> = frames[..n].into();
+    // The slots that hold the frames' return addresses (the first one's is
+    // `slot`, part of the key), kept only if they hold what the unwinder
+    // found now: where that is not how the platform lays frames out,
+    // nothing is cached.
+    let slots: Option<Box<[StackSlot]>> = (slot != 0 && sps[0].wrapping_sub(8) == slot)
+        .then(|| {
+            (1..n)
+                .map(|i| (sps[i].wrapping_sub(8), frames[i]))
+                .collect::<Box<[_]>>()
+        })
+        .filter(|slots| {
+            slots
+                .iter()
+                .all(|&(at, value)| crate::cmem::stack_word(at) == Some(value))
+        });
     let mut stacks = STACKS.lock();
     let s = stacks.get_or_insert_with(|| Stacks {
         all: Vec::new(),
         index: rustc_hash::FxHashMap::default(),
+        by_call: rustc_hash::FxHashMap::default(),
     });
-    if let Some(&i) = s.index.get(&key) {
-        return i;
+    let i = match s.index.get(&key) {
+        Some(&i) => i,
+        None => {
+            s.all.push(key.clone());
+            let i = u32::try_from(s.all.len()).unwrap_or(0);
+            s.index.insert(key, i);
+            i
+        }
+    };
+    if let Some(slots) = slots {
+        if s.by_call.len() >= CALL_PLACES {
+            s.by_call.clear();
+        }
+        s.by_call.insert((ra, slot, depth), (i, slots));
     }
-    s.all.push(key.clone());
-    let i = u32::try_from(s.all.len()).unwrap_or(0);
-    s.index.insert(key, i);
     i
 }
 
@@ -91,8 +193,13 @@ impl Site {
     /// (a handle, a reservation, a mapping, an export or import, device or
     /// host memory): with its native stack at once, when
     /// `ACLMEM_SANITIZER_STACKS` asks for one.
-    pub fn made_at(ra: *const c_void) -> Site {
-        Site::at(ra).with_stack()
+    pub fn made_at(caller: Caller) -> Site {
+        Site::called(caller).with_stack_from(caller.slot())
+    }
+
+    /// The site of an entry point's call ([`Site::at`] its return address).
+    pub fn called(caller: Caller) -> Site {
+        Site::at(caller.ra() as *const c_void)
     }
 
     /// The site with the stack below it taken now, if stacks are asked for
@@ -100,6 +207,12 @@ impl Site {
     /// (the interpreter's native frames say nothing about the program), else
     /// the native frames below the return address.
     pub fn with_stack(self) -> Site {
+        self.with_stack_from(0)
+    }
+
+    /// [`Site::with_stack`], knowing where on the stack the call's return
+    /// address is (0: not known).
+    fn with_stack_from(self, slot: usize) -> Site {
         let depth = crate::config()
             .stack_depth
             .load(std::sync::atomic::Ordering::Relaxed);
@@ -113,7 +226,7 @@ impl Site {
             };
         }
         Site {
-            stack: capture(self.ra, depth),
+            stack: capture(self.ra, depth, slot),
             ..self
         }
     }

@@ -29,6 +29,16 @@ static aclrtPhysicalMemProp prop(aclrtMemAttr attr) {
     return p;
 }
 
+/* One call site reached through two callers with the same frame: the
+ * stacks kept at the call must name the caller of each call (the
+ * sanitizer reuses a stack only when the stack still holds it). */
+static void __attribute__((noinline)) make_handle(aclrtDrvMemHandle *out) {
+    aclrtPhysicalMemProp p = prop(ACL_HBM_MEM_HUGE);
+    aclrtMallocPhysical(out, 2 * MIB, &p, 0); /* TWO-CALLERS */
+}
+static void __attribute__((noinline)) first_caller(aclrtDrvMemHandle *out) { make_handle(out); }
+static void __attribute__((noinline)) second_caller(aclrtDrvMemHandle *out) { make_handle(out); }
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "clean";
     aclrtPhysicalMemProp hbm = prop(ACL_HBM_MEM_HUGE);
@@ -214,6 +224,13 @@ int main(int argc, char **argv) {
         aclrtReleaseMemAddress(ranges[0]);
         aclrtReleaseMemAddress(ranges[1]);
         for (int i = 0; i < 5; i++) aclrtFreePhysical(kept[i]);
+    } else if (strcmp(mode, "two-callers") == 0) {
+        /* Four leaks from one call site: first, first, second, first. */
+        aclrtDrvMemHandle kept[4];
+        first_caller(&kept[0]);
+        first_caller(&kept[1]);
+        second_caller(&kept[2]);
+        first_caller(&kept[3]);
     } else if (strcmp(mode, "leak") == 0) {
         aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* LEAK-SITE */
     } else if (strcmp(mode, "clean") != 0) {
