@@ -44,6 +44,8 @@ struct Cycles {
     last_low: usize,
     /// Whether the low point grew at every sleep after the first.
     growing: bool,
+    /// The low point of the first [`LOWS_KEPT`] sleeps, for the report.
+    lows: Vec<usize>,
     /// Wakes so far.
     wakes: u32,
     /// The program marks its phases itself (`aclmem_sanitizer_phase`):
@@ -66,6 +68,9 @@ struct Held {
 
 /// Fewest sleeps after which growth is reported.
 const GROWTH_SLEEPS: usize = 3;
+
+/// Sleeps whose low point the report lists (the rest: the last one).
+const LOWS_KEPT: usize = 32;
 
 /// A handle freed while mapped: its memory lives until the last unmap.
 #[derive(Debug, Clone, Copy)]
@@ -572,6 +577,9 @@ impl Model {
             c.first_low = c.low;
         }
         c.last_low = c.low;
+        if c.lows.len() < LOWS_KEPT {
+            c.lows.push(c.low);
+        }
         c.sleeps += 1;
         // What wakes made and still hold matters only while memory grows
         // (and looking is a walk over the handles).
@@ -624,17 +632,20 @@ impl Model {
             return;
         };
         let mib = |b: usize| b as f64 / (1 << 20) as f64;
+        let mut levels: Vec<String> = c.lows.iter().map(|&l| format!("{:.1}", mib(l))).collect();
+        if c.sleeps > c.lows.len() {
+            levels.push(format!("… {:.1}", mib(last)));
+        }
         report(Finding {
             class: "cycle-growth",
             call: "aclrtMallocPhysical",
             args: String::new(),
             message: format!(
-                "memory held at the end of each sleep grew by +{:.1} MiB per cycle over {} cycles ({:.1} MiB -> {:.1} MiB, until {when}); \
+                "memory held at the end of each sleep grew by +{:.1} MiB per cycle over {} cycles (held after each sleep: {} MiB, until {when}); \
                  {count} handle(s) of {:.1} MiB made in {} of the wakes are still held, made",
                 mib(per_cycle),
                 c.sleeps,
-                mib(first),
-                mib(last),
+                levels.join(", "),
                 mib(bytes),
                 wakes,
             ),
