@@ -77,6 +77,29 @@ def test_an_npu_tensor_reaches_a_spawned_child(machine, conf):
     assert r["written_by_child"] is True
 
 
+@pytest.mark.parametrize("conf", [{}, EXPANDABLE], ids=["ipc-key", "shareable-handle"])
+def test_ipc_under_the_sanitizer_is_clean_and_its_export_reaches_the_child(machine, tmp_path, conf):
+    """torch.multiprocessing's IPC under `aclmem sanitize`: both processes
+    are followed, their sharing is joined (no cross-process finding: the
+    child imports what the parent exported, and the parent outlives it),
+    torch_npu's own cache at exit is not called a leak, and the trace has
+    the export and the import, in two processes, for the timeline's
+    arrow."""
+    if not os.environ.get("ACLMEM_CLI"):
+        pytest.skip("ACLMEM_CLI (the aclmem command) is not set")
+    r, findings, trace, code = sanitize_scenario("ipc", machine, tmp_path, conf)
+    assert findings == [] and code == 0, findings
+    assert r["same"] is True and r["written_by_child"] is True
+    shared = [t for t in trace if "share" in t]
+    exports = [t for t in shared if t["call"] in
+               ("aclrtMemExportToShareableHandle", "aclrtIpcMemGetExportKey")]
+    imports = [t for t in shared if t["call"] in
+               ("aclrtMemImportFromShareableHandle", "aclrtIpcMemImportByKey")]
+    assert exports and imports, shared
+    joined = {(e["pid"], i["pid"]) for e in exports for i in imports if e["share"] == i["share"]}
+    assert joined and all(a != b for a, b in joined), shared
+
+
 def test_thirty_sleep_wake_cycles_do_not_grow(machine):
     lib = os.environ.get("CAMEM_ALLOCATOR")
     if not lib:

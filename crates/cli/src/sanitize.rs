@@ -38,9 +38,36 @@ pub struct Options {
     /// and finding (0: the call site only; at most 32).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(0..=32))]
     pub stacks: u8,
+    /// What is reported as leaked at `aclFinalize` and exit: `program`
+    /// (what the program's code made; memory a framework's caching
+    /// allocator, torch_npu's, still caches is summed up in one line),
+    /// `full` (everything), `none`.
+    #[arg(long, value_enum, default_value_t = LeakCheck::Program)]
+    pub leak_check: LeakCheck,
     /// The program and its arguments (after `--`).
     #[arg(last = true, required = true)]
     pub program: Vec<String>,
+}
+
+/// What is reported as leaked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LeakCheck {
+    /// What the program's own code made and still holds.
+    Program,
+    /// Everything still held, a framework's cache included.
+    Full,
+    /// Nothing.
+    None,
+}
+
+impl LeakCheck {
+    fn name(self) -> &'static str {
+        match self {
+            LeakCheck::Program => "program",
+            LeakCheck::Full => "full",
+            LeakCheck::None => "none",
+        }
+    }
 }
 
 const LIB: &str = "libaclmem_sanitizer.so";
@@ -158,6 +185,7 @@ pub fn run(o: Options) -> ExitCode {
         cmd.env("ACLMEM_SANITIZER_HALT_ON_ERROR", "1");
     }
     cmd.env("ACLMEM_SANITIZER_STACKS", o.stacks.to_string());
+    cmd.env("ACLMEM_SANITIZER_LEAK_CHECK", o.leak_check.name());
     if o.report_api_errors {
         cmd.env("ACLMEM_SANITIZER_REPORT_API_ERRORS", "1");
     }
@@ -170,7 +198,7 @@ pub fn run(o: Options) -> ExitCode {
     };
     // What only the processes' events together show: printed as the
     // processes print theirs, and kept in the same log.
-    let across = crate::sharing::check_file(&sharing);
+    let across = crate::sharing::check_file(&sharing, o.leak_check);
     let _ = std::fs::remove_file(&sharing);
     if !across.is_empty() {
         let mut records = String::new();

@@ -23,6 +23,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::sanitize::LeakCheck;
+
 /// One event, as the sanitizer writes it.
 #[derive(Debug, Clone, Deserialize)]
 struct Event {
@@ -47,6 +49,9 @@ struct Event {
     pids: Vec<i64>,
     #[serde(default)]
     imported: Option<bool>,
+    /// An export of a handle a framework's caching allocator made.
+    #[serde(default)]
+    cache: bool,
 }
 
 /// One side of a finding: the process, the call and where it was made.
@@ -104,7 +109,10 @@ fn finding(
 
 /// The findings of a run's sharing events (the file's lines in any order;
 /// a line that does not parse is skipped: a process killed mid-write).
-pub fn check(text: &str) -> Vec<serde_json::Value> {
+/// `leaks` decides whether an exported handle never freed is a `leak`:
+/// always (`full`), unless a framework's caching allocator made it
+/// (`program`), never (`none`).
+pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
     let mut events: Vec<Event> = text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -285,7 +293,12 @@ pub fn check(text: &str) -> Vec<serde_json::Value> {
                     &chain,
                 ));
             }
-            if mapped_at_exit.is_empty() {
+            let leak_reported = match leaks {
+                LeakCheck::Full => true,
+                LeakCheck::Program => !export.cache,
+                LeakCheck::None => false,
+            };
+            if mapped_at_exit.is_empty() && leak_reported {
                 out.push(finding(
                     "leak",
                     export,
@@ -363,9 +376,9 @@ pub fn describe(f: &serde_json::Value) -> String {
 }
 
 /// Reads the events of a run (a missing file: no events).
-pub fn check_file(path: &Path) -> Vec<serde_json::Value> {
+pub fn check_file(path: &Path, leaks: LeakCheck) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
-        .map(|t| check(&t))
+        .map(|t| check(&t, leaks))
         .unwrap_or_default()
 }
 
@@ -391,7 +404,7 @@ mod tests {
             ),
         ]
         .join("\n");
-        let f = check(&text);
+        let f = check(&text, LeakCheck::Program);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0]["class"], "import-after-free");
         assert_eq!(f[0]["pid"], 11);
@@ -424,7 +437,31 @@ mod tests {
             ev(serde_json::json!({"ev":"exit","pid":10,"t":9})),
         ]
         .join("\n");
-        assert_eq!(check(&text), Vec::<serde_json::Value>::new());
+        assert_eq!(
+            check(&text, LeakCheck::Program),
+            Vec::<serde_json::Value>::new()
+        );
+    }
+
+    #[test]
+    fn an_export_never_freed_is_a_leak_unless_a_frameworks_cache_made_it() {
+        let text = |cache: bool| {
+            [
+                ev(serde_json::json!({"ev":"export","pid":10,"t":1,"id":"0x5","h":7,"cache":cache})),
+                ev(serde_json::json!({"ev":"exit","pid":10,"t":2})),
+            ]
+            .join("\n")
+        };
+        let classes = |t: &str, l| -> Vec<String> {
+            check(t, l)
+                .iter()
+                .map(|f| f["class"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(classes(&text(false), LeakCheck::Program), ["leak"]);
+        assert!(classes(&text(true), LeakCheck::Program).is_empty());
+        assert_eq!(classes(&text(true), LeakCheck::Full), ["leak"]);
+        assert!(classes(&text(false), LeakCheck::None).is_empty());
     }
 
     #[test]
@@ -438,7 +475,7 @@ mod tests {
             ev(serde_json::json!({"ev":"exit","pid":10,"t":5})),
         ]
         .join("\n");
-        let f = check(&text);
+        let f = check(&text, LeakCheck::Program);
         let classes: Vec<&str> = f.iter().filter_map(|f| f["class"].as_str()).collect();
         assert_eq!(
             classes,

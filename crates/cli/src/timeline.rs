@@ -220,7 +220,7 @@ impl Lifetimes {
         };
         let mib = |b: u64| format!("{:.1} MiB", b as f64 / f64::from(1u32 << 20));
         if let Some(share) = r.share.as_deref() {
-            if call.starts_with("aclrtMemExport") {
+            if call.starts_with("aclrtMemExport") || call == "aclrtIpcMemGetExportKey" {
                 self.exports.insert(share.to_owned(), (pid, r.tid, r.t));
             } else if self.imports.len() < IMPORTS {
                 self.imports

@@ -257,6 +257,25 @@ fn clean_programs_report_nothing_in_20_runs() {
     }
 }
 
+/// `--leak-check none` reports no leak; `full` and the default `program`
+/// report the C program's own (nothing of it is a framework's cache).
+#[test]
+fn leak_check_chooses_what_is_a_leak() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("leak-check");
+    let (findings, code) = sanitize(&["--leak-check", "none"], &exe, &["leak"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    for mode in ["program", "full"] {
+        let (findings, code) = sanitize(&["--leak-check", mode], &exe, &["leak"]);
+        assert_eq!(findings.len(), 1, "{mode}: {findings:#?}");
+        assert_eq!(findings[0]["class"], "leak");
+        assert_eq!(code, 1);
+    }
+}
+
 /// Stacks are reused for calls from the same place at the same depth only
 /// when the stack still holds them: one call site reached through two
 /// callers with identical frames keeps each call's own caller (four leaks:

@@ -70,6 +70,39 @@ pub struct Config {
     /// Platforms and releases of the fleet (what a target leaves out is the
     /// running machine's).
     targets: Vec<Target>,
+    /// What is reported as leaked (`ACLMEM_SANITIZER_LEAK_CHECK`).
+    pub leak_check: LeakCheck,
+}
+
+/// What the sanitizer reports as leaked at `aclFinalize` and at exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeakCheck {
+    /// What the program's own code made and still holds; memory a
+    /// framework's caching allocator still caches ([`report::FRAMEWORK_ALLOCATORS`])
+    /// is summed up in one line, not reported (the default).
+    Program,
+    /// Everything still held, a framework's cache included.
+    Full,
+    /// Nothing.
+    None,
+}
+
+impl LeakCheck {
+    /// `full`, `program` or `none` (anything else: the default, named on
+    /// stderr).
+    fn from_env() -> LeakCheck {
+        match std::env::var("ACLMEM_SANITIZER_LEAK_CHECK").as_deref() {
+            Ok("full") => LeakCheck::Full,
+            Ok("none") => LeakCheck::None,
+            Ok("program") | Ok("") | Err(_) => LeakCheck::Program,
+            Ok(other) => {
+                eprintln!(
+                    "aclmem-sanitizer: ACLMEM_SANITIZER_LEAK_CHECK={other}: not full, program or none; using program"
+                );
+                LeakCheck::Program
+            }
+        }
+    }
 }
 
 /// `a2,a3@8.3,Ascend910B3@9.0,200i-a2:rc`: each entry parsed by the core's
@@ -103,6 +136,7 @@ pub fn config() -> &'static Config {
                     .min(report::MAX_STACK),
             ),
             targets: parse_targets(&std::env::var("ACLMEM_SANITIZER_TARGETS").unwrap_or_default()),
+            leak_check: LeakCheck::from_env(),
         }
     })
 }
@@ -908,7 +942,15 @@ unsafe extern "C" fn aclmem_san_aclrtMemRetainAllocationHandle(
 /// After a successful export of `h` as `id`: the model and the sharing
 /// event.
 fn exported(call: &'static str, h: usize, id: u64, site: Site) {
-    model().exported(h, id);
+    // Whether a framework's caching allocator made the handle (its exporter
+    // keeping it to the end is that cache, not a leak).
+    let cache = {
+        let mut m = model();
+        m.exported(h, id);
+        m.handle_site(h)
+    }
+    .and_then(|s| s.framework_allocator())
+    .is_some();
     // In the timeline: the start of an arrow to each import.
     trace::call_with(
         call,
@@ -921,7 +963,7 @@ fn exported(call: &'static str, h: usize, id: u64, site: Site) {
         "export",
         call,
         Some(site),
-        serde_json::json!({ "id": sharing::shareable(id), "h": h }),
+        serde_json::json!({ "id": sharing::shareable(id), "h": h, "cache": cache }),
     );
 }
 
@@ -1211,6 +1253,13 @@ pub unsafe extern "C" fn aclrtIpcMemImportByKey(
     let site = Site::outside();
     api_error("aclrtIpcMemImportByKey", r, site);
     if let Some(id) = key_text(key) {
+        trace::call_with(
+            "aclrtIpcMemImportByKey",
+            None,
+            0,
+            r,
+            || serde_json::json!({ "share": id }),
+        );
         sharing::event(
             "import",
             "aclrtIpcMemImportByKey",
@@ -1407,6 +1456,13 @@ pub unsafe extern "C" fn aclrtIpcMemGetExportKey(
     if r == 0
         && let Some(id) = key_text(key)
     {
+        trace::call_with(
+            "aclrtIpcMemGetExportKey",
+            None,
+            size,
+            r,
+            || serde_json::json!({ "va": dev_ptr as usize, "share": id }),
+        );
         sharing::event(
             "export",
             "aclrtIpcMemGetExportKey",

@@ -157,6 +157,11 @@ impl Model {
         *v
     }
 
+    /// Where a live handle was made.
+    pub fn handle_site(&self, h: usize) -> Option<Site> {
+        self.handles.get(&h).map(|hd| hd.site)
+    }
+
     /// The device a live handle is on.
     pub fn device_of(&self, h: usize) -> Option<u32> {
         self.handles.get(&h).and_then(|hd| hd.device)
@@ -669,6 +674,7 @@ impl Model {
             findings.push((
                 m.site,
                 format!("a mapping of {:#x} bytes at {a:#x}", m.size),
+                m.size,
             ));
         }
         for (&a, (size, site)) in &self.resvs {
@@ -679,28 +685,58 @@ impl Model {
                 .range(a..a.saturating_add(*size))
                 .any(|(_, m)| imported(&m.handle));
             if !holds_import {
-                findings.push((*site, format!("a reservation of {size:#x} bytes at {a:#x}")));
+                findings.push((
+                    *site,
+                    format!("a reservation of {size:#x} bytes at {a:#x}"),
+                    0,
+                ));
             }
         }
         for (&h, hd) in self.handles.iter().filter(|(h, _)| !shared(h)) {
             findings.push((
                 hd.site,
                 format!("physical handle {h:#x} ({} bytes)", hd.size),
+                hd.size,
             ));
         }
         for (&p, (size, _, site)) in &self.device_allocs {
             findings.push((
                 *site,
                 format!("aclrtMalloc memory at {p:#x} ({size} bytes)"),
+                *size,
             ));
         }
         for (&p, (size, site)) in &self.host_allocs {
             findings.push((
                 *site,
                 format!("aclrtMallocHost memory at {p:#x} ({size} bytes)"),
+                *size,
             ));
         }
-        for (site, what) in findings {
+        let check = crate::config().leak_check;
+        if check == crate::LeakCheck::None {
+            findings.clear();
+        }
+        // A framework's cache: summed up, not reported.
+        let mut cached: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
+        if check == crate::LeakCheck::Program {
+            findings.retain(|(site, _, bytes)| match site.framework_allocator() {
+                Some(lib) => {
+                    let c = cached.entry(lib).or_default();
+                    c.0 += 1;
+                    c.1 += bytes;
+                    false
+                }
+                None => true,
+            });
+        }
+        for (lib, (count, bytes)) in cached {
+            eprintln!(
+                "aclmem-sanitizer: {count} object(s) ({:.1} MiB) made by the caching allocator in {lib} were still held at {when}: the framework's cache, which the runtime releases with the device; not findings (--leak-check full reports each)",
+                bytes as f64 / f64::from(1u32 << 20)
+            );
+        }
+        for (site, what, _) in findings {
             report(Finding {
                 class: "leak",
                 call,

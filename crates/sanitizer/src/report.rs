@@ -344,6 +344,26 @@ impl Site {
     }
 }
 
+/// The libraries that hold a framework's caching allocator: memory their
+/// calls made and still hold when the runtime finalizes is the framework's
+/// cache (freed blocks it keeps for reuse), which the runtime releases with
+/// the device. torch_npu's `NPUCachingAllocator` (and its expandable
+/// segments) is in `libtorch_npu.so` (docs/torch-npu.md).
+pub const FRAMEWORK_ALLOCATORS: &[&str] = &["libtorch_npu.so"];
+
+impl Site {
+    /// The framework library whose caching allocator made the call, if
+    /// one did (resolved with `dladdr`: only at the end, never per call).
+    pub fn framework_allocator(&self) -> Option<&'static str> {
+        if self.ra == 0 {
+            return None;
+        }
+        let module = module_of(self.ra)?;
+        let file = module.rsplit('/').next()?;
+        FRAMEWORK_ALLOCATORS.iter().copied().find(|f| *f == file)
+    }
+}
+
 /// The file of the loaded object that holds `addr`.
 pub fn module_of(addr: usize) -> Option<String> {
     // SAFETY: dladdr only reads the loader's tables; `info` is a live
