@@ -120,6 +120,7 @@ fn each_seeded_defect_is_reported_once_with_its_class_and_call_site() {
         "use-after-free",
         "unmap-unmapped",
         "release-while-mapped",
+        "release-unreserved",
         "overlapping-map",
         "copy-unmapped",
         "import-own-export",

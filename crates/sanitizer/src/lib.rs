@@ -15,7 +15,7 @@
 //! * `portability`: a product or release of `ACLMEM_SANITIZER_TARGETS`
 //!   (`a2,a3@8.3,Ascend910B3@8.0`) would refuse it;
 //! * lifetimes: `double-free`, `free-while-mapped`, `use-after-free`,
-//!   `unmap-unmapped`, `release-while-mapped`, `overlapping-map`,
+//!   `unmap-unmapped`, `release-while-mapped`, `release-unreserved`, `overlapping-map`,
 //!   `copy-unmapped`, `import-own-export`;
 //! * `cycle-growth`: memory held at the end of each sleep of a sleep/wake
 //!   loop grows, with the growth per cycle and the place that makes it;

@@ -98,6 +98,10 @@ pub struct Model {
     freed: HashSet<usize>,
     freed_order: VecDeque<usize>,
     resvs: BTreeMap<usize, (usize, Site)>,
+    /// Recently released reservation addresses (bounded), for double
+    /// releases; an address reserved again leaves it.
+    released: HashSet<usize>,
+    released_order: VecDeque<usize>,
     maps: BTreeMap<usize, Map>,
     device_allocs: BTreeMap<usize, (usize, Option<u32>, Site)>,
     host_allocs: BTreeMap<usize, (usize, Site)>,
@@ -271,10 +275,26 @@ impl Model {
     }
 
     pub fn resv_made(&mut self, addr: usize, size: usize, site: Site) {
+        self.released.remove(&addr);
         self.resvs.insert(addr, (size, site));
     }
 
     pub fn check_release(&self, addr: usize, site: Site) {
+        if !self.resvs.contains_key(&addr) {
+            let message = if self.released.contains(&addr) {
+                "the range was released already (a double release)"
+            } else {
+                "no reservation of this process starts at this address"
+            };
+            report(Finding {
+                class: "release-unreserved",
+                call: "aclrtReleaseMemAddress",
+                args: format!("{addr:#x}"),
+                message: message.into(),
+                code: Some(aclmem_core::AclError::RT_PARAM_INVALID.code()),
+                site,
+            });
+        }
         if let Some(&(size, _)) = self.resvs.get(&addr) {
             let inside = self.maps.range(addr..addr.saturating_add(size)).count();
             if inside > 0 {
@@ -292,6 +312,14 @@ impl Model {
 
     pub fn resv_released(&mut self, addr: usize) {
         self.resvs.remove(&addr);
+        if self.released.insert(addr) {
+            self.released_order.push_back(addr);
+            if self.released_order.len() > FREED_MEMORY
+                && let Some(old) = self.released_order.pop_front()
+            {
+                self.released.remove(&old);
+            }
+        }
     }
 
     /// Before `aclrtMapMem`: a freed handle, an overlap.

@@ -82,6 +82,11 @@ int main(int argc, char **argv) {
         aclrtUnmapMem(va);
         aclrtReleaseMemAddress(va);
         aclrtFreePhysical(h);
+    } else if (strcmp(mode, "release-unreserved") == 0) {
+        /* A double release (vllm's cleanup path releasing twice). */
+        aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+        aclrtReleaseMemAddress(va);
+        aclrtReleaseMemAddress(va);
     } else if (strcmp(mode, "overlapping-map") == 0) {
         aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0);
         aclrtMallocPhysical(&h2, 2 * MIB, &hbm, 0);
