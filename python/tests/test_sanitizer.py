@@ -188,3 +188,39 @@ def test_python_processes_sharing_memory_correctly_report_nothing(tmp_path):
     out, findings = _sanitize(SHARING_CLEAN, tmp_path, "sharing-clean")
     assert findings == [], out.stderr
     assert out.returncode == 0, out.stderr
+
+
+def test_clean_python_flows_report_nothing_in_20_runs(tmp_path):
+    """vllm-ascend's flow (a C extension maps, pyACL copies, three
+    sleep/wake cycles) and two processes sharing memory correctly: no
+    finding in 20 runs each, and the JSON log parses every time."""
+    import shutil
+
+    import aclmem
+
+    from conftest import emulated_library
+
+    lib = emulated_library()
+    cc = os.environ.get("CC") or shutil.which("cc")
+    assert cc, "a C compiler is needed"
+    so = tmp_path / "camem.so"
+    kit = pathlib.Path(__file__).resolve().parent / "kit"
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-std=c11", "-Wall", "-Werror",
+         f"-I{aclmem.include_dir()}", str(kit / "camem.c"), "-o", str(so),
+         f"-L{lib.parent}", "-lascendcl", f"-Wl,-rpath,{lib.parent}"],
+        check=True,
+    )
+    for run in range(20):
+        log = tmp_path / f"camem-{run}.jsonl"
+        env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pysan-{os.getpid()}-camem-{run}")
+        out = subprocess.run(
+            [_cli(), "sanitize", "--log", str(log), "--", sys.executable,
+             str(kit / "sleep_wake.py"), str(so), "c-first"],
+            capture_output=True, text=True, timeout=120, env=env,
+        )
+        findings = [json.loads(l) for l in log.read_text().splitlines()] if log.exists() else []
+        assert findings == [] and out.returncode == 0, (run, out.stdout + out.stderr)
+        assert "3 cycles, weights intact" in out.stdout, out.stdout
+        out, findings = _sanitize(SHARING_CLEAN, tmp_path, f"sharing-clean-{run}")
+        assert findings == [] and out.returncode == 0, (run, out.stderr)
