@@ -71,14 +71,20 @@ fn defects(test: &str) -> PathBuf {
     )
 }
 
-/// The line of `defects.c` that holds `marker`.
-fn defects_line(marker: &str) -> usize {
-    let source = std::fs::read_to_string(repo().join("crates/sanitizer/tests/defects.c")).unwrap();
+/// The line of the test program `file` (in crates/sanitizer/tests) that
+/// holds `marker`.
+fn marked_line(file: &str, marker: &str) -> usize {
+    let source = std::fs::read_to_string(repo().join("crates/sanitizer/tests").join(file)).unwrap();
     source
         .lines()
         .position(|l| l.contains(marker))
         .expect("marked")
         + 1
+}
+
+/// The line of `defects.c` that holds `marker`.
+fn defects_line(marker: &str) -> usize {
+    marked_line("defects.c", marker)
 }
 
 /// The one `cycle-growth` finding: +2 MiB per cycle over 5 cycles, made at
@@ -327,14 +333,7 @@ fn cpp_defects_are_reported_with_their_frames() {
     }
     let src = repo().join("crates/sanitizer/tests/defects.cpp");
     let exe = compile_cxx(&src, "sanitize-defects-cpp", &[]);
-    let source = std::fs::read_to_string(&src).unwrap();
-    let line_of = |marker: &str| {
-        source
-            .lines()
-            .position(|l| l.contains(marker))
-            .expect("marked")
-            + 1
-    };
+    let line_of = |marker: &str| marked_line("defects.cpp", marker);
     for (class, marker, caller) in [
         ("double-free", "// FREED", "CopyTwice (defects.cpp:"),
         ("use-after-free", "// USE-AFTER-MOVE", "main (defects.cpp:"),
@@ -388,14 +387,7 @@ fn sharing_defects_across_processes_name_both_sides() {
         return;
     }
     let exe = sharing_program("defects");
-    let source = std::fs::read_to_string(repo().join("crates/sanitizer/tests/sharing.c")).unwrap();
-    let line_of = |marker: &str| {
-        source
-            .lines()
-            .position(|l| l.contains(marker))
-            .expect("marked")
-            + 1
-    };
+    let line_of = |marker: &str| marked_line("sharing.c", marker);
     for (class, marker, other) in [
         (
             "import-after-free",
