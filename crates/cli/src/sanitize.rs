@@ -189,13 +189,18 @@ pub fn run(o: Options) -> ExitCode {
     if o.report_api_errors {
         cmd.env("ACLMEM_SANITIZER_REPORT_API_ERRORS", "1");
     }
+    // Processes that end without exit handlers get their exit event from
+    // the watcher while the program runs.
+    let watcher = crate::sharing::Watcher::start(sharing.clone());
     let status = match cmd.status() {
         Ok(s) => s,
         Err(e) => {
+            watcher.finish();
             eprintln!("error: cannot run {program}: {e}");
             return ExitCode::from(2);
         }
     };
+    watcher.finish();
     // What only the processes' events together show: printed as the
     // processes print theirs, and kept in the same log.
     let across = crate::sharing::check_file(&sharing, o.leak_check);

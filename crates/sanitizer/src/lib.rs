@@ -708,19 +708,25 @@ unsafe extern "C" fn aclmem_san_aclrtMapMem(
     model().check_map(vir_ptr as usize, size, handle as usize, site);
     let r = forward!(aclrtMapMem(vir_ptr, size, offset, handle, flags));
     api_error("aclrtMapMem", r, site);
-    let totals = (r == 0).then(|| model().mapped(vir_ptr as usize, size, handle as usize, site));
-    if r == 0 {
-        let shared = model()
+    // One lock: the mapping, and whether it maps an import (a sharing
+    // event).
+    let (totals, shared) = if r == 0 {
+        let mut m = model();
+        let totals = m.mapped(vir_ptr as usize, size, handle as usize, site);
+        let shared = m
             .imported_mapping(vir_ptr as usize)
             .map(|(_, id)| id.to_owned());
-        if let Some(id) = shared {
-            sharing::event(
-                "map",
-                "aclrtMapMem",
-                Some(site),
-                serde_json::json!({ "id": id, "h": handle as usize, "va": vir_ptr as usize, "size": size }),
-            );
-        }
+        (Some(totals), shared)
+    } else {
+        (None, None)
+    };
+    if let Some(id) = shared {
+        sharing::event(
+            "map",
+            "aclrtMapMem",
+            Some(site),
+            serde_json::json!({ "id": id, "h": handle as usize, "va": vir_ptr as usize, "size": size }),
+        );
     }
     trace::call_with(
         "aclrtMapMem",

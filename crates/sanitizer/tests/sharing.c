@@ -48,6 +48,28 @@ static pid_t start_child(int32_t device) {
     return child;
 }
 
+/* Waits until the run's sharing events record the end of `child`: a
+ * process that ends by _exit writes none itself, and `aclmem sanitize`
+ * writes it when it sees the process gone. What the caller does next then
+ * comes after that end, whatever the machine's load (60 s at most). */
+static int wait_recorded_end(pid_t child) {
+    const char *path = getenv("ACLMEM_SANITIZER_SHARING");
+    char needle[32];
+    if (!path) return 0;
+    snprintf(needle, sizeof needle, "\"pid\":%d,", (int)child);
+    for (int i = 0; i < 6000; i++) {
+        FILE *f = fopen(path, "r");
+        int seen = 0;
+        char line[4096];
+        while (f && !seen && fgets(line, sizeof line, f))
+            seen = strstr(line, "\"ev\":\"exit\"") && strstr(line, needle);
+        if (f) fclose(f);
+        if (seen) return 0;
+        usleep(10000);
+    }
+    return 1;
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "clean";
     aclrtPhysicalMemProp prop = hbm(0);
@@ -130,9 +152,12 @@ int main(int argc, char **argv) {
         put(down[1], s);
         if (wait_child(pid) != 0) return 3;
         aclrtFreePhysical(h);
-    } else if (strcmp(mode, "exporter-exited-while-mapped") == 0) {
+    } else if (strcmp(mode, "exporter-exited-while-mapped") == 0 ||
+               strcmp(mode, "exporter-ended-by-_exit") == 0) {
         /* The child exports and exits holding the handle while the parent
-         * still maps what it imported. */
+         * still maps what it imported (by exit, or by _exit, which runs no
+         * exit handler: the end is seen from outside). */
+        int no_handlers = strcmp(mode, "exporter-ended-by-_exit") == 0;
         if ((pid = start_child(0)) == 0) {
             aclrtDrvMemHandle mine = NULL;
             uint64_t id = 0;
@@ -140,6 +165,7 @@ int main(int argc, char **argv) {
             aclrtMemExportToShareableHandle(mine, ACL_MEM_HANDLE_TYPE_NONE, 1, &id); /* EXPORTER */
             put(up[1], id);
             (void)get(down[0]); /* until the parent mapped it */
+            if (no_handlers) _exit(0);
             exit(0);
         }
         void *va = NULL;
@@ -149,6 +175,7 @@ int main(int argc, char **argv) {
         aclrtMapMem(va, 2 * MIB, 0, h, 0);
         put(down[1], 1);
         if (wait_child(pid) != 0) return 3;
+        if (no_handlers && wait_recorded_end(pid) != 0) return 6;
         aclrtUnmapMem(va);
         aclrtReleaseMemAddress(va);
         aclrtFreePhysical(h);
