@@ -224,3 +224,51 @@ def test_clean_python_flows_report_nothing_in_20_runs(tmp_path):
         assert "3 cycles, weights intact" in out.stdout, out.stdout
         out, findings = _sanitize(SHARING_CLEAN, tmp_path, f"sharing-clean-{run}")
         assert findings == [] and out.returncode == 0, (run, out.stderr)
+
+
+CTYPES = """import ctypes
+
+
+class Prop(ctypes.Structure):
+    _fields_ = [("handleType", ctypes.c_int), ("allocationType", ctypes.c_int),
+                ("memAttr", ctypes.c_int), ("id", ctypes.c_uint32), ("type", ctypes.c_int),
+                ("reserve", ctypes.c_uint64)]
+
+
+acl = ctypes.CDLL({lib!r})
+assert acl.aclInit(None) == 0 and acl.aclrtSetDevice(0) == 0
+prop = Prop(0, 0, 4, 0, 1, 0)
+
+
+def release(h):
+    acl.aclrtFreePhysical(h)  # DEFECT
+
+
+h = ctypes.c_void_p()
+assert acl.aclrtMallocPhysical(ctypes.byref(h), ctypes.c_size_t(2 << 20), ctypes.byref(prop), ctypes.c_uint64(0)) == 0
+release(h)
+release(h)
+"""
+
+
+def test_a_ctypes_call_names_the_scripts_line_and_stack(tmp_path):
+    """A script that calls libascendcl.so through ctypes (which releases
+    the GIL for the call): the finding names the script's function and
+    line, and the script's stack below it."""
+    from conftest import emulated_library
+
+    source = CTYPES.format(lib=str(emulated_library()))
+    script = tmp_path / "by_ctypes.py"
+    script.write_text(source)
+    log = tmp_path / "by_ctypes.jsonl"
+    env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pysan-{os.getpid()}-ctypes")
+    out = subprocess.run(
+        [_cli(), "sanitize", "--log", str(log), "--", sys.executable, str(script)],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )
+    findings = [json.loads(l) for l in log.read_text().splitlines()]
+    assert [f["class"] for f in findings] == ["double-free"], out.stderr
+    line = next(i for i, l in enumerate(source.splitlines(), 1) if "# DEFECT" in l)
+    assert findings[0]["site"] == f"release (by_ctypes.py:{line})", out.stderr
+    assert findings[0]["stack"][1].startswith("<module> (by_ctypes.py:"), findings[0]
+    assert out.returncode == 1

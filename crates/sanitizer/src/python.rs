@@ -2,8 +2,14 @@
 //! outside aclmem's own package (`function (script.py:LINE)`), read through
 //! CPython's C API when the process runs an interpreter. The API is looked
 //! up by name at run time, so nothing links Python, and it is used only by
-//! a thread that holds the GIL (a call from Python code; a C extension
-//! called through `ctypes` runs without it and keeps its native site).
+//! a thread that holds the GIL: a call from Python code (pyACL over aclmem,
+//! a framework called with the GIL held), or a call through `ctypes`, whose
+//! thread released the GIL for the foreign call and takes it back here the
+//! way a `ctypes` callback does (`PyGILState_Ensure`; only when the call
+//! comes straight from libffi, which holds no lock of the program's). Other
+//! threads without the GIL (a framework's own threads, C code that released
+//! it) keep their native site: taking the GIL there could deadlock against
+//! a thread that holds it and waits for them.
 //!
 //! Sites are interned: a [`Site`](crate::report::Site) keeps a number, so
 //! it stays a plain copyable value however often a line calls.
@@ -25,6 +31,8 @@ type Attr = unsafe extern "C" fn(Object, *const c_char) -> Object;
 type Utf8 = unsafe extern "C" fn(Object, *mut isize) -> *const c_char;
 type Release = unsafe extern "C" fn(Object);
 type Clear = unsafe extern "C" fn();
+type Ensure = unsafe extern "C" fn() -> c_int;
+type Restore = unsafe extern "C" fn(c_int);
 
 /// The functions of CPython's stable ABI that locate a call.
 struct Api {
@@ -38,6 +46,8 @@ struct Api {
     utf8: Utf8,
     decref: Release,
     clear: Clear,
+    ensure: Ensure,
+    restore: Restore,
 }
 
 fn symbol(name: &CStr) -> Option<*mut c_void> {
@@ -63,6 +73,10 @@ fn api() -> Option<&'static Api> {
                 utf8: std::mem::transmute::<*mut c_void, Utf8>(symbol(c"PyUnicode_AsUTF8AndSize")?),
                 decref: std::mem::transmute::<*mut c_void, Release>(symbol(c"Py_DecRef")?),
                 clear: std::mem::transmute::<*mut c_void, Clear>(symbol(c"PyErr_Clear")?),
+                ensure: std::mem::transmute::<*mut c_void, Ensure>(symbol(c"PyGILState_Ensure")?),
+                restore: std::mem::transmute::<*mut c_void, Restore>(symbol(
+                    c"PyGILState_Release",
+                )?),
             })
         }
     })
@@ -124,6 +138,15 @@ pub fn call_site() -> u32 {
     if unsafe { (api.initialized)() != 1 || (api.gil_held)() != 1 } {
         return 0;
     }
+    // SAFETY: the GIL is held (checked above).
+    unsafe { call_site_held(api) }
+}
+
+/// [`call_site`] with the GIL held.
+///
+/// # Safety
+/// This thread holds the GIL.
+unsafe fn call_site_held(api: &Api) -> u32 {
     let mut sites = SITES.lock();
     let sites = sites.get_or_insert_with(Sites::default);
     // SAFETY: this thread holds the GIL (checked above), so the frames
@@ -161,6 +184,58 @@ pub fn call_stack(depth: usize) -> u32 {
     if unsafe { (api.initialized)() != 1 || (api.gil_held)() != 1 } {
         return 0;
     }
+    // SAFETY: the GIL is held (checked above).
+    unsafe { call_stack_held(api, depth) }
+}
+
+/// Whether a return address lies in libffi (or a `_ctypes` module that
+/// holds it): the call comes straight from `ctypes`. Remembered per
+/// address.
+fn from_ctypes(ra: usize) -> bool {
+    static SEEN: Mutex<Option<HashMap<usize, bool>>> = Mutex::new(None);
+    if let Some(&known) = SEEN.lock().as_ref().and_then(|m| m.get(&ra)) {
+        return known;
+    }
+    let yes = crate::report::module_of(ra).is_some_and(|m| {
+        let file = m.rsplit('/').next().unwrap_or(&m);
+        file.starts_with("libffi") || file.starts_with("_ctypes")
+    });
+    SEEN.lock().get_or_insert_with(HashMap::new).insert(ra, yes);
+    yes
+}
+
+/// The Python call site and stack (up to `depth` frames; 0 for none) of a
+/// call made through `ctypes` (`ra`, its return address, in libffi) by a
+/// thread that released the GIL for it: the GIL is taken back for the
+/// look, as a `ctypes` callback takes it, and released. `None` for any
+/// other call. Called before the sanitizer takes any lock of its own.
+pub fn foreign_call(ra: usize, depth: usize) -> Option<(u32, u32)> {
+    let api = api()?;
+    // SAFETY: both may be called from any thread at any time.
+    if unsafe { (api.initialized)() != 1 || (api.gil_held)() == 1 } || !from_ctypes(ra) {
+        return None;
+    }
+    // SAFETY: a thread inside a `ctypes` call has its thread state (it
+    // released the GIL with it saved): `PyGILState_Ensure` restores it and
+    // takes the GIL, `PyGILState_Release` gives it back, as for a callback.
+    unsafe {
+        let state = (api.ensure)();
+        let site = call_site_held(api);
+        let stack = if depth >= 2 {
+            call_stack_held(api, depth)
+        } else {
+            0
+        };
+        (api.restore)(state);
+        Some((site, stack))
+    }
+}
+
+/// [`call_stack`] with the GIL held.
+///
+/// # Safety
+/// This thread holds the GIL.
+unsafe fn call_stack_held(api: &Api, depth: usize) -> u32 {
     let mut found = Vec::new();
     {
         let mut sites = SITES.lock();
