@@ -44,7 +44,7 @@ def run_scenario(name, machine, env=None, timeout=300, check=True):
     return result, out.stderr, out.returncode
 
 
-def sanitize_scenario(name, machine, tmp_path, env=None, timeout=300):
+def sanitize_scenario(name, machine, tmp_path, env=None, timeout=300, args=()):
     """Runs `scenarios.py name` under `aclmem sanitize` (preloaded and
     auditing the bindings); returns (result, findings, trace records, exit
     code)."""
@@ -52,11 +52,12 @@ def sanitize_scenario(name, machine, tmp_path, env=None, timeout=300):
     log, trace = tmp_path / "findings.jsonl", tmp_path / "trace.jsonl"
     full = dict(os.environ, ACLMEM_EMU_MACHINE=machine, **(env or {}))
     out = subprocess.run(
-        [aclmem, "sanitize", "--log", str(log), "--trace", str(trace), "--",
+        [aclmem, "sanitize", "--log", str(log), "--trace", str(trace), *args, "--",
          sys.executable, str(HERE / "scenarios.py"), name],
         capture_output=True, text=True, timeout=timeout, env=full,
     )
     lines = [l for l in out.stdout.splitlines() if l.startswith("{")]
     result = json.loads(lines[-1]) if lines else None
     read = lambda p: [json.loads(l) for l in p.read_text().splitlines()] if p.exists() else []
+    sanitize_scenario.stderr = out.stderr
     return result, read(log), read(trace), out.returncode

@@ -478,7 +478,7 @@ fn at_exit_registered() {
 
 extern "C" fn at_exit() {
     unsupported_calls();
-    model().report_leaks("exit");
+    model().report_leaks("exit", None);
     trace::flush();
     sharing::event("exit", "", None, serde_json::json!({}));
     report::summary();
@@ -505,7 +505,11 @@ pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclFinalize() -> sys::aclError {
-    model().report_leaks("aclFinalize");
+    // A framework that finalizes the runtime itself (torch_npu, at the
+    // interpreter's exit) does so while the program's objects still hold
+    // their memory.
+    let by = Site::outside().framework_allocator();
+    model().report_leaks("aclFinalize", by);
     let r = forward!(aclFinalize());
     trace::call("aclFinalize", None, 0, r);
     trace::flush();
