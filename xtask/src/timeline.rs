@@ -55,9 +55,18 @@ pub fn check(sh: &Shell, lib: &Path) -> Result<()> {
                 .unwrap_or("none")
         ));
     }
-    // Every step has a tooltip naming its call (the script drew them).
+    // Every step has a tooltip naming its call (the script drew them), and
+    // a mapping's names the stack that made it (a line per frame).
     if !dom.contains("<circle class=\"hit\"") || !dom.contains("<title>aclrtMapMem(") {
         return Err("the rendered page has no tooltips naming the calls".into());
+    }
+    let with_stack = dom.split("<title>aclrtMapMem(").skip(1).any(|t| {
+        t.split("</title>")
+            .next()
+            .is_some_and(|title| title.lines().count() >= 3)
+    });
+    if !with_stack {
+        return Err("the mappings' tooltips name no stack".into());
     }
     let png = dir.join("sleep_wake.png");
     let shot = format!("--screenshot={}", png.display());

@@ -29,6 +29,8 @@ struct Point {
     mapped: u64,
     call: String,
     size: u64,
+    /// The call site's number in its process's `sites` record (0: none).
+    site: u32,
 }
 
 /// A process's device (or host memory).
@@ -122,6 +124,12 @@ struct Record<'a> {
     /// The shareable handle of an export or import.
     #[serde(borrow, default)]
     share: Option<std::borrow::Cow<'a, str>>,
+    /// The call site's number (described by the process's `sites` record).
+    #[serde(default)]
+    site: Option<u32>,
+    /// A `sites` record: every call site's frames, by number.
+    #[serde(default)]
+    sites: Option<std::collections::HashMap<String, Vec<String>>>,
 }
 
 /// Exports and imports drawn as arrows on the page (the first ones).
@@ -395,6 +403,8 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
     // (pid, device) -> track.
     let mut tracks: BTreeMap<(u64, String), Track> = BTreeMap::new();
     let mut lifetimes = Lifetimes::default();
+    // (pid, site number) -> its frames, one per line.
+    let mut sites: std::collections::HashMap<(u64, u32), String> = std::collections::HashMap::new();
     let mut extra = String::new();
     let mut markers: BTreeMap<u64, Vec<(u64, String)>> = BTreeMap::new();
     let mut records = 0usize;
@@ -417,6 +427,13 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
         t0 = t0.min(r.t);
         let pid = r.pid.unwrap_or(1);
         let call = r.call.as_deref().unwrap_or("?");
+        if let Some(described) = &r.sites {
+            for (n, frames) in described {
+                if let Ok(n) = n.parse::<u32>() {
+                    sites.insert((pid, n), frames.join("\n"));
+                }
+            }
+        }
         if call == "phase" {
             let m = markers.entry(pid).or_default();
             if m.len() < MARKERS {
@@ -470,6 +487,7 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
                 mapped,
                 call: call.to_owned(),
                 size: r.size,
+                site: r.site.unwrap_or(0),
             });
         }
         if space_changed {
@@ -483,6 +501,7 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
                     mapped,
                     call: call.to_owned(),
                     size: r.size,
+                    site: r.site.unwrap_or(0),
                 });
         }
     }
@@ -508,7 +527,20 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
         let points: Vec<serde_json::Value> = track
             .points
             .iter()
-            .map(|p| serde_json::json!([p.t - t0.min(p.t), p.phys, p.mapped, p.call, p.size]))
+            .map(|p| {
+                serde_json::json!([p.t - t0.min(p.t), p.phys, p.mapped, p.call, p.size, p.site])
+            })
+            .collect();
+        // The stacks of the calls the page shows.
+        let track_sites: serde_json::Map<String, serde_json::Value> = track
+            .points
+            .iter()
+            .filter(|p| p.site != 0)
+            .filter_map(|p| {
+                sites
+                    .get(&(*pid, p.site))
+                    .map(|text| (p.site.to_string(), text.clone().into()))
+            })
             .collect();
         let marks: Vec<serde_json::Value> = markers
             .get(pid)
@@ -528,6 +560,7 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
             "levels": track.levels,
             "more_levels": track.more_levels,
             "space": device == SPACE,
+            "sites": track_sites,
         }));
     }
     let flows: Vec<serde_json::Value> = flows
@@ -637,7 +670,8 @@ for (const tr of TRACKS) {
     }
     let hits = "";
     rows.forEach((r, i) => {
-      hits += `<circle class="hit" cx="${x(xOf(r, i))}" cy="${y(r[1])}" r="4"><title>${esc(r[3])}(${fmt(r[4])}) at ${ms(r[0])}: physical ${fmt(r[1])}, mapped ${fmt(r[2])}</title></circle>`;
+      const stack = tr.sites[r[5]] ? "\n" + esc(tr.sites[r[5]]) : "";
+      hits += `<circle class="hit" cx="${x(xOf(r, i))}" cy="${y(r[1])}" r="4"><title>${esc(r[3])}(${fmt(r[4])}) at ${ms(r[0])}: ${tr.space ? "reserved" : "physical"} ${fmt(r[1])}, mapped ${fmt(r[2])}${stack}</title></circle>`;
     });
     let marks = "";
     if (mode === "over time") for (const [t, name] of tr.markers) {
@@ -694,16 +728,17 @@ mod tests {
         let lines = [
             r#"{"t":50,"pid":2,"tid":2,"call":"aclrtMemImportFromShareableHandle","size":0,"ret":0,"h":9,"share":"0x5"}"#,
             r#"{"t":60,"pid":2,"tid":2,"call":"aclrtReserveMemAddress","size":4194304,"ret":0,"va":4096}"#,
-            r#"{"t":70,"pid":2,"tid":2,"call":"aclrtMapMem","size":2097152,"ret":0,"va":4096,"h":9,"device":0,"phys":0,"mapped":2097152}"#,
+            r#"{"t":70,"pid":2,"tid":2,"call":"aclrtMapMem","size":2097152,"ret":0,"va":4096,"h":9,"device":0,"phys":0,"mapped":2097152,"site":1}"#,
             r#"{"t":80,"pid":2,"tid":2,"call":"aclrtUnmapMem","size":0,"ret":0,"va":4096,"device":0,"phys":0,"mapped":0}"#,
             r#"{"t":90,"pid":2,"tid":2,"call":"aclrtReleaseMemAddress","size":0,"ret":0,"va":4096}"#,
             r#"{"t":10,"pid":1,"tid":1,"call":"aclrtMallocPhysical","size":2097152,"ret":0,"h":7,"device":0,"phys":2097152,"mapped":0}"#,
             r#"{"t":20,"pid":1,"tid":1,"call":"aclrtMemExportToShareableHandle","size":0,"ret":0,"h":7,"share":"0x5"}"#,
             r#"{"t":100,"pid":1,"tid":1,"call":"aclrtFreePhysical","size":0,"ret":0,"h":7,"device":0,"phys":0,"mapped":0}"#,
+            r#"{"t":95,"pid":2,"tid":2,"call":"sites","size":0,"ret":0,"sites":{"1":["map_weights (w.c:12)","main (w.c:30)"]}}"#,
         ];
         std::fs::write(&trace, lines.join("\n")).unwrap();
         let (records, names) = run(&trace, &dir.join("t")).unwrap();
-        assert_eq!(records, 8);
+        assert_eq!(records, 9);
         assert!(
             names.contains(&"process 2, address space".to_owned()),
             "{names:?}"
@@ -739,6 +774,11 @@ mod tests {
         assert!(
             html.contains(r#""from":[1,10]"#),
             "the arrow starts at the export"
+        );
+        // The mapping's tooltip gets the stack its process described.
+        assert!(
+            html.contains(r#""sites":{"1":"map_weights (w.c:12)\nmain (w.c:30)"}"#),
+            "the page carries the mapping's stack"
         );
         let _ = std::fs::remove_dir_all(&dir);
     }

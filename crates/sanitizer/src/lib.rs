@@ -479,6 +479,7 @@ fn at_exit_registered() {
 extern "C" fn at_exit() {
     unsupported_calls();
     model().report_leaks("exit", None);
+    trace::write_sites();
     trace::flush();
     sharing::event("exit", "", None, serde_json::json!({}));
     report::summary();
@@ -596,6 +597,7 @@ unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
             "attr": copy.map(|p| p.mem_attr),
             "loc": copy.map(|p| p.location.type_),
             "id": copy.map(|p| p.location.id),
+            "site": trace::site_id(site),
         })
     });
     r
@@ -670,7 +672,7 @@ unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
         None,
         size,
         r,
-        || serde_json::json!({ "va": made, "align": alignment, "flags": flags }),
+        || serde_json::json!({ "va": made, "align": alignment, "flags": flags, "site": trace::site_id(site) }),
     );
     r
 }
@@ -737,7 +739,7 @@ unsafe extern "C" fn aclmem_san_aclrtMapMem(
         totals,
         size,
         r,
-        || serde_json::json!({ "va": vir_ptr as usize, "h": handle as usize }),
+        || serde_json::json!({ "va": vir_ptr as usize, "h": handle as usize, "site": trace::site_id(site) }),
     );
     r
 }
@@ -967,7 +969,7 @@ fn exported(call: &'static str, h: usize, id: u64, site: Site) {
         None,
         0,
         0,
-        || serde_json::json!({ "h": h, "share": sharing::shareable(id) }),
+        || serde_json::json!({ "h": h, "share": sharing::shareable(id), "site": trace::site_id(site) }),
     );
     sharing::event(
         "export",
@@ -1000,7 +1002,7 @@ fn imported(
         None,
         0,
         r,
-        || serde_json::json!({ "h": made.map(|h| h as usize), "share": sharing::shareable(id) }),
+        || serde_json::json!({ "h": made.map(|h| h as usize), "share": sharing::shareable(id), "site": trace::site_id(site) }),
     );
     sharing::event(
         "import",

@@ -13,7 +13,7 @@ use std::io::Write as _;
 /// made it, if Python code did, and, when `ACLMEM_SANITIZER_STACKS` asks
 /// for them, the native frames below it (kept as addresses, interned,
 /// symbolised only when reported).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Site {
     ra: usize,
     python: u32,

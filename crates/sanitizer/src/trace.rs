@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
+use crate::report::Site;
+
 struct Trace {
     out: File,
     /// Complete lines not yet written (written in one `write` when large,
@@ -25,6 +27,15 @@ struct Trace {
 const BLOCK: usize = 64 << 10;
 
 static TRACE: Mutex<Option<Trace>> = Mutex::new(None);
+
+/// The call sites the trace's records name (`"site"`: a number), described
+/// once, at exit, in one `sites` record: the hot path writes a number.
+struct Sites {
+    ids: rustc_hash::FxHashMap<Site, u32>,
+    all: Vec<Site>,
+}
+
+static SITES: Mutex<Option<Sites>> = Mutex::new(None);
 static ENABLED: OnceLock<bool> = OnceLock::new();
 
 fn enabled() -> bool {
@@ -127,6 +138,7 @@ impl Trace {
 /// its parent's lines again; the trace stays locked until
 /// [`release_after_fork`].
 pub fn hold_for_fork() {
+    std::mem::forget(SITES.lock());
     let mut guard = TRACE.lock();
     if let Some(tr) = guard.as_mut() {
         tr.write_pending();
@@ -137,9 +149,63 @@ pub fn hold_for_fork() {
 /// After `fork`, in the parent and the child: unlocks what
 /// [`hold_for_fork`] locked.
 pub fn release_after_fork() {
-    // SAFETY: `hold_for_fork` left the lock held by this thread, the one
+    // SAFETY: `hold_for_fork` left both locks held by this thread, the one
     // that forked (in the child, its only thread).
-    unsafe { TRACE.force_unlock() };
+    unsafe {
+        TRACE.force_unlock();
+        SITES.force_unlock();
+    }
+}
+
+/// The number of a call site in this process's trace (described at exit
+/// by [`write_sites`]).
+pub fn site_id(site: Site) -> u32 {
+    let mut sites = SITES.lock();
+    let s = sites.get_or_insert_with(|| Sites {
+        ids: rustc_hash::FxHashMap::default(),
+        all: Vec::new(),
+    });
+    if let Some(&id) = s.ids.get(&site) {
+        return id;
+    }
+    s.all.push(site);
+    let id = u32::try_from(s.all.len()).unwrap_or(u32::MAX);
+    s.ids.insert(site, id);
+    id
+}
+
+/// At exit: one `sites` record describing every call site the records
+/// named (its frames, the call site first), for the timeline's tooltips.
+pub fn write_sites() {
+    if !enabled() {
+        return;
+    }
+    let all: Vec<Site> = SITES
+        .lock()
+        .as_ref()
+        .map(|s| s.all.clone())
+        .unwrap_or_default();
+    if all.is_empty() {
+        return;
+    }
+    let described: serde_json::Map<String, serde_json::Value> = all
+        .iter()
+        .enumerate()
+        .map(|(i, site)| {
+            let mut frames = site.frames();
+            if frames.is_empty() {
+                frames.push(site.describe());
+            }
+            ((i + 1).to_string(), frames.into())
+        })
+        .collect();
+    call_with(
+        "sites",
+        None,
+        0,
+        0,
+        || serde_json::json!({ "sites": described }),
+    );
 }
 
 /// A non-call event (everything released at finalize or exit).
