@@ -108,12 +108,13 @@ def test_memory_still_held_when_torch_npu_shuts_down_is_not_a_leak_by_default(ma
     (the pool's reservations, mappings and handles)."""
     if not os.environ.get("ACLMEM_CLI"):
         pytest.skip("ACLMEM_CLI (the aclmem command) is not set")
-    r, findings, _, code = sanitize_scenario("sleep_wake", machine, tmp_path)
+    few = {"SLEEP_WAKE_CYCLES": "3"}
+    r, findings, _, code = sanitize_scenario("sleep_wake", machine, tmp_path, few)
     assert findings == [] and code == 0, findings
     assert "libtorch_npu.so finalized the runtime at exit" in sanitize_scenario.stderr
     assert all(r["restored"])
     _, findings, _, code = sanitize_scenario(
-        "sleep_wake", machine, tmp_path, args=("--leak-check", "full"))
+        "sleep_wake", machine, tmp_path, few, args=("--leak-check", "full"))
     assert code == 1
     assert findings and {f["class"] for f in findings} == {"leak"}, findings
     assert any("made at map_new" in f["message"] or f["site"].startswith("map_new") for f in findings), findings
