@@ -37,10 +37,9 @@ struct Cycles {
     asleep: bool,
     /// The least physical memory held during the current sleep.
     low: usize,
-    /// Completed sleeps, and the low point of the first and of the last
-    /// (constant memory however many cycles a program runs).
+    /// Completed sleeps, and the low point of the last (the first one's is
+    /// `lows[0]`; constant memory however many cycles a program runs).
     sleeps: usize,
-    first_low: usize,
     last_low: usize,
     /// Whether the low point grew at every sleep after the first.
     growing: bool,
@@ -606,9 +605,6 @@ impl Model {
             0 => true,
             _ => c.growing && c.low > c.last_low,
         };
-        if c.sleeps == 0 {
-            c.first_low = c.low;
-        }
         c.last_low = c.low;
         if c.lows.len() < LOWS_KEPT {
             c.lows.push(c.low);
@@ -649,7 +645,7 @@ impl Model {
         if c.sleeps < GROWTH_SLEEPS || !c.growing {
             return;
         }
-        let (first, last) = (c.first_low, c.last_low);
+        let (first, last) = (c.lows.first().copied().unwrap_or(0), c.last_low);
         let per_cycle = (last - first) / (c.sleeps - 1);
         // Handles made in wakes and held now; or, when the program let them
         // go at the end, at the last wake.
