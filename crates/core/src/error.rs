@@ -72,9 +72,27 @@ acl_codes! {
     /// `ACL_ERROR_INVALID_FILE`: a file (a version file, a configuration)
     /// is missing or unreadable.
     INVALID_FILE = 100003 => "ACL_ERROR_INVALID_FILE", InvalidParam;
+    /// `ACL_ERROR_OP_TYPE_NOT_MATCH`: an operator's input types do not
+    /// fit together (`acl_base.h`).
+    OP_TYPE_NOT_MATCH = 100020 => "ACL_ERROR_OP_TYPE_NOT_MATCH", InvalidParam;
+    /// `ACL_ERROR_OP_INPUT_NOT_MATCH`: an operator got the wrong number or
+    /// shape of inputs (`acl_base.h`).
+    OP_INPUT_NOT_MATCH = 100021 => "ACL_ERROR_OP_INPUT_NOT_MATCH", InvalidParam;
+    /// `ACL_ERROR_OP_OUTPUT_NOT_MATCH`: an operator got the wrong number or
+    /// shape of outputs (`acl_base.h`).
+    OP_OUTPUT_NOT_MATCH = 100022 => "ACL_ERROR_OP_OUTPUT_NOT_MATCH", InvalidParam;
+    /// `ACL_ERROR_OP_ATTR_NOT_MATCH`: an operator's attribute is missing or
+    /// of the wrong kind (`acl_base.h`).
+    OP_ATTR_NOT_MATCH = 100023 => "ACL_ERROR_OP_ATTR_NOT_MATCH", InvalidParam;
     /// `ACL_ERROR_OP_NOT_FOUND`: no kernel for the operator (what the
     /// emulated operator calls answer; `acl_base.h`).
     OP_NOT_FOUND = 100024 => "ACL_ERROR_OP_NOT_FOUND", NotSupported;
+    /// `ACL_ERROR_UNSUPPORTED_DATA_TYPE`: no kernel for the operator with
+    /// that data type (`acl_base.h`).
+    UNSUPPORTED_DATA_TYPE = 100026 => "ACL_ERROR_UNSUPPORTED_DATA_TYPE", NotSupported;
+    /// `ACL_ERROR_FORMAT_NOT_MATCH`: an operator's tensor formats do not fit
+    /// (`acl_base.h`).
+    FORMAT_NOT_MATCH = 100027 => "ACL_ERROR_FORMAT_NOT_MATCH", InvalidParam;
     /// `ACL_ERROR_REPEAT_FINALIZE`: `aclFinalize` was called twice.
     REPEAT_FINALIZE = 100037 => "ACL_ERROR_REPEAT_FINALIZE", InvalidState;
     /// `ACL_ERROR_RT_PARAM_INVALID`: the runtime layer rejected a value.

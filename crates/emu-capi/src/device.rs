@@ -11,12 +11,30 @@ use crate::state::{self, with_global};
 use crate::{AclErrorCode, cptr, guard};
 use aclmem_emu::Target;
 
-/// `aclError aclInit(const char *configPath)`. `configPath` may be NULL; a
-/// path is accepted and not read (the emulator reads its environment: see
-/// the crate docs). Joins the machine `ACLMEM_EMU_MACHINE` names.
+/// `aclError aclInit(const char *configPath)`. Joins the machine
+/// `ACLMEM_EMU_MACHINE` names (the emulator reads its environment: see the
+/// crate docs). `configPath` may be NULL; of the JSON it names, the
+/// emulator reads the default device (`{"defaultDevice":
+/// {"default_device": "0"}}`, what torch_npu passes): a call that needs a
+/// device on a thread without one then sets it on that thread, as the
+/// runtime does. A value that is not a decimal device id is 100000; a
+/// file that cannot be read or parsed is ignored, as is a device the
+/// machine does not have (the runtime uses it only if it exists).
 #[unsafe(no_mangle)]
-pub extern "C" fn aclInit(_config_path: *const c_char) -> AclErrorCode {
-    guard(state::init)
+pub extern "C" fn aclInit(config_path: *const c_char) -> AclErrorCode {
+    guard(|| {
+        let default_device = if config_path.is_null() {
+            None
+        } else {
+            let path = cptr::read_cstr(config_path, 4096)?;
+            state::default_device(&path)?
+        };
+        state::init()?;
+        if let Some(d) = default_device {
+            let _ = with_global(|g| g.emu.set_default_device(Some(d)));
+        }
+        Ok(())
+    })
 }
 
 /// `aclError aclFinalize()`: this process leaves the machine; everything it
@@ -49,17 +67,33 @@ pub extern "C" fn aclrtResetDeviceForce(device_id: i32) -> AclErrorCode {
     guard(|| reset(device_id, true))
 }
 
-/// `aclError aclrtGetDevice(int32_t *deviceId)`.
+/// `aclError aclrtGetDevice(int32_t *deviceId)`: 107002 on a thread
+/// without a device, before `aclInit` too, as the runtime answers; that
+/// answer is not the thread's last error (torch_npu asks
+/// `aclrtPeekAtLastError` after it and must see 0 to take it for device 0).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetDevice(device_id: *mut i32) -> AclErrorCode {
-    guard(|| {
+    let before = crate::last_error(false);
+    let code = guard(|| {
         if device_id.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        let d = with_global(|g| g.emu.current_device())?;
+        // Before `aclInit` no thread has a device: 107002, as the runtime
+        // answers (torch_npu takes it for device 0), not 100001.
+        let d = with_global(|g| g.emu.current_device()).map_err(|e| {
+            if e == AclError::UNINITIALIZE {
+                AclError::RT_CONTEXT_NULL
+            } else {
+                e
+            }
+        })?;
         // SAFETY: the C caller's out parameter.
         unsafe { cptr::write(device_id, d as i32) }
-    })
+    });
+    if code == AclError::RT_CONTEXT_NULL.code() {
+        crate::set_last_error(before);
+    }
+    code
 }
 
 /// `aclError aclrtGetDeviceCount(uint32_t *count)`; answered before
@@ -132,10 +166,29 @@ fn fill(field: &mut [c_char], text: &str) {
     }
 }
 
+/// The driver package's version (`ACLMEM_EMU_DRIVER`): 100003 when the
+/// machine has none installed (`none`) or the setting is malformed, as the
+/// runtime answers a missing or unreadable `version.info`.
+pub(crate) fn driver_version() -> Result<String, AclError> {
+    match aclmem_emu::env::driver() {
+        Ok(Some(v)) => Ok(v),
+        Ok(None) => Err(AclError::INVALID_FILE),
+        Err(message) => {
+            if !aclmem_emu::env::quiet() {
+                eprintln!("aclmem-emu: {message}");
+            }
+            Err(AclError::INVALID_FILE)
+        }
+    }
+}
+
 /// `aclError aclsysGetCANNVersion(aclCANNPackageName name,
 /// aclCANNPackageVersion *version)`: the emulated release for the CANN and
-/// runtime packages; any other package is "not installed"
-/// (`ACL_ERROR_INVALID_FILE`, 100003); an unknown name is 100000.
+/// runtime packages, the driver's version (`ACLMEM_EMU_DRIVER`) for
+/// `ACL_PKG_NAME_DRIVER`; any other package is "not installed"
+/// (`ACL_ERROR_INVALID_FILE`, 100003); an unknown name is 100000. The
+/// version is split at its dots into major, minor, release and patch, the
+/// missing ones "0" (`25.3.rc1` is 25, 3, rc1, 0), as the runtime splits it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclsysGetCANNVersion(
     name: u32,
@@ -145,14 +198,15 @@ pub unsafe extern "C" fn aclsysGetCANNVersion(
         if version.is_null() || name > aclmem_sys::ACL_PKG_NAME_DRIVER {
             return Err(AclError::INVALID_PARAM);
         }
-        if !matches!(
-            name,
-            aclmem_sys::ACL_PKG_NAME_CANN | aclmem_sys::ACL_PKG_NAME_RUNTIME
-        ) {
-            return Err(AclError::INVALID_FILE);
-        }
         // Read from the installation, before `aclInit` too.
-        let release = state::with_config(|c| c.cann.release())?;
+        let release = match name {
+            aclmem_sys::ACL_PKG_NAME_CANN | aclmem_sys::ACL_PKG_NAME_RUNTIME => {
+                state::with_config(|c| c.cann.release().to_owned())?
+            }
+            aclmem_sys::ACL_PKG_NAME_DRIVER => driver_version()?,
+            _ => return Err(AclError::INVALID_FILE),
+        };
+        let release = release.as_str();
         let mut out = aclCANNPackageVersion::default();
         fill(&mut out.version, release);
         let mut parts = release.split('.').chain(std::iter::repeat("0"));

@@ -24,6 +24,7 @@
 //! | `ACLMEM_EMU_LEAK_REPORT` | print what the process still holds at `aclFinalize` and exit | off |
 //! | `ACLMEM_EMU_QUIET` | no messages on stderr | off |
 //! | `ACLMEM_EMU_UNSUPPORTED` | `warn`, `error` or `abort` at a call the emulator does not support ([`framework`]) | `warn` |
+//! | `ACLMEM_EMU_DRIVER` | the driver package's version (`aclsysGetCANNVersion(ACL_PKG_NAME_DRIVER)`, `aclsysGetVersionStr("driver")`), or `none` | `25.3.rc1` |
 //!
 //! A bad value makes `aclInit` fail with `ACL_ERROR_INVALID_PARAM` (100000)
 //! and a message on stderr naming the variable; so does joining a machine
@@ -31,8 +32,11 @@
 //!
 //! Conventions: the runtime's own argument checks come first, with their
 //! documented codes; then a call that needs a device answers
-//! `ACL_ERROR_RT_CONTEXT_NULL` (107002) on a thread without one; a call
-//! before `aclInit` answers `ACL_ERROR_UNINITIALIZE` (100001). NULL, or an
+//! `ACL_ERROR_RT_CONTEXT_NULL` (107002) on a thread without one (unless
+//! `aclInit`'s configuration names a default device, which such a call
+//! then sets on its thread); a call before `aclInit` answers
+//! `ACL_ERROR_UNINITIALIZE` (100001), except `aclrtGetDevice`, which
+//! answers 107002 as the runtime does. NULL, or an
 //! address the process may not read or write, in any pointer parameter
 //! answers `ACL_ERROR_INVALID_PARAM` (100000), never crashes. A panic inside
 //! the library is caught and reported as `ACL_ERROR_INTERNAL_ERROR` (500000).

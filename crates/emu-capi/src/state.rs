@@ -113,6 +113,35 @@ fn leak_report_wanted() -> bool {
     std::env::var_os("ACLMEM_EMU_LEAK_REPORT").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
+/// The default device named in `aclInit`'s JSON configuration at `path`
+/// (`defaultDevice.default_device`, a string of decimal digits without a
+/// leading zero). A file that cannot be read or is not JSON names none
+/// (the emulator reads nothing else of it); a value of another form is
+/// 100000, as the runtime's parser answers.
+pub(crate) fn default_device(path: &str) -> Result<Option<u32>, AclError> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(None);
+    };
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Ok(None);
+    };
+    let Some(value) = json
+        .get("defaultDevice")
+        .and_then(|d| d.get("default_device"))
+    else {
+        return Ok(None);
+    };
+    let text = value.as_str().ok_or(AclError::INVALID_PARAM)?;
+    let decimal = !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'));
+    if !decimal {
+        return Err(AclError::INVALID_PARAM);
+    }
+    // Too large for a device id: no device has it.
+    Ok(Some(text.parse().unwrap_or(u32::MAX)))
+}
+
 /// `aclInit`: joins the machine the environment names.
 pub(crate) fn init() -> Result<(), AclError> {
     install_fork_handlers();
@@ -120,7 +149,7 @@ pub(crate) fn init() -> Result<(), AclError> {
     if state.is_some() {
         return Err(AclError::REPEAT_INITIALIZE);
     }
-    if let Err(message) = aclmem_emu::env::unsupported() {
+    if let Err(message) = aclmem_emu::env::unsupported().and(aclmem_emu::env::driver()) {
         if !aclmem_emu::env::quiet() {
             eprintln!("aclmem-emu: aclInit failed: {message}");
         }

@@ -68,6 +68,41 @@ pub fn unsupported() -> Result<Unsupported, String> {
     }
 }
 
+/// The driver package's version when `ACLMEM_EMU_DRIVER` is not set: the
+/// first release torch_npu 2.14 accepts for its driver-gated paths (IPC
+/// tensor reductions), `docs/torch-npu.md`.
+pub const DEFAULT_DRIVER: &str = "25.3.rc1";
+
+/// `ACLMEM_EMU_DRIVER`: the version of the emulated machine's driver
+/// package, as its `version.info` would give it (`25.3.rc1`,
+/// `25.0.0`): dot-separated, at least two parts, none empty, at most 63
+/// bytes, letters, digits and `.`/`-` only. Unset or empty is
+/// [`DEFAULT_DRIVER`]; `none` means no driver package is installed (the
+/// version queries answer 100003, as the runtime does without one).
+/// Another value is an error naming the form; `aclInit` answers it with
+/// 100000.
+pub fn driver() -> Result<Option<String>, String> {
+    let Some(v) = std::env::var_os("ACLMEM_EMU_DRIVER").filter(|v| !v.is_empty()) else {
+        return Ok(Some(DEFAULT_DRIVER.to_owned()));
+    };
+    let v = v.to_string_lossy().trim().to_owned();
+    if v == "none" {
+        return Ok(None);
+    }
+    let well_formed = v.len() < 64
+        && v.split('.').count() >= 2
+        && v.split('.').all(|p| !p.is_empty())
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-');
+    if well_formed {
+        Ok(Some(v))
+    } else {
+        Err(format!(
+            "ACLMEM_EMU_DRIVER={v:?}: expected a version such as 25.3.rc1 (two or more dot-separated parts), or none"
+        ))
+    }
+}
+
 /// Once per process (per `flag`): a message on stderr naming a kernel
 /// limit.
 pub(crate) fn warn_once(flag: &AtomicBool, message: &str) {

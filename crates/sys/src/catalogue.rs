@@ -207,13 +207,13 @@ macro_rules! with_framework_functions {
         $callback! {
             aclAppLog in AscendCl: Accepted -> Void =
                 "void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_t line, const char *fmt, ...)";
-            aclCreateDataBuffer in AscendCl: Unsupported -> Pointer =
+            aclCreateDataBuffer in AscendCl: Emulated -> Pointer =
                 "aclDataBuffer *aclCreateDataBuffer(void *data, size_t size)";
-            aclCreateTensorDesc in AscendCl: Unsupported -> Pointer =
+            aclCreateTensorDesc in AscendCl: Emulated -> Pointer =
                 "aclTensorDesc *aclCreateTensorDesc(aclDataType dataType, int numDims, const int64_t *dims, aclFormat format)";
-            aclDestroyDataBuffer in AscendCl: Unsupported -> Code =
+            aclDestroyDataBuffer in AscendCl: Emulated -> Code =
                 "aclError aclDestroyDataBuffer(const aclDataBuffer *dataBuffer)";
-            aclDestroyTensorDesc in AscendCl: Unsupported -> Void =
+            aclDestroyTensorDesc in AscendCl: Emulated -> Void =
                 "void aclDestroyTensorDesc(const aclTensorDesc *desc)";
             aclGetCannAttribute in AscendCl: Emulated -> Code =
                 "aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value)";
@@ -223,21 +223,21 @@ macro_rules! with_framework_functions {
                 "aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t *value)";
             aclGetRecentErrMsg in AscendCl: Emulated -> Pointer =
                 "const char *aclGetRecentErrMsg()";
-            aclGetTensorDescDimV2 in AscendCl: Unsupported -> Code =
+            aclGetTensorDescDimV2 in AscendCl: Emulated -> Code =
                 "aclError aclGetTensorDescDimV2(const aclTensorDesc *desc, size_t index, int64_t *dimSize)";
-            aclGetTensorDescFormat in AscendCl: Unsupported -> Enum =
+            aclGetTensorDescFormat in AscendCl: Emulated -> Enum =
                 "aclFormat aclGetTensorDescFormat(const aclTensorDesc *desc)";
-            aclGetTensorDescNumDims in AscendCl: Unsupported -> Count =
+            aclGetTensorDescNumDims in AscendCl: Emulated -> Count =
                 "size_t aclGetTensorDescNumDims(const aclTensorDesc *desc)";
-            aclGetTensorDescType in AscendCl: Unsupported -> Enum =
+            aclGetTensorDescType in AscendCl: Emulated -> Enum =
                 "aclDataType aclGetTensorDescType(const aclTensorDesc *desc)";
-            aclSetTensorDescName in AscendCl: Unsupported -> Void =
+            aclSetTensorDescName in AscendCl: Emulated -> Void =
                 "void aclSetTensorDescName(aclTensorDesc *desc, const char *name)";
-            aclSetTensorFormat in AscendCl: Unsupported -> Code =
+            aclSetTensorFormat in AscendCl: Emulated -> Code =
                 "aclError aclSetTensorFormat(aclTensorDesc *desc, aclFormat format)";
-            aclSetTensorPlaceMent in AscendCl: Unsupported -> Code =
+            aclSetTensorPlaceMent in AscendCl: Emulated -> Code =
                 "aclError aclSetTensorPlaceMent(aclTensorDesc *desc, aclMemType memType)";
-            aclSetTensorShape in AscendCl: Unsupported -> Code =
+            aclSetTensorShape in AscendCl: Emulated -> Code =
                 "aclError aclSetTensorShape(aclTensorDesc *desc, int numDims, const int64_t *dims)";
             aclmdlFinalizeDump in AscendCl: Accepted -> Code =
                 "aclError aclmdlFinalizeDump()";
@@ -279,27 +279,27 @@ macro_rules! with_framework_functions {
                 "aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId)";
             aclmdlSetDump in AscendCl: Accepted -> Code =
                 "aclError aclmdlSetDump(const char *dumpCfgPath)";
-            aclopCreateAttr in AscendCl: Unsupported -> Pointer =
+            aclopCreateAttr in AscendCl: Emulated -> Pointer =
                 "aclopAttr *aclopCreateAttr()";
-            aclopDestroyAttr in AscendCl: Unsupported -> Void =
+            aclopDestroyAttr in AscendCl: Emulated -> Void =
                 "void aclopDestroyAttr(const aclopAttr *attr)";
-            aclopSetAttrBool in AscendCl: Unsupported -> Code =
+            aclopSetAttrBool in AscendCl: Emulated -> Code =
                 "aclError aclopSetAttrBool(aclopAttr *attr, const char *attrName, uint8_t attrValue)";
-            aclopSetAttrDataType in AscendCl: Unsupported -> Code =
+            aclopSetAttrDataType in AscendCl: Emulated -> Code =
                 "aclError aclopSetAttrDataType(aclopAttr *attr, const char *attrName, aclDataType attrValue)";
-            aclopSetAttrFloat in AscendCl: Unsupported -> Code =
+            aclopSetAttrFloat in AscendCl: Emulated -> Code =
                 "aclError aclopSetAttrFloat(aclopAttr *attr, const char *attrName, float attrValue)";
-            aclopSetAttrInt in AscendCl: Unsupported -> Code =
+            aclopSetAttrInt in AscendCl: Emulated -> Code =
                 "aclError aclopSetAttrInt(aclopAttr *attr, const char *attrName, int64_t attrValue)";
-            aclopSetAttrListBool in AscendCl: Unsupported -> Code =
+            aclopSetAttrListBool in AscendCl: Emulated -> Code =
                 "aclError aclopSetAttrListBool(aclopAttr *attr, const char *attrName, int numValues, const uint8_t *values)";
-            aclopSetAttrListFloat in AscendCl: Unsupported -> Code =
+            aclopSetAttrListFloat in AscendCl: Emulated -> Code =
                 "aclError aclopSetAttrListFloat(aclopAttr *attr, const char *attrName, int numValues, const float *values)";
-            aclopSetAttrListInt in AscendCl: Unsupported -> Code =
+            aclopSetAttrListInt in AscendCl: Emulated -> Code =
                 "aclError aclopSetAttrListInt(aclopAttr *attr, const char *attrName, int numValues, const int64_t *values)";
-            aclopSetAttrListListInt in AscendCl: Unsupported -> Code =
+            aclopSetAttrListListInt in AscendCl: Emulated -> Code =
                 "aclError aclopSetAttrListListInt(aclopAttr *attr, const char *attrName, int numLists, const int *numValues, const int64_t *const values[])";
-            aclopSetAttrString in AscendCl: Unsupported -> Code =
+            aclopSetAttrString in AscendCl: Emulated -> Code =
                 "aclError aclopSetAttrString(aclopAttr *attr, const char *attrName, const char *attrValue)";
             aclrtBinaryGetFunction in AscendCl: Unsupported -> Code =
                 "aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kernelName, aclrtFuncHandle *funcHandle)";
@@ -377,7 +377,7 @@ macro_rules! with_framework_functions {
                 "aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size, aclrtMallocConfig *cfg)";
             aclrtMemUceRepair in AscendCl: Unsupported -> Code =
                 "aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize)";
-            aclrtMemcpyAsyncWithCondition in AscendCl: Unsupported -> Code =
+            aclrtMemcpyAsyncWithCondition in AscendCl: Emulated -> Code =
                 "aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind, aclrtStream stream)";
             aclrtMemcpyBatch in AscendCl: Unsupported -> Code =
                 "aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex)";
@@ -463,9 +463,9 @@ macro_rules! with_framework_functions {
                 "aclError aclSetCompileopt(aclCompileOpt opt, const char *value)";
             aclopCompile in OpCompiler: Unsupported -> OpStatus =
                 "aclError aclopCompile(const char *opType, int numInputs, const aclTensorDesc *const inputDesc[], int numOutputs, const aclTensorDesc *const outputDesc[], const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath)";
-            aclopCompileAndExecute in OpCompiler: Unsupported -> OpStatus =
+            aclopCompileAndExecute in OpCompiler: Emulated -> OpStatus =
                 "aclError aclopCompileAndExecute(const char *opType, int numInputs, const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs, const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[], const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath, aclrtStream stream)";
-            aclopCompileAndExecuteV2 in OpCompiler: Unsupported -> OpStatus =
+            aclopCompileAndExecuteV2 in OpCompiler: Emulated -> OpStatus =
                 "aclError aclopCompileAndExecuteV2(const char *opType, int numInputs, aclTensorDesc *inputDesc[], aclDataBuffer *inputs[], int numOutputs, aclTensorDesc *outputDesc[], aclDataBuffer *outputs[], aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath, aclrtStream stream)";
             HcclSetConfig in Hccl: Accepted -> Code =
                 "HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue)";
@@ -552,6 +552,76 @@ macro_rules! with_framework_functions {
         }
     };
 }
+
+/// Calls `$callback! { Name: "what it does"; ... }` with every operator
+/// the emulated `aclopCompileAndExecute(V2)` carries out (by the operator
+/// type a framework names), in one fixed order. Any other operator answers
+/// `ACL_ERROR_OP_NOT_FOUND` (100024).
+///
+/// ```
+/// macro_rules! names {
+///     ($($name:ident: $what:literal;)*) => { [$(stringify!($name)),*] };
+/// }
+/// assert!(aclmem_sys::with_operators!(names).contains(&"ViewCopy"));
+/// assert_eq!(aclmem_sys::with_operators!(names).len(), aclmem_sys::catalogue::OPERATORS.len());
+/// ```
+#[macro_export]
+macro_rules! with_operators {
+    ($callback:ident) => {
+        $callback! {
+            Abs: "absolute value";
+            Add: "x1 + x2, broadcast";
+            AsStrided: "a strided view of x's storage (size, stride, storage_offset), made contiguous";
+            AxpyV2: "x1 + alpha * x2, broadcast";
+            BroadcastTo: "x broadcast to a shape";
+            Cast: "each element converted to dst_type";
+            Equal: "x1 == x2, broadcast (bool)";
+            Fill: "a tensor of dims filled with a value";
+            Greater: "x1 > x2, broadcast (bool)";
+            GreaterEqual: "x1 >= x2, broadcast (bool)";
+            Identity: "a copy";
+            IsClose: "|x1 - x2| <= atol + rtol * |x2| (rtol, atol, equal_nan)";
+            Less: "x1 < x2, broadcast (bool)";
+            LessEqual: "x1 <= x2, broadcast (bool)";
+            LogicalAnd: "x1 and x2, broadcast (bool)";
+            LogicalNot: "not x (bool)";
+            LogicalOr: "x1 or x2, broadcast (bool)";
+            Maximum: "the larger of x1 and x2, broadcast";
+            Minimum: "the smaller of x1 and x2, broadcast";
+            Mul: "x1 * x2, broadcast";
+            Neg: "-x";
+            NotEqual: "x1 != x2, broadcast (bool)";
+            OnesLike: "ones of x's shape";
+            Range: "start, start + delta, ... below limit";
+            RealDiv: "x1 / x2, broadcast, in floating point";
+            ReduceAll: "and over axes (keep_dims)";
+            ReduceAny: "or over axes (keep_dims)";
+            ReduceMax: "maximum over axes (keep_dims)";
+            ReduceMean: "mean over axes (keep_dims)";
+            ReduceMin: "minimum over axes (keep_dims)";
+            ReduceSum: "sum over axes (keep_dims)";
+            Slice: "the block at offsets of a size";
+            StatelessRandomNormalV2: "standard normal values from a key and counter (reproducible; not an NPU's numbers)";
+            StatelessRandomUniformV2: "uniform values in [0, 1) from a key and counter (reproducible; not an NPU's numbers)";
+            StridedSlice: "begin:end:strides per axis (masks 0 but shrink_axis_mask)";
+            Sub: "x1 - x2, broadcast";
+            TensorEqual: "same shape and every element equal (bool [1])";
+            Transpose: "axes permuted by perm";
+            ViewCopy: "a strided view of src written into a strided view of dst";
+            ZerosLike: "zeros of x's shape";
+        }
+    };
+}
+
+macro_rules! operator_table {
+    ($($name:ident: $what:literal;)*) => {
+        /// The operators `aclopCompileAndExecute(V2)` carries out, with what
+        /// each computes, in the order of
+        /// [`with_operators!`](crate::with_operators).
+        pub const OPERATORS: &[(&str, &str)] = &[$((stringify!($name), $what)),*];
+    };
+}
+crate::with_operators!(operator_table);
 
 macro_rules! framework_table {
     ($($name:ident in $lib:ident: $answer:ident -> $ret:ident = $proto:literal;)*) => {

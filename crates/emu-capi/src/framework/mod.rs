@@ -15,13 +15,21 @@
 //! cleans up the arguments, and a callee that reads none of them is called
 //! correctly with any argument list (variadic ones included).
 
+pub mod ops;
 pub mod record;
 pub mod runtime;
+
+/// Every emulated framework function, wherever it is written out.
+mod emulated {
+    pub use super::ops::*;
+    pub use super::runtime::*;
+}
 
 use std::ffi::c_void;
 
 use aclmem_sys::catalogue::{Answer, Library, Returns};
 
+pub use ops::*;
 pub use runtime::*;
 
 /// Records a generated answer's call and gives its value.
@@ -88,7 +96,7 @@ macro_rules! stand_in {
         // Written out in `runtime`: naming it here makes a catalogue entry
         // without its function a compile error.
         const _: () = {
-            let _ = runtime::$name;
+            let _ = emulated::$name;
         };
     };
     ($answer:ident, $name:ident, $lib:ident, $ret:ident) => {

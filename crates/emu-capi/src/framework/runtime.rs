@@ -329,6 +329,7 @@ fn package_release(pkg: *const c_char) -> Result<String, AclError> {
         "runtime" | "cann" | "compiler" | "hccl" | "opp" | "toolkit" => {
             state::with_config(|c| c.cann.release().to_owned())
         }
+        "driver" => crate::device::driver_version(),
         // Not installed, as the runtime answers a missing version.info.
         _ => Err(AclError::INVALID_FILE),
     }
@@ -633,3 +634,22 @@ pub extern "C" fn mstxRangeStartA(message: *const c_char, _stream: aclrtStream) 
 /// taken: the tools report an unknown one, they do not fail the program).
 #[unsafe(no_mangle)]
 pub extern "C" fn mstxRangeEnd(_id: u64) {}
+
+/// `aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const
+/// void *src, size_t count, aclrtMemcpyKind kind, aclrtStream stream)`:
+/// `aclrtMemcpyAsync` (done at once, so the condition, that the stream
+/// has reached the copy, always holds). torch_npu takes it for
+/// non-blocking device-to-host copies once the driver is 25.0.RC1 or
+/// newer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemcpyAsyncWithCondition(
+    dst: *mut std::ffi::c_void,
+    dest_max: usize,
+    src: *const std::ffi::c_void,
+    count: usize,
+    kind: u32,
+    stream: aclrtStream,
+) -> AclErrorCode {
+    // SAFETY: the same contract as aclrtMemcpyAsync.
+    unsafe { crate::aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream) }
+}

@@ -85,12 +85,23 @@ impl From<u32> for Target {
 
 impl Process {
     /// The device set on this thread (107002 when none since it joined).
+    /// With a default device configured ([`Emulator::set_default_device`])
+    /// a thread without one gets it set here, as the runtime's implicit
+    /// `aclrtSetDevice` does (a reference of the device, its default
+    /// context).
     pub(crate) fn current(&self) -> Result<(u32, u64)> {
         let (token, device, context) = CURRENT.with(Cell::get);
-        if token != self.token || device < 0 {
-            return Err(AclError::RT_CONTEXT_NULL);
+        if token == self.token && device >= 0 {
+            return Ok((device as u32, context));
         }
-        Ok((device as u32, context))
+        let default = self.default_device.load(Ordering::Acquire);
+        let d = u32::try_from(default).map_err(|_| AclError::RT_CONTEXT_NULL)?;
+        let d = self.device(d).map_err(|_| AclError::RT_CONTEXT_NULL)?;
+        let mut rt = self.runtime.lock();
+        let refs = rt.device_refs.entry(d).or_default();
+        *refs = refs.saturating_add(1);
+        self.set_current(d, 0);
+        Ok((d, 0))
     }
 
     /// 107002 when the process follows the C runtime's rule and this thread
@@ -130,6 +141,20 @@ impl Emulator {
     /// emulated C library turns on at `aclInit`.
     pub fn use_thread_devices(&self) {
         self.process.thread_devices.store(true, Ordering::Relaxed);
+    }
+
+    /// The default device of `aclInit`'s configuration
+    /// (`{"defaultDevice": {"default_device": "N"}}`), or none: from now on
+    /// a call that needs a device, on a thread that has none, sets this one
+    /// on its thread first instead of answering 107002 (the runtime's
+    /// implicit `aclrtSetDevice`). 107001 for a device the machine lacks.
+    pub fn set_default_device(&self, device: Option<u32>) -> Result<()> {
+        let value = match device {
+            Some(d) => i64::from(self.process.device(d)?),
+            None => -1,
+        };
+        self.process.default_device.store(value, Ordering::Release);
+        Ok(())
     }
 
     /// `aclrtSetDevice`: `device` becomes the calling thread's (with its

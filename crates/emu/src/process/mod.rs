@@ -18,7 +18,7 @@ pub(crate) mod own_file;
 
 use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use aclmem_core::{AclError, Location};
@@ -55,6 +55,10 @@ pub(crate) struct Process {
     /// Whether calls need a device set on their thread (the C runtime's
     /// rule; see `Emulator::use_thread_devices`).
     pub(crate) thread_devices: AtomicBool,
+    /// The default device `aclInit`'s configuration names (-1: none): a
+    /// thread without a device that makes a call needing one gets it set,
+    /// as the runtime sets it implicitly.
+    pub(crate) default_device: AtomicI64,
     /// Tells this process's per-thread state from any other's.
     pub(crate) token: u64,
     pub(crate) listener: OnceLock<crate::machine::listener::Listener>,
@@ -79,6 +83,7 @@ impl Process {
             maps: MapBudget::new(),
             scratch: OnceLock::new(),
             thread_devices: AtomicBool::new(false),
+            default_device: AtomicI64::new(-1),
             token: {
                 static NEXT: AtomicU64 = AtomicU64::new(1);
                 NEXT.fetch_add(1, Ordering::Relaxed)
