@@ -208,15 +208,67 @@ def operator():
     import torch_npu  # noqa: F401
 
     torch.npu.set_device(0)
-    y = torch.ones(16).npu()
+    y = torch.ones(4, 4).npu()
     try:
-        (y + y).cpu()
+        # A compute operator (MatMul): not one of the emulated data operators.
+        torch.mm(y, y).cpu()
         outcome = "returned"
     except RuntimeError as e:
         outcome = "raised: " + str(e).splitlines()[0][:200]
     # The memory path still works after the refused operator.
     z = torch.arange(64, dtype=torch.int32)
     report(outcome=outcome, still_copies=bool(torch.equal(z.npu().cpu(), z)))
+
+
+def data_operators():
+    """The data operators torch_npu launches through aclopCompileAndExecute
+    when no operator library is installed: made, filled, cast, copied
+    through strided views, compared and reduced on the emulated device, each
+    checked against the same computation on the CPU."""
+    import torch
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    checks = {}
+    torch.manual_seed(1234)
+    a = torch.randn(256, 64, device="npu")
+    torch.manual_seed(1234)
+    b = torch.randn(256, 64, device="npu")
+    c = torch.randn(256, 64, device="npu")
+    host = a.cpu()
+    checks["randn_repeats_for_a_seed"] = bool(torch.equal(host, b.cpu()))
+    checks["randn_differs_after"] = not torch.equal(host, c.cpu())
+    checks["randn_is_standard_normal"] = abs(host.mean().item()) < 0.05 and abs(host.std().item() - 1) < 0.05
+    u = torch.rand(4096, device="npu").cpu()
+    checks["rand_in_unit_interval"] = bool((u >= 0).all() and (u < 1).all() and abs(u.mean().item() - 0.5) < 0.05)
+    dtypes = [torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.int16, torch.int32,
+              torch.int64, torch.uint8, torch.bool]
+    checks["zeros_ones_full"] = all(
+        torch.equal(torch.zeros(3, 5, dtype=t, device="npu").cpu(), torch.zeros(3, 5, dtype=t))
+        and torch.equal(torch.ones(7, dtype=t, device="npu").cpu(), torch.ones(7, dtype=t))
+        and torch.equal(torch.full((2, 3), 1, dtype=t, device="npu").cpu(), torch.full((2, 3), 1, dtype=t))
+        for t in dtypes
+    )
+    src = (torch.arange(60, dtype=torch.float32) - 30) / 4
+    dev = src.npu()
+    checks["cast_every_dtype"] = all(torch.equal(dev.to(t).cpu(), src.to(t)) for t in dtypes)
+    m = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4)
+    md = m.npu()
+    checks["permute_contiguous"] = bool(torch.equal(md.permute(2, 0, 1).contiguous().cpu(), m.permute(2, 0, 1).contiguous()))
+    checks["slice_contiguous"] = bool(torch.equal(md[:, 1:, ::2].contiguous().cpu(), m[:, 1:, ::2].contiguous()))
+    into = torch.zeros(4, 3, 2, device="npu")
+    into.copy_(md.permute(2, 1, 0))
+    checks["copy_into_strided"] = bool(torch.equal(into.cpu(), m.permute(2, 1, 0)))
+    dst = torch.zeros(6, 6, device="npu")
+    dst[1:4, ::2] = 5.0
+    ref = torch.zeros(6, 6)
+    ref[1:4, ::2] = 5.0
+    checks["fill_a_view"] = bool(torch.equal(dst.cpu(), ref))
+    checks["arange"] = bool(torch.equal(torch.arange(3, 40, 4, device="npu").cpu(), torch.arange(3, 40, 4)))
+    checks["add_sub_mul"] = bool(torch.equal(((md + 1) * 2 - md).cpu(), (m + 1) * 2 - m))
+    checks["sum"] = bool(torch.equal(md.sum(dim=1).cpu(), m.sum(dim=1)) and md.sum().item() == m.sum().item())
+    checks["compare"] = bool(torch.equal((md == m.npu()).all().cpu(), torch.tensor(True))) and torch.allclose(md, md + 1e-7)
+    report(checks=checks)
 
 
 def sleep_wake():

@@ -43,6 +43,10 @@ pub struct Options {
     /// ep or rc ($ACLMEM_EMU_RUN_MODE).
     #[arg(long)]
     pub run_mode: Option<String>,
+    /// The driver package's version, e.g. 25.3.rc1, or `none`
+    /// ($ACLMEM_EMU_DRIVER; default 25.3.rc1).
+    #[arg(long)]
+    pub driver: Option<String>,
     /// The program and its arguments (after `--`).
     #[arg(last = true, required = true)]
     pub program: Vec<String>,
@@ -137,13 +141,24 @@ pub fn framework_dir(lib: &Path) -> Result<PathBuf, String> {
     if installed || link_all(beside).is_ok() {
         return Ok(beside.to_path_buf());
     }
+    let private = private_dir(&format!("libs-{}-{}", meta.dev(), meta.ino()))?;
+    link_all(&private).map_err(|e| format!("{}: {e}", private.display()))?;
+    Ok(private)
+}
+
+/// A directory `name` in this user's private directory for aclmem
+/// (`$XDG_RUNTIME_DIR/aclmem` or `/tmp/aclmem-<uid>`), created if needed;
+/// refused unless that directory is this user's and no one else may write
+/// it.
+fn private_dir(name: &str) -> Result<PathBuf, String> {
+    use std::os::unix::fs::MetadataExt;
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
     let base = std::env::var_os("XDG_RUNTIME_DIR")
         .filter(|v| !v.is_empty())
         .map(|d| PathBuf::from(d).join("aclmem"))
         .unwrap_or_else(|| std::env::temp_dir().join(format!("aclmem-{uid}")));
-    let private = base.join(format!("libs-{}-{}", meta.dev(), meta.ino()));
+    let private = base.join(name);
     {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
@@ -160,8 +175,58 @@ pub fn framework_dir(lib: &Path) -> Result<PathBuf, String> {
             base.display()
         ));
     }
-    link_all(&private).map_err(|e| format!("{}: {e}", private.display()))?;
     Ok(private)
+}
+
+/// What a CANN toolkit installation gives a program to find, laid out for
+/// the emulated release in a private directory (named for the release and
+/// the library), so that `ASCEND_HOME_PATH` (and `ASCEND_TOOLKIT_HOME`,
+/// `ASCEND_OPP_PATH`) can name it: `lib64/` with every CANN library name
+/// of the catalogue linked to `lib`, the `runtime/`, `compiler/` and `opp/`
+/// directories torch_npu checks at import, `share/info/<package>/version.info`
+/// (`Version=<release>`) for the runtime's packages, and
+/// `<arch>-linux/ascend_toolkit_install.info` (`version=<release>`), which
+/// torch_npu's environment report reads. No operator library (`libopapi`)
+/// is there: frameworks then take the operator path the emulator carries
+/// out. Without it, torch_npu prints a warning on standard output at
+/// import (`docs/torch-npu.md`).
+pub fn installation(lib: &Path, release: &str) -> Result<PathBuf, String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(lib).map_err(|e| format!("{}: {e}", lib.display()))?;
+    let home = private_dir(&format!("cann-{release}-{}-{}", meta.dev(), meta.ino()))?;
+    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    let lib64 = home.join("lib64");
+    for d in ["runtime", "compiler", "opp", "lib64"] {
+        let d = home.join(d);
+        std::fs::create_dir_all(&d).map_err(|e| io(&d, e))?;
+    }
+    for library in aclmem_sys::catalogue::Library::ALL {
+        let link = lib64.join(library.soname());
+        if std::fs::read_link(&link).is_ok_and(|t| t == lib) {
+            continue;
+        }
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(lib, &link).map_err(|e| io(&link, e))?;
+    }
+    let version = format!("Version={release}\n");
+    for package in ["runtime", "compiler", "hccl", "opp", "toolkit"] {
+        let dir = home.join("share").join("info").join(package);
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        let file = dir.join("version.info");
+        std::fs::write(&file, &version).map_err(|e| io(&file, e))?;
+    }
+    let arch = home.join(format!("{}-linux", std::env::consts::ARCH));
+    std::fs::create_dir_all(&arch).map_err(|e| io(&arch, e))?;
+    let info = arch.join("ascend_toolkit_install.info");
+    std::fs::write(
+        &info,
+        format!(
+            "package_name=Ascend-cann-toolkit\nversion={release}\narch={}\nos=linux\n",
+            std::env::consts::ARCH
+        ),
+    )
+    .map_err(|e| io(&info, e))?;
+    Ok(home)
 }
 
 /// `dir` first, then what `var` already holds.
@@ -219,6 +284,24 @@ pub fn run(o: Options) -> ExitCode {
     cmd.args(args)
         .env("ACLMEM_ASCENDCL", &lib)
         .env("LD_LIBRARY_PATH", prepended("LD_LIBRARY_PATH", &dir));
+    if let Some(d) = &o.driver {
+        if let Err(e) = aclmem_emu::env::parse_driver(d) {
+            return fail(e);
+        }
+        cmd.env("ACLMEM_EMU_DRIVER", d);
+    }
+    // An installation to find, unless the environment names one already
+    // (a real CANN's, or the user's).
+    if std::env::var_os("ASCEND_HOME_PATH").is_none_or(|v| v.is_empty()) {
+        match installation(&lib, config.cann.release()) {
+            Ok(home) => {
+                cmd.env("ASCEND_HOME_PATH", &home)
+                    .env("ASCEND_TOOLKIT_HOME", &home)
+                    .env("ASCEND_OPP_PATH", home.join("opp"));
+            }
+            Err(e) => return fail(format!("cannot lay out the CANN installation: {e}")),
+        }
+    }
     for (var, value) in &settings {
         if let Some(v) = value {
             cmd.env(var, v);

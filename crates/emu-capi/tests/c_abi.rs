@@ -99,7 +99,8 @@ unsafe fn before_init() {
             CStr::from_ptr(version.version.as_ptr()).to_str(),
             Ok("8.3.RC1")
         );
-        assert_eq!(aclrtGetDevice(&mut dev), AclError::UNINITIALIZE.code());
+        // No thread has a device before aclInit: the runtime's 107002.
+        assert_eq!(aclrtGetDevice(&mut dev), AclError::RT_CONTEXT_NULL.code());
         set("ACLMEM_EMU_DEVICES", "eight");
         assert_eq!(aclrtGetDeviceCount(&mut n), AclError::INVALID_PARAM.code());
         assert!(aclrtGetSocName().is_null());
@@ -631,7 +632,8 @@ unsafe fn finalize_and_again() {
         assert_eq!(aclrtSetDevice(0), 0);
         assert_eq!(aclrtMallocPhysical(&mut handle, 2 * MIB, &hbm(0), 0), 0);
         assert_eq!(aclFinalize(), 0);
-        assert_eq!(aclrtGetDevice(&mut dev), AclError::UNINITIALIZE.code());
+        // No thread has a device before aclInit: the runtime's 107002.
+        assert_eq!(aclrtGetDevice(&mut dev), AclError::RT_CONTEXT_NULL.code());
         assert_eq!(aclInit(ptr::null()), 0);
         assert_eq!(aclrtGetDevice(&mut dev), AclError::RT_CONTEXT_NULL.code());
         assert_eq!(aclrtSetDevice(0), 0);

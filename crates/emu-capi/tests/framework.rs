@@ -252,10 +252,37 @@ unsafe fn versions() {
         let mut num = 0;
         assert_eq!(aclsysGetVersionNum(c"runtime".as_ptr(), &mut num), 0);
         assert_eq!(num, 80_500_000);
+        // The driver package: ACLMEM_EMU_DRIVER, by default 25.3.rc1; none
+        // installed is "no version.info" (100003), as is a malformed one.
+        assert_eq!(aclsysGetVersionStr(c"driver".as_ptr(), out.as_mut_ptr()), 0);
+        assert_eq!(CStr::from_ptr(out.as_ptr()).to_str(), Ok("25.3.rc1"));
+        let mut v = sys::aclCANNPackageVersion::default();
+        assert_eq!(aclsysGetCANNVersion(sys::ACL_PKG_NAME_DRIVER, &mut v), 0);
+        let field = |f: &[c_char]| CStr::from_ptr(f.as_ptr()).to_str().unwrap().to_owned();
         assert_eq!(
-            aclsysGetVersionStr(c"driver".as_ptr(), out.as_mut_ptr()),
-            AclError::INVALID_FILE.code()
+            [
+                field(&v.version),
+                field(&v.majorVersion),
+                field(&v.minorVersion),
+                field(&v.releaseVersion),
+                field(&v.patchVersion)
+            ],
+            ["25.3.rc1", "25", "3", "rc1", "0"]
         );
+        set("ACLMEM_EMU_DRIVER", "26.0.0");
+        assert_eq!(aclsysGetVersionStr(c"driver".as_ptr(), out.as_mut_ptr()), 0);
+        assert_eq!(CStr::from_ptr(out.as_ptr()).to_str(), Ok("26.0.0"));
+        assert_eq!(aclsysGetVersionNum(c"driver".as_ptr(), &mut num), 0);
+        assert_eq!(num, 260_000_000);
+        for bad in ["none", "25", "25..1", "25.3 rc1"] {
+            set("ACLMEM_EMU_DRIVER", bad);
+            assert_eq!(
+                aclsysGetVersionStr(c"driver".as_ptr(), out.as_mut_ptr()),
+                AclError::INVALID_FILE.code(),
+                "{bad}"
+            );
+        }
+        set("ACLMEM_EMU_DRIVER", "");
         assert_eq!(aclsysGetVersionStr(ptr::null(), out.as_mut_ptr()), INVALID);
         assert_eq!(
             aclsysGetVersionStr(c"runtime".as_ptr(), ptr::null_mut()),
@@ -291,29 +318,29 @@ unsafe fn last_error() {
 /// for what they return, and the record counts them with the caller.
 unsafe fn generated_answers() {
     use aclmem_emu_capi::framework::{
-        aclCreateTensorDesc, aclSetTensorShape, aclopCompileAndExecute, aclrtSetDeviceSatMode,
+        aclopCompile, aclprofCreateConfig, aclrtGetMemUsageInfo, aclrtSetDeviceSatMode,
     };
-    let compile = catalogue::find("aclopCompileAndExecute").unwrap();
+    let compile = catalogue::find("aclopCompile").unwrap();
     assert_eq!(
         (compile.answer, compile.returns),
         (Answer::Unsupported, Returns::OpStatus)
     );
     // An operator: ACL_ERROR_OP_NOT_FOUND, which frameworks raise on.
-    assert_eq!(aclopCompileAndExecute(), AclError::OP_NOT_FOUND.code());
+    assert_eq!(aclopCompile(), AclError::OP_NOT_FOUND.code());
     assert_eq!(aclrtPeekAtLastError(0), 100_024, "is the last error");
-    assert_eq!(aclopCompileAndExecute(), 100_024);
+    assert_eq!(aclopCompile(), 100_024);
     // Another status: ACL_ERROR_RT_FEATURE_NOT_SUPPORT.
     assert_eq!(
-        catalogue::find("aclSetTensorShape").unwrap().returns,
+        catalogue::find("aclrtGetMemUsageInfo").unwrap().returns,
         Returns::Code
     );
-    assert_eq!(aclSetTensorShape(), 207_000);
+    assert_eq!(aclrtGetMemUsageInfo(), 207_000);
     assert_eq!(aclrtGetLastError(0), 207_000);
     assert_eq!(
-        catalogue::find("aclCreateTensorDesc").unwrap().returns,
+        catalogue::find("aclprofCreateConfig").unwrap().returns,
         Returns::Pointer
     );
-    assert!(aclCreateTensorDesc().is_null());
+    assert!(aclprofCreateConfig().is_null());
     assert_eq!(
         catalogue::find("aclrtSetDeviceSatMode").unwrap().answer,
         Answer::Accepted
@@ -321,7 +348,7 @@ unsafe fn generated_answers() {
     assert_eq!(aclrtSetDeviceSatMode(), 0);
     let calls = record::calls();
     assert!(!calls.contains_key("aclrtGetDeviceInfo"), "emulated");
-    let c = &calls["aclopCompileAndExecute"];
+    let c = &calls["aclopCompile"];
     assert_eq!((c.count, c.answer), (2, Answer::Unsupported));
     assert!(
         c.first_site.contains("framework-"),
@@ -336,7 +363,7 @@ unsafe fn generated_answers() {
     let report = record::report().unwrap();
     let lines: Vec<&str> = report.lines().skip(1).collect();
     assert!(lines[0].contains("not supported") && lines.last().unwrap().contains("accepted only"));
-    assert!(report.contains("aclopCompileAndExecute") && report.contains("2 calls"));
+    assert!(report.contains("aclopCompile ") && report.contains("2 calls"));
 }
 
 /// mstx ranges and markers need no machine (a second test: they touch

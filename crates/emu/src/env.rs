@@ -85,7 +85,12 @@ pub fn driver() -> Result<Option<String>, String> {
     let Some(v) = std::env::var_os("ACLMEM_EMU_DRIVER").filter(|v| !v.is_empty()) else {
         return Ok(Some(DEFAULT_DRIVER.to_owned()));
     };
-    let v = v.to_string_lossy().trim().to_owned();
+    parse_driver(&v.to_string_lossy())
+}
+
+/// A driver version as `ACLMEM_EMU_DRIVER` takes it (see [`driver`]).
+pub fn parse_driver(v: &str) -> Result<Option<String>, String> {
+    let v = v.trim().to_owned();
     if v == "none" {
         return Ok(None);
     }

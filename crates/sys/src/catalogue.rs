@@ -575,6 +575,7 @@ macro_rules! with_operators {
             AxpyV2: "x1 + alpha * x2, broadcast";
             BroadcastTo: "x broadcast to a shape";
             Cast: "each element converted to dst_type";
+            ConcatD: "the inputs joined along concat_dim";
             Equal: "x1 == x2, broadcast (bool)";
             Fill: "a tensor of dims filled with a value";
             Greater: "x1 > x2, broadcast (bool)";
@@ -592,6 +593,7 @@ macro_rules! with_operators {
             Neg: "-x";
             NotEqual: "x1 != x2, broadcast (bool)";
             OnesLike: "ones of x's shape";
+            Pack: "the inputs stacked along a new axis";
             Range: "start, start + delta, ... below limit";
             RealDiv: "x1 / x2, broadcast, in floating point";
             ReduceAll: "and over axes (keep_dims)";

@@ -398,7 +398,9 @@ impl Peer {
                 let mut dev = 0;
                 // SAFETY: documented prototypes; live locals.
                 unsafe {
-                    if get_device(&mut dev) != AclError::UNINITIALIZE.code() {
+                    // No device in a child that has not joined: the
+                    // runtime's answer for a thread without one.
+                    if get_device(&mut dev) != AclError::RT_CONTEXT_NULL.code() {
                         return 1;
                     }
                     if free(h.0.get() as usize as _) != AclError::UNINITIALIZE.code() {

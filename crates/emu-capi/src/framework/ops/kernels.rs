@@ -971,6 +971,74 @@ fn StridedSlice(call: &Call<'_>) -> Result<Written, AclError> {
     Ok(vec![gather(call, 0, &dims, &view, offset)?.bytes])
 }
 
+/// Joins the inputs along `axis` of their shapes: each input's blocks of
+/// `inner` elements, in turn, `outer` times.
+fn join(call: &Call<'_>, axis: usize, stacked: bool) -> Result<Written, AclError> {
+    let n = call.inputs.count();
+    if n == 0 {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    }
+    let first = call.spec(0)?.clone();
+    let mut parts = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = call.tensor(i)?;
+        let fits = t.dtype == first.dtype
+            && t.dims.len() == first.dims.len()
+            && t.dims
+                .iter()
+                .zip(&first.dims)
+                .enumerate()
+                .all(|(k, (a, b))| a == b || (!stacked && k == axis));
+        if !fits || axis > t.dims.len() || (!stacked && axis == t.dims.len()) {
+            return Err(AclError::OP_INPUT_NOT_MATCH);
+        }
+        parts.push(t);
+    }
+    let outer: usize = first.dims[..axis].iter().product();
+    let size = first.dtype.size();
+    let out = call.out(0);
+    let total: usize = parts.iter().map(Tensor::numel).sum();
+    if out.numel() != total || out.dtype != first.dtype {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
+    let mut bytes = Vec::with_capacity(total * size);
+    for o in 0..outer {
+        for t in &parts {
+            let inner = t.numel() / outer.max(1) * size;
+            bytes.extend_from_slice(&t.bytes[o * inner..(o + 1) * inner]);
+        }
+    }
+    Ok(vec![bytes])
+}
+
+/// An axis attribute, counted from the end when negative, over `rank`.
+fn axis(call: &Call<'_>, name: &str, rank: usize) -> Result<usize, AclError> {
+    let a = match call.attr(name) {
+        Some(AttrValue::Int(a)) => *a,
+        None => 0,
+        Some(_) => return Err(AclError::OP_ATTR_NOT_MATCH),
+    };
+    let a = if a < 0 { a + rank as i64 } else { a };
+    usize::try_from(a)
+        .ok()
+        .filter(|&a| a < rank)
+        .ok_or(AclError::INVALID_PARAM)
+}
+
+/// `Pack(x0, ..., xN-1) -> y`, attributes `axis`, `N`: the inputs stacked
+/// along a new axis.
+fn Pack(call: &Call<'_>) -> Result<Written, AclError> {
+    let rank = call.spec(0)?.dims.len() + 1;
+    join(call, axis(call, "axis", rank)?, true)
+}
+
+/// `ConcatD(x0, ..., xN-1) -> y`, attributes `concat_dim`, `N`: the inputs
+/// joined along an axis.
+fn ConcatD(call: &Call<'_>) -> Result<Written, AclError> {
+    let rank = call.spec(0)?.dims.len();
+    join(call, axis(call, "concat_dim", rank)?, false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1259,6 +1327,30 @@ mod tests {
         assert_eq!(
             run("IsClose", vec![a, b], spec(DType::Bool, &[3]), attrs).unwrap(),
             [1.0, 1.0, 1.0]
+        );
+    }
+
+    #[test]
+    fn pack_and_concat_join_blocks_in_turn() {
+        let a = t(DType::F32, &[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let b = t(DType::F32, &[2, 2], &[5.0, 6.0, 7.0, 8.0]);
+        let mut attrs = OpAttr::new();
+        attrs.insert("axis".into(), AttrValue::Int(1));
+        assert_eq!(
+            run(
+                "Pack",
+                vec![a.clone(), b.clone()],
+                spec(DType::F32, &[2, 2, 2]),
+                attrs
+            )
+            .unwrap(),
+            [1.0, 2.0, 5.0, 6.0, 3.0, 4.0, 7.0, 8.0]
+        );
+        let mut attrs = OpAttr::new();
+        attrs.insert("concat_dim".into(), AttrValue::Int(-1));
+        assert_eq!(
+            run("ConcatD", vec![a, b], spec(DType::F32, &[2, 4]), attrs).unwrap(),
+            [1.0, 2.0, 5.0, 6.0, 3.0, 4.0, 7.0, 8.0]
         );
     }
 
