@@ -2,7 +2,7 @@
 //! the library CANN ships it in and how the emulator answers it
 //! (`docs/catalogue.md` is its markdown).
 
-use aclmem_sys::catalogue::{Answer, Entry, Library, entries};
+use aclmem_sys::catalogue::{Answer, Entry, Library, OPERATORS, entries};
 
 use crate::Format;
 
@@ -72,6 +72,18 @@ fn markdown(all: &[Entry]) -> String {
             `ACL_ERROR_OP_NOT_FOUND` (100024) for compiling or running an operator,\n  \
             or NULL, 0 or -1 where the function returns a pointer, a count or an\n  \
             enum; counted, reported, and handled as `ACLMEM_EMU_UNSUPPORTED` says.\n\n";
+    out += &format!(
+        "## Operators\n\n`aclopCompileAndExecute(V2)` carries out {} data operators on the\n\
+         emulated device's memory, as frameworks launch them when no operator\n\
+         library (`libopapi.so`) is installed (docs/operators.md). Any other\n\
+         operator answers `ACL_ERROR_OP_NOT_FOUND` (100024) and is reported as\n\
+         not supported, under its name.\n\n| operator | what it computes |\n|---|---|\n",
+        OPERATORS.len()
+    );
+    for (name, what) in OPERATORS {
+        out += &format!("| `{name}` | {what} |\n");
+    }
+    out += "\n";
     for library in Library::ALL {
         let rows: Vec<&Entry> = all.iter().filter(|e| e.library == library).collect();
         if rows.is_empty() {
