@@ -210,7 +210,14 @@ def _serialize(item: Any, reports: List[Any]) -> str:
 
 def _deserialize(item: Any, text: str) -> List[Any]:
     hook = item.config.hook
-    return [hook.pytest_report_from_serializable(config=item.config, data=d) for d in json.loads(text)]
+    reports = []
+    for data in json.loads(text):
+        # JSON has no tuples: a skip's (file, line, reason) comes back as a
+        # list, and pytest's reporters want the tuple.
+        if isinstance(data.get("longrepr"), list):
+            data["longrepr"] = tuple(data["longrepr"])
+        reports.append(hook.pytest_report_from_serializable(config=item.config, data=data))
+    return reports
 
 
 def _run_forked(item: Any, env: Dict[str, str]) -> List[Any]:

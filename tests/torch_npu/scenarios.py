@@ -267,7 +267,10 @@ def data_operators():
     checks["arange"] = bool(torch.equal(torch.arange(3, 40, 4, device="npu").cpu(), torch.arange(3, 40, 4)))
     checks["add_sub_mul"] = bool(torch.equal(((md + 1) * 2 - md).cpu(), (m + 1) * 2 - m))
     checks["sum"] = bool(torch.equal(md.sum(dim=1).cpu(), m.sum(dim=1)) and md.sum().item() == m.sum().item())
-    checks["compare"] = bool(torch.equal((md == m.npu()).all().cpu(), torch.tensor(True))) and torch.allclose(md, md + 1e-7)
+    checks["compare"] = bool(torch.equal((md == m.npu()).all().cpu(), torch.tensor(True)))
+    checks["allclose_as_on_the_cpu"] = all(
+        torch.allclose(md, md + eps) == torch.allclose(m, m + eps) for eps in (1e-7, 1e-3, 1.0)
+    ) and torch.allclose(md, md * (1 + 1e-7))
     report(checks=checks)
 
 

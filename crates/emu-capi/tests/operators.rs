@@ -49,10 +49,8 @@ unsafe fn read<T: Copy + Default>(p: *const c_void, n: usize) -> Vec<T> {
     let mut out = vec![T::default(); n];
     let bytes = std::mem::size_of_val(out.as_slice());
     // SAFETY: `out` is ours, `bytes` long.
-    assert_eq!(
-        unsafe { aclrtMemcpy(out.as_mut_ptr().cast(), bytes, p, bytes, D2H) },
-        0
-    );
+    let code = unsafe { aclrtMemcpy(out.as_mut_ptr().cast(), bytes, p, bytes, D2H) };
+    assert_eq!(code, 0);
     out
 }
 

@@ -946,8 +946,8 @@ fn StridedSlice(call: &Call<'_>) -> Result<Written, AclError> {
     let mut dims = Vec::new();
     let mut view = Vec::new();
     let mut offset = 0usize;
-    for k in 0..x.dims.len() {
-        let d = x.dims[k] as i64;
+    for (k, (&dim, &stride)) in x.dims.iter().zip(&strides).enumerate() {
+        let d = dim as i64;
         let (b, e, s) = match (begin.get(k), end.get(k), step.get(k)) {
             (Some(&b), Some(&e), Some(&s)) => (b, e, s),
             _ => (0, d, 1),
@@ -958,12 +958,12 @@ fn StridedSlice(call: &Call<'_>) -> Result<Written, AclError> {
         let clamp = |v: i64| (if v < 0 { v + d } else { v }).clamp(0, d);
         let (b, e) = (clamp(b), clamp(e));
         let len = if e > b { (e - b + s - 1) / s } else { 0 } as usize;
-        offset += b as usize * strides[k];
+        offset += b as usize * stride;
         if shrink & (1 << k) != 0 {
             continue;
         }
         dims.push(len);
-        view.push(strides[k] * s as usize);
+        view.push(stride * s as usize);
     }
     if Tensor::numel_of(&dims)? != call.out(0).numel() {
         return Err(AclError::OP_OUTPUT_NOT_MATCH);

@@ -296,8 +296,8 @@ pub unsafe extern "C" fn aclopSetAttrListInt(
     n: c_int,
     values: *const i64,
 ) -> AclErrorCode {
-    // SAFETY: `i64` accepts any bytes.
     set_attr(attr, name, || {
+        // SAFETY: `i64` accepts any bytes.
         unsafe { read_list(n, values) }.map(AttrValue::ListInt)
     })
 }
@@ -311,8 +311,8 @@ pub unsafe extern "C" fn aclopSetAttrListFloat(
     n: c_int,
     values: *const f32,
 ) -> AclErrorCode {
-    // SAFETY: `f32` accepts any bytes.
     set_attr(attr, name, || {
+        // SAFETY: `f32` accepts any bytes.
         unsafe { read_list(n, values) }.map(AttrValue::ListFloat)
     })
 }
