@@ -1,8 +1,8 @@
 """A pytest plugin that runs a test suite on aclmem's emulated NPU.
 
-Use it with ``pytest -p aclmem.pytest`` (or ``pytest --aclmem`` once the
-package is installed: it registers itself as a pytest plugin that does
-nothing until asked). Each test then runs:
+Use it with ``pytest -p aclmem.pytest`` (or ``PYTEST_PLUGINS=aclmem.pytest``;
+``--aclmem`` then turns it on where a conftest loads it). Each test then
+runs:
 
 * **on a fresh emulated machine**: its own machine name, so memory, devices
   and shared handles never leak from one test into the next;
