@@ -697,34 +697,36 @@ fn ReduceMean(call: &Call<'_>) -> Result<Written, AclError> {
     )
 }
 
-/// `ReduceMax(x, axes) -> y`.
-fn ReduceMax(call: &Call<'_>) -> Result<Written, AclError> {
+/// The largest or smallest element over the axes (`pick` of two): integers
+/// stay integers, NaN wins. The reduction starts from `from` (an infinity)
+/// and takes the first element as it is.
+fn extreme(
+    call: &Call<'_>,
+    from: f64,
+    pick: fn(i64, i64) -> i64,
+    fpick: fn(f64, f64) -> f64,
+) -> Result<Written, AclError> {
     reduce(
         call,
-        Num::F(f64::NEG_INFINITY),
-        |a, v| match (a, v) {
-            (Num::I(_), Num::I(b)) if a.f64() == f64::NEG_INFINITY => Num::I(b),
-            (Num::I(x), Num::I(y)) => Num::I(x.max(y)),
+        Num::F(from),
+        move |a, v| match (a, v) {
+            (Num::I(x), Num::I(y)) => Num::I(pick(x, y)),
+            (Num::F(x), Num::I(y)) if x == from => Num::I(y),
             _ if v.f64().is_nan() || a.f64().is_nan() => Num::F(f64::NAN),
-            _ => Num::F(a.f64().max(v.f64())),
+            _ => Num::F(fpick(a.f64(), v.f64())),
         },
         |a, _| a,
     )
 }
 
+/// `ReduceMax(x, axes) -> y`.
+fn ReduceMax(call: &Call<'_>) -> Result<Written, AclError> {
+    extreme(call, f64::NEG_INFINITY, i64::max, f64::max)
+}
+
 /// `ReduceMin(x, axes) -> y`.
 fn ReduceMin(call: &Call<'_>) -> Result<Written, AclError> {
-    reduce(
-        call,
-        Num::F(f64::INFINITY),
-        |a, v| match (a, v) {
-            (Num::I(x), Num::I(y)) => Num::I(x.min(y)),
-            (Num::F(x), Num::I(y)) if x == f64::INFINITY => Num::I(y),
-            _ if v.f64().is_nan() || a.f64().is_nan() => Num::F(f64::NAN),
-            _ => Num::F(a.f64().min(v.f64())),
-        },
-        |a, _| a,
-    )
+    extreme(call, f64::INFINITY, i64::min, f64::min)
 }
 
 /// `ReduceAll(x, axes) -> y` (bool).
@@ -1264,6 +1266,18 @@ mod tests {
             ),
             Err(AclError::INVALID_PARAM)
         );
+        // Integers stay integers: 2^60 + 1 has no f64 of its own.
+        let big = (1i64 << 60) + 1;
+        for op in ["ReduceMax", "ReduceMin"] {
+            let host = Host(vec![ints(&[big, big]), ints(&[])]);
+            let call = Call {
+                inputs: &host,
+                outputs: vec![spec(DType::I64, &[])],
+                attrs: OpAttr::new(),
+            };
+            let written = find(op).unwrap()(&call).unwrap();
+            assert_eq!(DType::I64.get(&written[0]), Num::I(big), "{op}");
+        }
     }
 
     #[test]
