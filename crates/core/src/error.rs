@@ -162,6 +162,12 @@ acl_codes! {
     RT_STREAM_SYNC_TIMEOUT = 507046 => "ACL_ERROR_RT_STREAM_SYNC_TIMEOUT", Other;
     /// `ACL_ERROR_RT_DRV_INTERNAL_ERROR`: driver internal error.
     RT_DRV_INTERNAL_ERROR = 507899 => "ACL_ERROR_RT_DRV_INTERNAL_ERROR", Internal;
+    /// `ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED`: the host range overlaps
+    /// one already registered (`aclrtHostRegister*`).
+    HOST_MEMORY_ALREADY_REGISTERED = 507910 => "ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED", InvalidState;
+    /// `ACL_ERROR_HOST_MEMORY_NOT_REGISTERED`: the host address was never
+    /// registered (`aclrtHostUnregister`).
+    HOST_MEMORY_NOT_REGISTERED = 507911 => "ACL_ERROR_HOST_MEMORY_NOT_REGISTERED", InvalidState;
 }
 
 impl AclError {

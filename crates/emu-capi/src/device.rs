@@ -10,6 +10,7 @@ use aclmem_sys::{aclCANNPackageVersion, aclrtContext, aclrtStream};
 use crate::state::{self, with_global};
 use crate::{AclErrorCode, cptr, guard};
 use aclmem_emu::Target;
+use aclmem_hal::DeviceInfo;
 
 /// `aclError aclInit(const char *configPath)`. Joins the machine
 /// `ACLMEM_EMU_MACHINE` names (the emulator reads its environment: see the
@@ -104,7 +105,12 @@ pub unsafe extern "C" fn aclrtGetDeviceCount(count: *mut u32) -> AclErrorCode {
         if count.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
-        let n = state::with_config(|c| c.devices)?;
+        let n = match with_global(|g| g.emu.device_count()) {
+            Err(AclError::UNINITIALIZE) => state::with_config(|c| {
+                aclmem_emu::env::visible_devices(c.devices).count(c.devices)
+            })??,
+            n => n?,
+        };
         // SAFETY: the C caller's out parameter.
         unsafe { cptr::write(count, n) }
     })

@@ -275,6 +275,15 @@ fn provoke(s: Situation) -> Option<AclError> {
             err(e.set_access(r.get(), 2 * MIB, &[read_only]))?
         }
         Situation::UnknownAddress => e.address_range(21 << 40).err()?,
+        Situation::HostRangeRegistered => {
+            let page = host_page();
+            e.host_register(page, 4096, 0).unwrap();
+            e.host_register(page, 4096, 0).err()?
+        }
+        Situation::HostNotRegistered => err(e.host_unregister(host_page()))?,
+        Situation::HostPointerNotRegistered => e.host_device_pointer(host_page(), 0).err()?,
+        Situation::HostRegisterUnaligned => e.host_register(host_page() + 8, 4096, 0).err()?,
+        Situation::HostRangeNotMapped => e.host_register(0x1000, 4096, 0).err()?,
         Situation::ForkedChild => forked_child()?,
         Situation::ConfigMismatch => {
             let name = format!("table-{}", std::process::id());
@@ -340,6 +349,12 @@ fn forked_child() -> Option<AclError> {
         libc::waitpid(pid, &mut status, 0);
         AclError::from_code(100_000 + libc::WEXITSTATUS(status))
     }
+}
+
+/// A page of host memory (leaked: the emulator may keep it registered).
+fn host_page() -> usize {
+    let page = Box::leak(vec![0u8; 2 * 4096].into_boxed_slice());
+    (page.as_ptr() as usize).next_multiple_of(4096)
 }
 
 #[test]

@@ -318,7 +318,7 @@ unsafe fn last_error() {
 /// for what they return, and the record counts them with the caller.
 unsafe fn generated_answers() {
     use aclmem_emu_capi::framework::{
-        aclopCompile, aclprofCreateConfig, aclrtGetMemUsageInfo, aclrtSetDeviceSatMode,
+        aclopCompile, aclprofCreateConfig, aclrtGetDeviceUtilizationRate, aclrtSetDeviceSatMode,
     };
     let compile = catalogue::find("aclopCompile").unwrap();
     assert_eq!(
@@ -331,10 +331,12 @@ unsafe fn generated_answers() {
     assert_eq!(aclopCompile(), 100_024);
     // Another status: ACL_ERROR_RT_FEATURE_NOT_SUPPORT.
     assert_eq!(
-        catalogue::find("aclrtGetMemUsageInfo").unwrap().returns,
+        catalogue::find("aclrtGetDeviceUtilizationRate")
+            .unwrap()
+            .returns,
         Returns::Code
     );
-    assert_eq!(aclrtGetMemUsageInfo(), 207_000);
+    assert_eq!(aclrtGetDeviceUtilizationRate(), 207_000);
     assert_eq!(aclrtGetLastError(0), 207_000);
     assert_eq!(
         catalogue::find("aclprofCreateConfig").unwrap().returns,

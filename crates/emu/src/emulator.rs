@@ -58,11 +58,16 @@ impl Emulator {
 
     /// Joins the machine the environment names (`ACLMEM_EMU_MACHINE`, or
     /// [`DEFAULT_MACHINE`](crate::DEFAULT_MACHINE)) with the configuration
-    /// the environment describes ([`EmuConfig::from_env`]): what the
+    /// the environment describes ([`EmuConfig::from_env`]), seeing the
+    /// devices `ASCEND_RT_VISIBLE_DEVICES` leaves it
+    /// ([`env::visible_devices`](crate::env::visible_devices)): what the
     /// emulated C library does at `aclInit`.
     pub fn join_from_env() -> std::result::Result<Emulator, JoinError> {
         let config = EmuConfig::from_env().map_err(|e| JoinError::BadConfig(e.to_string()))?;
-        Emulator::join(&crate::env::machine_name(), &config)
+        let emu = Emulator::join(&crate::env::machine_name(), &config)?;
+        // A fresh process: the cell is empty, so this cannot fail.
+        let _ = emu.set_visible_devices(crate::env::visible_devices(config.devices));
+        Ok(emu)
     }
 
     /// Another (simulated) process on the same private machine: shared
@@ -103,6 +108,18 @@ impl Emulator {
         self.process.leave();
     }
 
+    /// Applies `ASCEND_RT_VISIBLE_DEVICES` as read by
+    /// [`env::parse_visible_devices`](crate::env::parse_visible_devices):
+    /// from now on device ids in calls are user ids. Once per process, before
+    /// any device is set (the runtime reads it once, when it starts); a
+    /// second call is 100000.
+    pub fn set_visible_devices(&self, visible: crate::env::VisibleDevices) -> Result<()> {
+        self.process
+            .visible
+            .set(visible)
+            .map_err(|_| AclError::INVALID_PARAM)
+    }
+
     /// Caps a pool's capacity, machine-wide (what is allocated stays).
     pub fn set_capacity(&self, pool: PoolId, bytes: usize) -> std::result::Result<(), AclError> {
         if let PoolId::Device(d) | PoolId::Huge1G(d) = pool {
@@ -131,6 +148,6 @@ impl DeviceInfo for Emulator {
         Ok(self.config().cann)
     }
     fn device_count(&self) -> Result<u32> {
-        Ok(self.config().devices)
+        self.process.device_count()
     }
 }

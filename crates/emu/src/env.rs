@@ -141,3 +141,110 @@ pub(crate) fn socket_error(e: rustix::io::Errno) -> AclError {
         AclError::RT_IPC_ERROR
     }
 }
+
+/// What `ASCEND_RT_VISIBLE_DEVICES` leaves a process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VisibleDevices {
+    /// Unset: every device, under its own id.
+    All,
+    /// User id `i` is physical device `ids[i]`.
+    Some(Vec<u32>),
+    /// Set, but no id survives (empty, not a number first, out of order,
+    /// repeated, or out of range first): the runtime then has no device
+    /// (`aclrtGetDeviceCount` answers 207004, `aclrtSetDevice` 107001).
+    Invalid,
+}
+
+impl VisibleDevices {
+    /// How many devices a process sees on a machine of `devices`:
+    /// `aclrtGetDeviceCount`'s answer (207004 when none is left).
+    pub fn count(&self, devices: u32) -> Result<u32, aclmem_core::AclError> {
+        match self {
+            VisibleDevices::All => Ok(devices),
+            VisibleDevices::Some(ids) => Ok(ids.len() as u32),
+            VisibleDevices::Invalid => Err(aclmem_core::AclError::RT_NO_DEVICE),
+        }
+    }
+}
+
+/// The runtime's reading of `ASCEND_RT_VISIBLE_DEVICES` on a machine of
+/// `devices` devices (`docs/facts.md`, "Visible devices"): at most the
+/// first 128 bytes; no id unless the first byte is a digit; digit runs
+/// separated by single commas, reading stops at any other byte or at a
+/// second comma in a row; an id past the last device stops reading and
+/// keeps the ids before it; an id not above the one before (out of order,
+/// or repeated) makes the whole setting invalid; reading stops once every
+/// device is named.
+pub fn parse_visible_devices(spec: Option<&str>, devices: u32) -> VisibleDevices {
+    let Some(spec) = spec else {
+        return VisibleDevices::All;
+    };
+    let spec = &spec.as_bytes()[..spec.len().min(128)];
+    let mut ids: Vec<u32> = Vec::new();
+    let mut rest = spec;
+    while rest.first().is_some_and(u8::is_ascii_digit) && ids.len() < devices as usize {
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let id = std::str::from_utf8(&rest[..digits])
+            .ok()
+            .and_then(|d| d.parse::<u32>().ok());
+        match id {
+            Some(id) if id < devices => {
+                if ids.last().is_some_and(|&last| id <= last) {
+                    return VisibleDevices::Invalid;
+                }
+                ids.push(id);
+            }
+            // Past the last device (or too large to read): stop.
+            _ => break,
+        }
+        rest = &rest[digits..];
+        match rest.first() {
+            Some(b',') => rest = &rest[1..],
+            _ => break,
+        }
+    }
+    if ids.is_empty() {
+        VisibleDevices::Invalid
+    } else {
+        VisibleDevices::Some(ids)
+    }
+}
+
+/// `ASCEND_RT_VISIBLE_DEVICES` of this process, read as the runtime reads
+/// it ([`parse_visible_devices`]).
+pub fn visible_devices(devices: u32) -> VisibleDevices {
+    let v = std::env::var_os("ASCEND_RT_VISIBLE_DEVICES");
+    parse_visible_devices(v.as_ref().map(|v| v.to_string_lossy()).as_deref(), devices)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{VisibleDevices, parse_visible_devices};
+
+    fn ids(v: &[u32]) -> VisibleDevices {
+        VisibleDevices::Some(v.to_vec())
+    }
+
+    #[test]
+    fn visible_devices_are_read_as_the_runtime_reads_them() {
+        let on8 = |s| parse_visible_devices(Some(s), 8);
+        assert_eq!(parse_visible_devices(None, 8), VisibleDevices::All);
+        assert_eq!(on8("0"), ids(&[0]));
+        assert_eq!(on8("1,3,5"), ids(&[1, 3, 5]));
+        assert_eq!(on8("1,3,"), ids(&[1, 3]), "a trailing comma");
+        assert_eq!(on8("1, 2,3"), ids(&[1]), "a space stops reading");
+        assert_eq!(on8("0,,1"), ids(&[0]), "two commas stop reading");
+        assert_eq!(on8("1,3,8"), ids(&[1, 3]), "past the last device stops");
+        assert_eq!(on8("2,x"), ids(&[2]));
+        for invalid in ["", " 1", "abc", "8", "1,0", "0,0", "99999999999"] {
+            assert_eq!(on8(invalid), VisibleDevices::Invalid, "{invalid:?}");
+        }
+        assert_eq!(
+            parse_visible_devices(Some("0,1,2"), 2),
+            ids(&[0, 1]),
+            "reading stops once every device is named"
+        );
+        let long = format!("{}7", "0".repeat(128));
+        assert_eq!(on8(&long), ids(&[0]), "only 128 bytes are read");
+    }
+}

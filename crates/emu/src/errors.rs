@@ -174,6 +174,21 @@ error_table! {
     BadAccessDesc => RT_PARAM_INVALID, Unconfirmed, "only READWRITE access, on the device or host, with rsv zero";
     /// `aclrtMemGetAddressRange` of an address no allocation contains.
     UnknownAddress => RT_PARAM_INVALID, Unconfirmed, "no allocation contains the address";
+    /// `aclrtHostRegister*` of a range that overlaps one already
+    /// registered (the runtime's range check and the driver's busy answer).
+    HostRangeRegistered => HOST_MEMORY_ALREADY_REGISTERED, Documented, "the host range overlaps a registered one";
+    /// `aclrtHostUnregister` of an address that is not the start of a
+    /// registered range.
+    HostNotRegistered => HOST_MEMORY_NOT_REGISTERED, Documented, "no registered host range starts at this address";
+    /// `aclrtHostGetDevicePointer` of an address that is not the start of a
+    /// registered range.
+    HostPointerNotRegistered => RT_PARAM_INVALID, Documented, "the host pointer has not been registered";
+    /// `aclrtHostRegister*` of an address not aligned to 4 KiB (documented
+    /// as required; the code is not).
+    HostRegisterUnaligned => RT_PARAM_INVALID, Unconfirmed, "the host address must be 4 KiB aligned";
+    /// `aclrtHostRegister*` of a range that is not wholly mapped memory of
+    /// the process (the driver cannot pin it; the code is not documented).
+    HostRangeNotMapped => RT_PARAM_INVALID, Unconfirmed, "the host range is not mapped memory of the process";
     /// A call through an emulator object of a parent process, in a forked
     /// child.
     ForkedChild => UNINITIALIZE, Unconfirmed, "a forked child must call aclInit itself";

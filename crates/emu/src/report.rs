@@ -24,6 +24,8 @@ pub struct PoolStats {
     pub capacity: usize,
     /// Bytes allocated, by every process of the machine.
     pub used: usize,
+    /// The most bytes allocated at once since the machine was made.
+    pub peak: usize,
     /// What memory the pool is.
     pub kind: MemKind,
 }

@@ -345,7 +345,7 @@ macro_rules! with_framework_functions {
                 "aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t *const logicDevId)";
             aclrtGetMemUceInfo in AscendCl: Unsupported -> Code =
                 "aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize, size_t *retSize)";
-            aclrtGetMemUsageInfo in AscendCl: Unsupported -> Code =
+            aclrtGetMemUsageInfo in AscendCl: Emulated -> Code =
                 "aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo, size_t inputNum, size_t *outputNum)";
             aclrtGetPrimaryCtxState in AscendCl: Unsupported -> Code =
                 "aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags, int32_t *active)";
@@ -357,11 +357,13 @@ macro_rules! with_framework_functions {
                 "aclError aclrtGetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t *value)";
             aclrtGetSysParamOpt in AscendCl: Emulated -> Code =
                 "aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)";
-            aclrtHostRegister in AscendCl: Unsupported -> Code =
+            aclrtHostGetDevicePointer in AscendCl: Emulated -> Code =
+                "aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice, uint32_t flag)";
+            aclrtHostRegister in AscendCl: Emulated -> Code =
                 "aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr)";
-            aclrtHostRegisterV2 in AscendCl: Unsupported -> Code =
+            aclrtHostRegisterV2 in AscendCl: Emulated -> Code =
                 "aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag)";
-            aclrtHostUnregister in AscendCl: Unsupported -> Code =
+            aclrtHostUnregister in AscendCl: Emulated -> Code =
                 "aclError aclrtHostUnregister(void *ptr)";
             aclrtIpcGetEventHandle in AscendCl: Emulated -> Code =
                 "aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle)";

@@ -41,6 +41,10 @@ pub enum Op {
     MallocHost,
     /// `aclrtFreeHost`.
     FreeHost,
+    /// `aclrtHostRegister(V2)`.
+    HostRegister,
+    /// `aclrtHostUnregister`.
+    HostUnregister,
     /// `aclrtMemcpy(Async)`.
     Memcpy,
     /// `aclrtMemset`.
@@ -55,7 +59,7 @@ pub enum Op {
 
 impl Op {
     /// Every operation.
-    pub const ALL: [Op; 19] = [
+    pub const ALL: [Op; 21] = [
         Op::Granularity,
         Op::Malloc,
         Op::Free,
@@ -70,6 +74,8 @@ impl Op {
         Op::FreeDevice,
         Op::MallocHost,
         Op::FreeHost,
+        Op::HostRegister,
+        Op::HostUnregister,
         Op::Memcpy,
         Op::Memset,
         Op::Context,
@@ -169,6 +175,7 @@ impl Emulator {
             PoolStats {
                 capacity: capacity as usize,
                 used: used as usize,
+                peak: m.region.peak(pool) as usize,
                 kind,
             }
         };

@@ -103,14 +103,16 @@ impl Process {
 impl Process {
     /// The prologue of the calls that take a prop: counted, then the
     /// runtime layer's device id (107001), the thread's device (107002),
-    /// the platform (207000).
-    fn enter_prop(&self, op: Op, prop: &RawPhysicalMemProp) -> Result<()> {
+    /// the platform (207000). The prop comes back with the machine's device
+    /// id for the user's.
+    fn enter_prop(&self, op: Op, mut prop: RawPhysicalMemProp) -> Result<RawPhysicalMemProp> {
         self.enter(op)?;
         if prop.location.type_ == Location::Device.raw() {
-            self.device(prop.location.id)?;
+            prop.location.id = self.device(prop.location.id)?;
         }
         self.on_device()?;
-        self.machine.vmm_api()
+        self.machine.vmm_api()?;
+        Ok(prop)
     }
 }
 
@@ -120,7 +122,7 @@ impl Emulator {
     pub fn granularity_checked(&self, prop: Checked<RawPhysicalMemProp>) -> Result<usize> {
         let p = &self.process;
         let prop = prop.into_inner();
-        p.enter_prop(Op::Granularity, &prop)?;
+        let prop = p.enter_prop(Op::Granularity, prop)?;
         let attr = p.placement(&prop)?.attr;
         if !p.machine.cann().granularity_answers(attr) {
             return Err(AclError::INVALID_PARAM);
@@ -135,7 +137,7 @@ impl Emulator {
     pub fn malloc_physical_checked(&self, request: Checked<PhysicalRequest>) -> Result<RawHandle> {
         let p = &self.process;
         let PhysicalRequest { size, prop } = request.into_inner();
-        p.enter_prop(Op::Malloc, &prop)?;
+        let prop = p.enter_prop(Op::Malloc, prop)?;
         let placement = p.placement(&prop)?;
         if !is_aligned(size, placement.attr.granularity()) {
             return Err(Situation::UnalignedSize.code());

@@ -17,6 +17,10 @@ use aclmem_sys::{AccessDesc, AccessFlags, LocationType, PointerAttributes};
 use crate::calls::runtime::Target;
 use crate::{Emulator, Op};
 
+/// The names `aclrtGetMemUsageInfo` gives the emulated device's
+/// components: its memory (normal and huge pages) and its 1 GiB pages.
+pub const MEM_USAGE_COMPONENTS: [&str; 2] = ["device_memory", "huge_1g_pages"];
+
 impl Emulator {
     /// `aclrtGetMemInfo`: free and total bytes of the pool `attr` names, on
     /// `device` (machine-wide: what every process uses).
@@ -49,6 +53,39 @@ impl Emulator {
         };
         let (capacity, used) = region.pool(pool);
         Ok((capacity.saturating_sub(used) as usize, capacity as usize))
+    }
+
+    /// `aclrtGetMemUsageInfo`: what uses the memory of `device`, one
+    /// component per pool of the device (its pages, and its 1 GiB pages
+    /// where the product has them), machine-wide, as (name, bytes now,
+    /// most bytes at once), by bytes now, largest first.
+    ///
+    /// The real driver names its own components (which ones is not
+    /// documented); the emulator's are its pools, named as
+    /// [`MEM_USAGE_COMPONENTS`] says. A device the machine lacks: 107001;
+    /// a thread without a device: 107002.
+    pub fn mem_usage(&self, device: impl Into<Target>) -> Result<Vec<(&'static str, u64, u64)>> {
+        let p = &self.process;
+        p.enter(Op::Query)?;
+        let device = p.target(device.into())?;
+        p.on_device()?;
+        let region = &p.machine.region;
+        {
+            let g = region.lock(p.slot)?;
+            region.reap(&g);
+        }
+        let mut parts: Vec<_> = [
+            (MEM_USAGE_COMPONENTS[0], PoolId::Device(device)),
+            (MEM_USAGE_COMPONENTS[1], PoolId::Huge1G(device)),
+        ]
+        .into_iter()
+        .filter_map(|(name, pool)| {
+            let (capacity, used) = region.pool(pool);
+            (capacity > 0).then(|| (name, used, region.peak(pool)))
+        })
+        .collect();
+        parts.sort_by_key(|&(name, used, _)| (std::cmp::Reverse(used), name));
+        Ok(parts)
     }
 
     /// `aclrtMemGetAddressRange`: (base, size) of the mapping or host
@@ -89,7 +126,11 @@ impl Emulator {
                     } else {
                         LocationType::Host
                     },
-                    id: if device { a.location_id } else { 0 },
+                    id: if device {
+                        p.user_device(a.location_id)
+                    } else {
+                        0
+                    },
                     page_size: page,
                 });
             }
@@ -141,7 +182,11 @@ impl Emulator {
             ..RawPhysicalMemProp::default()
         };
         prop.location.type_ = a.location.raw();
-        prop.location.id = a.location_id;
+        prop.location.id = if a.location == Location::Device {
+            p.user_device(a.location_id)
+        } else {
+            a.location_id
+        };
         Ok(prop)
     }
 

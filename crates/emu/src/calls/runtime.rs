@@ -190,9 +190,11 @@ impl Emulator {
         Ok(())
     }
 
-    /// `aclrtGetDevice`: the device set on the calling thread.
+    /// `aclrtGetDevice`: the device set on the calling thread (its user
+    /// id).
     pub fn current_device(&self) -> Result<u32> {
-        self.process.current().map(|(d, _)| d)
+        let p = &self.process;
+        p.current().map(|(d, _)| p.user_device(d))
     }
 
     /// `aclrtGetCurrentContext`: the context set on this thread, or the

@@ -20,7 +20,7 @@ pub const WHITELIST: usize = 128;
 /// Extents a dead importer left for their exporter to give back.
 pub(crate) const ORPHANS: usize = 16;
 
-pub(crate) const MAGIC: u64 = 0x6163_6c6d_656d_7535; // "aclmemu5"
+pub(crate) const MAGIC: u64 = 0x6163_6c6d_656d_7536; // "aclmemu6"
 pub(crate) const CONFIG_WORDS: usize = 24;
 pub(crate) const SOC_BYTES: usize = 64;
 const _: () = assert!(MAX_EXPORTS.is_power_of_two());
@@ -60,6 +60,8 @@ pub(crate) struct Header {
     pub(crate) _pad: AtomicU32,
     pub(crate) capacity: [AtomicU64; MAX_POOLS],
     pub(crate) used: [AtomicU64; MAX_POOLS],
+    /// The most `used` has been since the machine was made.
+    pub(crate) peak: [AtomicU64; MAX_POOLS],
 }
 
 #[repr(C)]

@@ -157,6 +157,7 @@ impl Region {
                 Ordering::Relaxed,
             );
             h.used[i].store(0, Ordering::Relaxed);
+            h.peak[i].store(0, Ordering::Relaxed);
         }
         for s in &l.slots {
             s.state.store(FREE, Ordering::Relaxed);

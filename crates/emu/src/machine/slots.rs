@@ -223,7 +223,8 @@ impl Region {
         }
         let s = &self.layout().slots[slot as usize];
         for p in pools.iter() {
-            h.used[p.index()].fetch_add(size, Ordering::Relaxed);
+            let now = h.used[p.index()].fetch_add(size, Ordering::Relaxed) + size;
+            h.peak[p.index()].fetch_max(now, Ordering::Relaxed);
             s.charged[p.index()].fetch_add(size, Ordering::Relaxed);
         }
         Ok(())
@@ -247,6 +248,11 @@ impl Region {
             self.capacity(i),
             self.layout().header.used[i].load(Ordering::Acquire),
         )
+    }
+
+    /// The most a pool has held at once since the machine was made.
+    pub fn peak(&self, pool: PoolId) -> u64 {
+        self.layout().header.peak[pool.index()].load(Ordering::Acquire)
     }
 
     /// A pool's capacity: the shared word, never above what the

@@ -220,6 +220,20 @@ pub fn map_anonymous(len: usize) -> Result<usize, Errno> {
     Ok(p as usize)
 }
 
+/// Whether every page of `addr..addr + len` is mapped in this process
+/// (asked of the kernel: an asynchronous `msync`, which changes nothing,
+/// fails with `ENOMEM` on an unmapped page).
+pub fn is_mapped(addr: usize, len: usize) -> bool {
+    let page = rustix::param::page_size();
+    let start = addr & !(page - 1);
+    let Some(len) = addr.checked_add(len).map(|end| end - start) else {
+        return false;
+    };
+    // SAFETY: `MS_ASYNC` neither reads nor writes the range nor changes
+    // its mapping; any address is safe to ask about.
+    unsafe { rustix::mm::msync(start as *mut c_void, len, rustix::mm::MsyncFlags::ASYNC) }.is_ok()
+}
+
 /// Unmaps a region mapped by [`map_shared_region`] or [`map_anonymous`].
 ///
 /// # Safety

@@ -47,6 +47,9 @@ pub(crate) struct Process {
     pub(crate) va: Mutex<Va>,
     /// `aclrtMallocHost` blocks: address → length.
     pub(crate) hosts: Mutex<BTreeMap<usize, usize>>,
+    /// Host ranges registered for the device (`aclrtHostRegister*`):
+    /// start → registration.
+    pub(crate) registered: Mutex<BTreeMap<usize, crate::calls::host_register::Registration>>,
     pub(crate) runtime: Mutex<Runtime>,
     pub(crate) imported: Mutex<Vec<ImportedPool>>,
     pub(crate) instrument: Instrument,
@@ -59,6 +62,10 @@ pub(crate) struct Process {
     /// thread without a device that makes a call needing one gets it set,
     /// as the runtime sets it implicitly.
     pub(crate) default_device: AtomicI64,
+    /// The devices `ASCEND_RT_VISIBLE_DEVICES` leaves the process, once
+    /// set (unset: every device under its own id). Ids from the API are
+    /// user ids, turned into the machine's by [`Process::device`].
+    pub(crate) visible: OnceLock<crate::env::VisibleDevices>,
     /// Tells this process's per-thread state from any other's.
     pub(crate) token: u64,
     pub(crate) listener: OnceLock<crate::machine::listener::Listener>,
@@ -77,6 +84,7 @@ impl Process {
             shards: Shards::new(shards),
             va: Mutex::new(Va::default()),
             hosts: Mutex::new(BTreeMap::new()),
+            registered: Mutex::new(BTreeMap::new()),
             runtime: Mutex::new(Runtime::default()),
             imported: Mutex::new(Vec::new()),
             instrument: Instrument::default(),
@@ -84,6 +92,7 @@ impl Process {
             scratch: OnceLock::new(),
             thread_devices: AtomicBool::new(false),
             default_device: AtomicI64::new(-1),
+            visible: OnceLock::new(),
             token: {
                 static NEXT: AtomicU64 = AtomicU64::new(1);
                 NEXT.fetch_add(1, Ordering::Relaxed)
@@ -148,13 +157,38 @@ impl Process {
         self.machine.vmm_api()
     }
 
-    /// 107001 for a device id the machine does not have.
+    /// The machine's device a user id names (the same id unless
+    /// `ASCEND_RT_VISIBLE_DEVICES` says otherwise); 107001 for an id the
+    /// process does not have.
     pub(crate) fn device(&self, device: u32) -> Result<u32> {
-        if device < self.machine.config.devices {
-            Ok(device)
-        } else {
-            Err(AclError::RT_INVALID_DEVICEID)
+        use crate::env::VisibleDevices;
+        match self.visible.get() {
+            None | Some(VisibleDevices::All) if device < self.machine.config.devices => Ok(device),
+            Some(VisibleDevices::Some(ids)) => ids
+                .get(device as usize)
+                .copied()
+                .ok_or(AclError::RT_INVALID_DEVICEID),
+            _ => Err(AclError::RT_INVALID_DEVICEID),
         }
+    }
+
+    /// The user id of the machine's device `physical` (itself when it is
+    /// not visible to the process, as for memory imported from one).
+    pub(crate) fn user_device(&self, physical: u32) -> u32 {
+        match self.visible.get() {
+            Some(crate::env::VisibleDevices::Some(ids)) => ids
+                .iter()
+                .position(|&d| d == physical)
+                .map_or(physical, |i| i as u32),
+            _ => physical,
+        }
+    }
+
+    /// How many devices the process sees: 207004 when
+    /// `ASCEND_RT_VISIBLE_DEVICES` left it none.
+    pub(crate) fn device_count(&self) -> Result<u32> {
+        let devices = self.machine.config.devices;
+        self.visible.get().map_or(Ok(devices), |v| v.count(devices))
     }
 
     /// A small memfd for copies between host addresses that the kernel
@@ -197,6 +231,7 @@ impl Process {
             let _ = unsafe { sys::unmap_region(addr, len) };
         }
         self.hosts.lock().clear();
+        self.registered.lock().clear();
         let region = &self.machine.region;
         {
             let Ok(g) = region.lock(self.slot) else {
