@@ -84,6 +84,33 @@ fn host(values: &[i64], scalar: bool) -> Operand {
 }
 
 unsafe fn run(op: &str, inputs: &[&Operand], outputs: &[&Operand], attr: *mut c_void) -> i32 {
+    // SAFETY: the caller's contract.
+    unsafe { run_by(aclopCompileAndExecute, op, inputs, outputs, attr) }
+}
+
+/// The prototype both `aclopCompileAndExecute` and its V2 have here.
+type Execute = unsafe extern "C" fn(
+    *const c_char,
+    i32,
+    *const *const c_void,
+    *const *const c_void,
+    i32,
+    *const *const c_void,
+    *const *const c_void,
+    *const c_void,
+    i32,
+    i32,
+    *const c_char,
+    *mut c_void,
+) -> i32;
+
+unsafe fn run_by(
+    execute: Execute,
+    op: &str,
+    inputs: &[&Operand],
+    outputs: &[&Operand],
+    attr: *mut c_void,
+) -> i32 {
     let name = CString::new(op).unwrap();
     let in_desc: Vec<*const c_void> = inputs.iter().map(|o| o.desc as *const c_void).collect();
     let in_buf: Vec<*const c_void> = inputs.iter().map(|o| o.buf as *const c_void).collect();
@@ -91,7 +118,7 @@ unsafe fn run(op: &str, inputs: &[&Operand], outputs: &[&Operand], attr: *mut c_
     let out_buf: Vec<*const c_void> = outputs.iter().map(|o| o.buf as *const c_void).collect();
     // SAFETY: arrays of live handles, as long as the counts say.
     unsafe {
-        aclopCompileAndExecute(
+        execute(
             name.as_ptr(),
             inputs.len() as i32,
             in_desc.as_ptr(),
@@ -209,6 +236,40 @@ unsafe fn data_operators() {
         ];
         assert_eq!(run("ViewCopy", &inputs, &[&out], ptr::null_mut()), 0);
         assert_eq!(read::<f32>(b, 6), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+
+        // NonZero: the output holds the most; V2 writes the real shape into
+        // its descriptor, V1 leaves the caller's descriptor as it was.
+        let values = device(&[0.0f32, 2.0, 0.0, 5.0]);
+        let coords = device(&[-1i64; 8]);
+        let nz_in = operand(F32, &[2, 2], values, 16);
+        let nz_out = operand(I64, &[4, 2], coords, 64);
+        let dims = |o: &Operand| {
+            (0..aclGetTensorDescNumDims(o.desc))
+                .map(|i| {
+                    let mut d = 0i64;
+                    assert_eq!(aclGetTensorDescDimV2(o.desc, i, &mut d), 0);
+                    d
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run("NonZero", &[&nz_in], &[&nz_out], ptr::null_mut()), 0);
+        assert_eq!(dims(&nz_out), [4, 2]);
+        let v2 = run_by(
+            aclopCompileAndExecuteV2,
+            "NonZero",
+            &[&nz_in],
+            &[&nz_out],
+            ptr::null_mut(),
+        );
+        assert_eq!(v2, 0);
+        assert_eq!(dims(&nz_out), [2, 2]);
+        assert_eq!(read::<i64>(coords, 8), [0, 1, 1, 1, -1, -1, -1, -1]);
+        aclDestroyTensorDesc(nz_in.desc);
+        aclDestroyTensorDesc(nz_out.desc);
+        assert_eq!(aclDestroyDataBuffer(nz_in.buf), 0);
+        assert_eq!(aclDestroyDataBuffer(nz_out.buf), 0);
+        assert_eq!(aclrtFree(values), 0);
+        assert_eq!(aclrtFree(coords), 0);
 
         // ZerosLike in place, and an empty tensor (NULL buffer, size 0).
         let z = operand(F32, &[6], b, 24);

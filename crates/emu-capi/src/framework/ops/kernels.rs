@@ -51,10 +51,33 @@ pub trait Inputs {
 pub struct Call<'a> {
     /// The inputs.
     pub inputs: &'a dyn Inputs,
-    /// The outputs' types and shapes.
+    /// The outputs' types and shapes (for an operator whose output shape
+    /// depends on its data, the most it can be: the caller's buffer).
     pub outputs: Vec<Spec>,
     /// The attributes.
     pub attrs: OpAttr,
+    /// Outputs whose real shape is smaller than [`Call::outputs`] gives:
+    /// set by the operators whose shape depends on their data (`NonZero`,
+    /// `MaskedSelect`); `aclopCompileAndExecuteV2` writes them into the
+    /// output descriptors.
+    pub reshaped: std::cell::RefCell<Vec<(usize, Vec<usize>)>>,
+}
+
+impl<'a> Call<'a> {
+    /// A call of an operator on `inputs`, into `outputs`, with `attrs`.
+    pub fn new(inputs: &'a dyn Inputs, outputs: Vec<Spec>, attrs: OpAttr) -> Call<'a> {
+        Call {
+            inputs,
+            outputs,
+            attrs,
+            reshaped: std::cell::RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Output `o`'s real shape is `dims`.
+    fn reshape(&self, o: usize, dims: Vec<usize>) {
+        self.reshaped.borrow_mut().push((o, dims));
+    }
 }
 
 /// What a kernel writes: per output, bytes from the start of its buffer.
@@ -488,11 +511,7 @@ fn AxpyV2(call: &Call<'_>) -> Result<Written, AclError> {
     call.expect(3, 1)?;
     let alpha = call.scalar(2)?;
     let two = TwoOf(call);
-    let inner = Call {
-        inputs: &two,
-        outputs: call.outputs.clone(),
-        attrs: OpAttr::new(),
-    };
+    let inner = Call::new(&two, call.outputs.clone(), OpAttr::new());
     binary(&inner, |x, y| {
         let scaled = arith(y, alpha, i64::wrapping_mul, |a, b| a * b);
         arith(x, scaled, i64::wrapping_add, |a, b| a + b)
@@ -623,6 +642,194 @@ fn Abs(call: &Call<'_>) -> Result<Written, AclError> {
 /// `LogicalNot(x) -> y` (bool).
 fn LogicalNot(call: &Call<'_>) -> Result<Written, AclError> {
     unary(call, |x| Num::I(!x.truthy() as i64))
+}
+
+/// `IsFinite(x) -> y` (bool): neither infinite nor NaN (integers always).
+fn IsFinite(call: &Call<'_>) -> Result<Written, AclError> {
+    unary(call, |x| match x {
+        Num::I(_) => Num::I(1),
+        Num::F(f) => Num::I(f.is_finite() as i64),
+    })
+}
+
+/// `Ceil(x) -> y`: the least integer not below `x`.
+fn Ceil(call: &Call<'_>) -> Result<Written, AclError> {
+    unary(call, |x| match x {
+        Num::I(i) => Num::I(i),
+        Num::F(f) => Num::F(f.ceil()),
+    })
+}
+
+// ---- selections whose size depends on the data ---------------------------
+
+/// `NonZero(x) -> y` (int64), attribute `transpose`: the coordinates of
+/// the non-zero elements of `x`, row-major: `[count, rank]`, or
+/// `[rank, count]` when `transpose`. The caller's `y` holds the most
+/// (`numel` coordinates); its real shape is reported.
+fn NonZero(call: &Call<'_>) -> Result<Written, AclError> {
+    call.expect(1, 1)?;
+    let x = call.tensor(0)?;
+    let out = call.out(0);
+    if out.dtype != DType::I64 && out.dtype != DType::I32 {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let transpose = call.attr_bool("transpose", false)?;
+    let rank = x.dims.len();
+    let strides = contiguous_strides(&x.dims);
+    let coords: Vec<Vec<i64>> = (0..x.numel())
+        .filter(|&i| x.at(i).truthy())
+        .map(|i| {
+            strides
+                .iter()
+                .zip(&x.dims)
+                .map(|(&s, &d)| ((i / s.max(1)) % d.max(1)) as i64)
+                .collect()
+        })
+        .collect();
+    let count = coords.len();
+    if count * rank > out.numel() {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
+    let (dims, nums): (Vec<usize>, Vec<i64>) = if transpose {
+        (
+            vec![rank, count],
+            (0..rank)
+                .flat_map(|k| coords.iter().map(move |c| c[k]))
+                .collect(),
+        )
+    } else {
+        (vec![count, rank], coords.concat())
+    };
+    call.reshape(0, dims.clone());
+    Ok(vec![
+        Tensor::from_nums(out.dtype, dims, nums.into_iter().map(Num::I)).bytes,
+    ])
+}
+
+/// `MaskedSelect(x, mask) -> y`: the elements of `x` where `mask` (both
+/// broadcast to one shape) is true, in order, as a 1-D `y`. The caller's
+/// `y` holds the most; its real shape is reported.
+fn MaskedSelect(call: &Call<'_>) -> Result<Written, AclError> {
+    call.expect(2, 1)?;
+    let (x, mask) = (call.tensor(0)?, call.tensor(1)?);
+    let out = call.out(0);
+    if out.dtype != x.dtype {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let shape = broadcast(&x.dims, &mask.dims)?;
+    let picked: Vec<Num> = broadcast_index(&x.dims, &shape)
+        .zip(broadcast_index(&mask.dims, &shape))
+        .filter(|&(_, m)| mask.at(m).truthy())
+        .map(|(i, _)| x.at(i))
+        .collect();
+    if picked.len() > out.numel() {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
+    let dims = vec![picked.len()];
+    call.reshape(0, dims.clone());
+    Ok(vec![Tensor::from_nums(out.dtype, dims, picked).bytes])
+}
+
+/// `IndexPutV2(x, value, indexed_sizes, indexed_strides, indices0, ...) ->
+/// y`, attribute `accumulate`: `x` with the elements the index tensors
+/// pick set to (or, accumulating, increased by) `value`, as PyTorch's
+/// `index_put_` does. `indexed_sizes` marks each axis of `x` that has an
+/// index tensor (1) or is taken whole (0); the index tensors are broadcast
+/// to one shape, which takes the indexed axes' place when they are
+/// adjacent and comes first otherwise; `value` is broadcast to the
+/// result. A negative index counts from the end; one out of range is
+/// 100000 and nothing is written.
+fn IndexPutV2(call: &Call<'_>) -> Result<Written, AclError> {
+    let inputs = call.inputs.count();
+    if inputs < 5 {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    }
+    call.expect(inputs, 1)?;
+    let x = call.tensor(0)?;
+    let value = call.tensor(1)?;
+    let out = call.out(0);
+    if out.dtype != x.dtype || value.dtype != x.dtype {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    same_count(call.spec(0)?, out)?;
+    let marks = call.ints(2)?;
+    let indexed: Vec<usize> = (0..x.dims.len())
+        .filter(|&k| marks.get(k).is_some_and(|&m| m != 0))
+        .collect();
+    let indices = (4..inputs)
+        .map(|i| call.tensor(i))
+        .collect::<Result<Vec<_>, _>>()?;
+    if indexed.len() != indices.len() || indices.iter().any(|t| t.dtype.is_float()) {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    }
+    let mut picked_shape: Vec<usize> = Vec::new();
+    for t in &indices {
+        picked_shape = broadcast(&picked_shape, &t.dims)?;
+    }
+    let adjacent = indexed.windows(2).all(|w| w[1] == w[0] + 1);
+    let first = indexed.first().copied().unwrap_or(0);
+    let rest: Vec<usize> = (0..x.dims.len()).filter(|k| !indexed.contains(k)).collect();
+    // The result's axes: (the picked shape's, or an axis of x).
+    let before = if adjacent { first } else { 0 };
+    let mut result: Vec<usize> = rest[..before.min(rest.len())]
+        .iter()
+        .map(|&k| x.dims[k])
+        .collect();
+    result.extend(&picked_shape);
+    result.extend(rest[before.min(rest.len())..].iter().map(|&k| x.dims[k]));
+    let strides = contiguous_strides(&x.dims);
+    let pick_strides = contiguous_strides(&picked_shape);
+    let index_at: Vec<Vec<usize>> = indices
+        .iter()
+        .map(|t| broadcast_index(&t.dims, &picked_shape).collect())
+        .collect();
+    let mut updated = x.clone();
+    let size = x.dtype.size();
+    let values: Vec<usize> = broadcast_index(&value.dims, &result).collect();
+    let total = Tensor::numel_of(&result)?;
+    let np = picked_shape.len();
+    let mut writes = Vec::with_capacity(total);
+    for (r, &v) in values.iter().enumerate().take(total) {
+        // The result's coordinates of element r.
+        let mut rem = r;
+        let mut coord = vec![0usize; result.len()];
+        for k in (0..result.len()).rev() {
+            coord[k] = rem % result[k].max(1);
+            rem /= result[k].max(1);
+        }
+        let picked = &coord[before..before + np];
+        let p: usize = picked.iter().zip(&pick_strides).map(|(c, s)| c * s).sum();
+        let mut flat = 0usize;
+        for (j, &axis) in indexed.iter().enumerate() {
+            let i = indices[j].at(index_at[j][p]).i64();
+            let d = x.dims[axis] as i64;
+            let i = if i < 0 { i + d } else { i };
+            if !(0..d).contains(&i) {
+                return Err(AclError::INVALID_PARAM);
+            }
+            flat += i as usize * strides[axis];
+        }
+        let whole = coord[..before].iter().chain(&coord[before + np..]);
+        for (&c, &axis) in whole.zip(&rest) {
+            flat += c * strides[axis];
+        }
+        writes.push((flat, value.at(v)));
+    }
+    let accumulate = call.attr_bool("accumulate", false)?;
+    for (flat, v) in writes {
+        let n = if accumulate {
+            let now = updated.at(flat);
+            if x.dtype.is_float() {
+                Num::F(now.f64() + v.f64())
+            } else {
+                Num::I(now.i64().wrapping_add(v.i64()))
+            }
+        } else {
+            v
+        };
+        x.dtype.put(n, &mut updated.bytes[flat * size..]);
+    }
+    Ok(vec![updated.bytes])
 }
 
 // ---- reductions ----------------------------------------------------------
@@ -1095,11 +1302,7 @@ mod tests {
         attrs: OpAttr,
     ) -> Result<Vec<f64>, AclError> {
         let host = Host(inputs);
-        let call = Call {
-            inputs: &host,
-            outputs: vec![out.clone()],
-            attrs,
-        };
+        let call = Call::new(&host, vec![out.clone()], attrs);
         let written = find(op).ok_or(AclError::OP_NOT_FOUND)?(&call)?;
         let t = Tensor {
             dtype: out.dtype,
@@ -1270,11 +1473,7 @@ mod tests {
         let big = (1i64 << 60) + 1;
         for op in ["ReduceMax", "ReduceMin"] {
             let host = Host(vec![ints(&[big, big]), ints(&[])]);
-            let call = Call {
-                inputs: &host,
-                outputs: vec![spec(DType::I64, &[])],
-                attrs: OpAttr::new(),
-            };
+            let call = Call::new(&host, vec![spec(DType::I64, &[])], OpAttr::new());
             let written = find(op).unwrap()(&call).unwrap();
             assert_eq!(DType::I64.get(&written[0]), Num::I(big), "{op}");
         }
@@ -1410,6 +1609,117 @@ mod tests {
             )
             .unwrap(),
             [7.0, 8.0, 7.0, 8.0]
+        );
+    }
+
+    /// Runs `op` and gives output 0's values (as many as were written) and
+    /// the real shape it reported, if any.
+    fn run_dynamic(
+        op: &str,
+        inputs: Vec<(Spec, Vec<u8>)>,
+        out: Spec,
+        attrs: OpAttr,
+    ) -> Result<(Vec<f64>, Option<Vec<usize>>), AclError> {
+        let host = Host(inputs);
+        let call = Call::new(&host, vec![out.clone()], attrs);
+        let written = find(op).ok_or(AclError::OP_NOT_FOUND)?(&call)?;
+        let n = written[0].len() / out.dtype.size();
+        let t = Tensor {
+            dtype: out.dtype,
+            dims: vec![n],
+            bytes: written[0].clone(),
+        };
+        let shape = call.reshaped.take().into_iter().find(|(o, _)| *o == 0);
+        Ok((t.nums().map(Num::f64).collect(), shape.map(|(_, d)| d)))
+    }
+
+    #[test]
+    fn nonzero_reports_coordinates_and_their_real_shape() {
+        let x = t(DType::F32, &[2, 3], &[0.0, 1.5, 0.0, -2.0, 0.0, 3.0]);
+        let (v, shape) =
+            run_dynamic("NonZero", vec![x.clone()], spec(DType::I64, &[6, 2]), OpAttr::new()).unwrap();
+        assert_eq!(shape, Some(vec![3, 2]));
+        assert_eq!(v, [0.0, 1.0, 1.0, 0.0, 1.0, 2.0]);
+        let mut attrs = OpAttr::new();
+        attrs.insert("transpose".into(), AttrValue::Bool(true));
+        let (v, shape) =
+            run_dynamic("NonZero", vec![x.clone()], spec(DType::I64, &[2, 6]), attrs).unwrap();
+        assert_eq!(shape, Some(vec![2, 3]));
+        assert_eq!(v, [0.0, 1.0, 1.0, 1.0, 0.0, 2.0]);
+        // An output too small for the coordinates, or of a float type.
+        assert_eq!(
+            run_dynamic("NonZero", vec![x.clone()], spec(DType::I64, &[2, 2]), OpAttr::new()),
+            Err(AclError::OP_OUTPUT_NOT_MATCH)
+        );
+        assert_eq!(
+            run_dynamic("NonZero", vec![x], spec(DType::F32, &[6, 2]), OpAttr::new()),
+            Err(AclError::OP_TYPE_NOT_MATCH)
+        );
+    }
+
+    #[test]
+    fn masked_select_broadcasts_the_mask() {
+        let x = t(DType::F16, &[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let mask = t(DType::Bool, &[2], &[0.0, 1.0]);
+        let (v, shape) =
+            run_dynamic("MaskedSelect", vec![x, mask], spec(DType::F16, &[4]), OpAttr::new())
+                .unwrap();
+        assert_eq!(shape, Some(vec![2]));
+        assert_eq!(v, [2.0, 4.0]);
+    }
+
+    #[test]
+    fn isfinite_and_ceil() {
+        let x = t(DType::F32, &[4], &[1.5, f64::INFINITY, f64::NAN, -0.5]);
+        assert_eq!(
+            run("IsFinite", vec![x.clone()], spec(DType::Bool, &[4]), OpAttr::new()).unwrap(),
+            [1.0, 0.0, 0.0, 1.0]
+        );
+        let got = run("Ceil", vec![x], spec(DType::F32, &[4]), OpAttr::new()).unwrap();
+        assert_eq!((got[0], got[1], got[3]), (2.0, f64::INFINITY, 0.0));
+        assert!(got[2].is_nan());
+    }
+
+    #[test]
+    fn index_put_sets_and_accumulates_where_the_indices_point() {
+        // x[rows, cols] = value for rows [0, 1], cols [2, 0] of a 2x3 x.
+        let x = t(DType::F32, &[2, 3], &[0.0; 6]);
+        let value = t(DType::F32, &[], &[7.0]);
+        let inputs = |x: &(Spec, Vec<u8>), rows: &[i64]| {
+            vec![
+                x.clone(),
+                value.clone(),
+                ints(&[1, 1]),
+                ints(&[1, 1]),
+                ints(rows),
+                ints(&[2, 0]),
+            ]
+        };
+        assert_eq!(
+            run("IndexPutV2", inputs(&x, &[0, 1]), spec(DType::F32, &[2, 3]), OpAttr::new())
+                .unwrap(),
+            [0.0, 0.0, 7.0, 7.0, 0.0, 0.0]
+        );
+        // Accumulating, with a repeated (and a negative) index.
+        let mut attrs = OpAttr::new();
+        attrs.insert("accumulate".into(), AttrValue::Bool(true));
+        let ones = t(DType::F32, &[2, 3], &[1.0; 6]);
+        let host = vec![
+            ones.clone(),
+            value.clone(),
+            ints(&[1, 0]),
+            ints(&[1, 0]),
+            ints(&[-1, 1]),
+        ];
+        assert_eq!(
+            run("IndexPutV2", host, spec(DType::F32, &[2, 3]), attrs).unwrap(),
+            [1.0, 1.0, 1.0, 15.0, 15.0, 15.0],
+            "row 1 twice, whole"
+        );
+        // An index out of range writes nothing.
+        assert_eq!(
+            run("IndexPutV2", inputs(&x, &[0, 2]), spec(DType::F32, &[2, 3]), OpAttr::new()),
+            Err(AclError::INVALID_PARAM)
         );
     }
 }

@@ -471,6 +471,7 @@ fn execute(
     attr: *const c_void,
     stream: *mut c_void,
     entry: usize,
+    v2: bool,
 ) -> Result<(), AclError> {
     let name = cptr::read_cstr(op_type, MAX_NAME)?;
     let Some(kernel) = kernels::find(&name) else {
@@ -522,11 +523,8 @@ fn execute(
             operands: ins,
             specs,
         };
-        let written = kernel(&kernels::Call {
-            inputs: &buffers,
-            outputs,
-            attrs,
-        })?;
+        let call = kernels::Call::new(&buffers, outputs, attrs);
+        let written = kernel(&call)?;
         // Every output is checked before any is written: a failed call
         // changes nothing.
         for (o, bytes) in outs.iter().zip(&written) {
@@ -537,6 +535,14 @@ fn execute(
         for (o, bytes) in outs.iter().zip(&written) {
             if !bytes.is_empty() {
                 g.emu.write(o.buffer.data, bytes)?;
+            }
+        }
+        // V2 hands the real shape of a data-dependent output back through
+        // its descriptor (V1's descriptors are the caller's constants).
+        if v2 {
+            for (o, dims) in call.reshaped.take() {
+                let dims = dims.iter().map(|&d| d as i64).collect();
+                objects::with_desc(out_desc[o], |d| d.dims = dims)?;
             }
         }
         Ok(())
@@ -577,6 +583,7 @@ pub unsafe extern "C" fn aclopCompileAndExecute(
             attr,
             stream,
             aclopCompileAndExecute as *const () as usize,
+            false,
         )
     })
 }
@@ -585,9 +592,10 @@ pub unsafe extern "C" fn aclopCompileAndExecute(
 /// aclTensorDesc *inputDesc[], aclDataBuffer *inputs[], int numOutputs,
 /// aclTensorDesc *outputDesc[], aclDataBuffer *outputs[], aclopAttr *attr,
 /// aclopEngineType engineType, aclopCompileType compileFlag, const char
-/// *opPath, aclrtStream stream)`: as `aclopCompileAndExecute`; the output
-/// shapes are the ones the caller gave, so the descriptors stay as they
-/// are.
+/// *opPath, aclrtStream stream)`: as `aclopCompileAndExecute`, and an
+/// operator whose output shape depends on its data (`NonZero`,
+/// `MaskedSelect`) writes the real shape into the output descriptor, which
+/// the caller reads back with `aclGetTensorDescDimV2`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclopCompileAndExecuteV2(
     op_type: *const c_char,
@@ -615,6 +623,7 @@ pub unsafe extern "C" fn aclopCompileAndExecuteV2(
             attr,
             stream,
             aclopCompileAndExecuteV2 as *const () as usize,
+            true,
         )
     })
 }
