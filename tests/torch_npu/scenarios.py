@@ -318,5 +318,38 @@ def sleep_wake():
     )
 
 
+def pinned_memory():
+    """Host memory the device uses: torch_npu's expandable pinned memory
+    (host-located physical memory mapped into device address space, copied
+    from with HOST_TO_DEVICE; gated on a 25.5.0 driver) and host
+    registration through torch_npu's runtime bindings (`_npurt`)."""
+    import mmap
+
+    import torch
+    import torch_npu
+
+    torch.npu.set_device(0)
+    x = torch.arange(1 << 20, dtype=torch.float32).pin_memory()
+    y = x.to("npu", non_blocking=True)
+    torch.npu.synchronize()
+    round_trip = bool(torch.equal(y.cpu(), x))
+    pinned = x.is_pinned()
+    del x, y
+    torch.npu.synchronize()
+
+    rt = torch_npu._C._npurt
+    page = mmap.mmap(-1, 2 * mmap.PAGESIZE)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(page))
+    mapped = 0x2
+    codes = {
+        "register": rt.npuHostRegister(addr, mmap.PAGESIZE, mapped),
+        "again": rt.npuHostRegister(addr, mmap.PAGESIZE, mapped),
+        "no_flags": rt.npuHostRegister(addr + mmap.PAGESIZE, mmap.PAGESIZE, 0),
+        "unregister": rt.npuHostUnregister(addr),
+        "unregister_again": rt.npuHostUnregister(addr),
+    }
+    report(pinned=pinned, round_trip=round_trip, codes=codes)
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

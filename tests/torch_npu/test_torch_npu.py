@@ -28,6 +28,24 @@ def test_import_devices_and_copies(machine):
     assert r["other_device"] and r["other_index"] == 2
 
 
+def test_pinned_memory_expandable_and_host_registration(machine):
+    env = {
+        "PYTORCH_NPU_ALLOC_CONF": "pin_memory_expandable_segments:True",
+        # The driver torch_npu asks for expandable pinned memory.
+        "ACLMEM_EMU_DRIVER": "25.5.0",
+    }
+    r, err, _ = run_scenario("pinned_memory", machine, env)
+    assert "pin_memory_expandable_segments setting failure" not in err
+    assert r["pinned"] and r["round_trip"]
+    assert r["codes"] == {
+        "register": 0,
+        "again": 507910,
+        "no_flags": 107000,
+        "unregister": 0,
+        "unregister_again": 507911,
+    }
+
+
 def test_statistics_and_snapshot_agree_with_the_machine(machine):
     r, _, _ = run_scenario("stats", machine)
     # torch_npu's allocator rounds each block up (512 bytes, plus 32 of

@@ -177,11 +177,11 @@ impl Process {
         })
     }
 
-    /// `aclrtMemset`: device memory of this process, or `aclrtMallocHost`
-    /// memory.
+    /// `aclrtMemset`: memory mapped in a reservation of this process (of
+    /// the device or of the host), or `aclrtMallocHost` memory.
     fn fill(&self, request: FillRequest) -> Result<()> {
         let FillRequest { dst, count, value } = request;
-        if self.is_device_address(dst) {
+        if self.is_reserved(dst) {
             let _pinned = self.pin(dst, count)?;
             // SAFETY: covered by pinned Ready mappings (read-write).
             unsafe { std::ptr::write_bytes(dst as *mut u8, value, count) };

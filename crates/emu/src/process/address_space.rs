@@ -382,9 +382,20 @@ impl Process {
         Ok(())
     }
 
-    /// Whether `addr` is device memory of this process (mapped, or
-    /// reserved).
+    /// Whether `addr` is device memory of this process, as a copy's kind
+    /// sees it: in a reservation, unless the reservation's mappings are of
+    /// host memory (`aclrtMallocPhysical` at a host location, mapped into
+    /// device address space, is host memory to a copy: torch_npu's
+    /// expandable pinned memory copies from it with `HOST_TO_DEVICE`).
     pub(crate) fn is_device_address(&self, addr: usize) -> bool {
+        self.va.lock().containing_resv(addr).is_some_and(|(_, r)| {
+            r.binding
+                .is_none_or(|b| b.location == aclmem_core::Location::Device)
+        })
+    }
+
+    /// Whether `addr` lies in a reservation of this process.
+    pub(crate) fn is_reserved(&self, addr: usize) -> bool {
         self.va.lock().containing_resv(addr).is_some()
     }
 
