@@ -47,6 +47,10 @@ pub struct Options {
     /// ($ACLMEM_EMU_DRIVER; default 25.3.rc1).
     #[arg(long)]
     pub driver: Option<String>,
+    /// A fault to inject, e.g. `aclrtMalloc@3=207001` (repeatable; added to
+    /// $ACLMEM_EMU_FAULTS; grammar in docs/faults.md).
+    #[arg(long = "fault", value_name = "SPEC")]
+    pub faults: Vec<String>,
     /// The program and its arguments (after `--`).
     #[arg(last = true, required = true)]
     pub program: Vec<String>,
@@ -289,6 +293,21 @@ pub fn run(o: Options) -> ExitCode {
             return fail(e);
         }
         cmd.env("ACLMEM_EMU_DRIVER", d);
+    }
+    // Faults: the environment's, then the options', in one spec the
+    // emulator's own parser accepts (a bad one is refused here).
+    let faults: Vec<String> = std::env::var("ACLMEM_EMU_FAULTS")
+        .ok()
+        .into_iter()
+        .chain(o.faults.iter().cloned())
+        .filter(|f| !f.trim().is_empty())
+        .collect();
+    if !faults.is_empty() {
+        let spec = faults.join(";");
+        if let Err(e) = aclmem_emu::faults::parse(&spec) {
+            return fail(e.to_string());
+        }
+        cmd.env("ACLMEM_EMU_FAULTS", spec);
     }
     // An installation to find, unless the environment names one already
     // (a real CANN's, or the user's).

@@ -153,6 +153,9 @@ acl_codes! {
     DRV_FAILURE = 500004 => "ACL_ERROR_DRV_FAILURE", Internal;
     /// `ACL_ERROR_RT_INTERNAL_ERROR`: runtime internal error.
     RT_INTERNAL_ERROR = 507000 => "ACL_ERROR_RT_INTERNAL_ERROR", Internal;
+    /// `ACL_ERROR_RT_LOST_HEARTBEAT`: the device stopped answering (what
+    /// the emulator's `device-lost` fault answers).
+    RT_LOST_HEARTBEAT = 507010 => "ACL_ERROR_RT_LOST_HEARTBEAT", Internal;
     /// `ACL_ERROR_RT_IPC_ERROR`: an IPC operation failed.
     RT_IPC_ERROR = 507022 => "ACL_ERROR_RT_IPC_ERROR", Internal;
     /// `ACL_ERROR_RT_DEV_SETUP_ERROR`: device setup failed.

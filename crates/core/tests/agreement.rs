@@ -442,12 +442,13 @@ fn error_codes_keep_their_values() {
         (107_002, "ACL_ERROR_RT_CONTEXT_NULL"),
         (207_000, "ACL_ERROR_RT_FEATURE_NOT_SUPPORT"),
         (207_004, "ACL_ERROR_RT_NO_DEVICE"),
+        (507_010, "ACL_ERROR_RT_LOST_HEARTBEAT"),
         (507_910, "ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED"),
         (507_911, "ACL_ERROR_HOST_MEMORY_NOT_REGISTERED"),
     ] {
         assert_eq!(AclError::from_code(code).unwrap().name(), Some(name));
     }
-    assert_eq!(AclError::KNOWN.len(), 46);
+    assert_eq!(AclError::KNOWN.len(), 47);
     assert!(AclError::KNOWN.windows(2).all(|w| w[0] < w[1]), "ascending");
     for e in AclError::KNOWN {
         assert_eq!(AclError::from_code(e.code()), Some(*e));

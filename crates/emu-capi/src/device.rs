@@ -23,7 +23,7 @@ use aclmem_hal::DeviceInfo;
 /// machine does not have (the runtime uses it only if it exists).
 #[unsafe(no_mangle)]
 pub extern "C" fn aclInit(config_path: *const c_char) -> AclErrorCode {
-    guard(|| {
+    guard("aclInit", || {
         let default_device = if config_path.is_null() {
             None
         } else {
@@ -42,13 +42,15 @@ pub extern "C" fn aclInit(config_path: *const c_char) -> AclErrorCode {
 /// still holds is released, as at exit.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclFinalize() -> AclErrorCode {
-    guard(state::finalize)
+    guard("aclFinalize", state::finalize)
 }
 
 /// `aclError aclrtSetDevice(int32_t deviceId)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtSetDevice(device_id_: i32) -> AclErrorCode {
-    guard(|| with_global(|g| g.emu.set_device(device_id_)))
+    guard("aclrtSetDevice", || {
+        with_global(|g| g.emu.set_device(device_id_))
+    })
 }
 
 fn reset(device: i32, force: bool) -> Result<(), AclError> {
@@ -58,14 +60,14 @@ fn reset(device: i32, force: bool) -> Result<(), AclError> {
 /// `aclError aclrtResetDevice(int32_t deviceId)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtResetDevice(device_id: i32) -> AclErrorCode {
-    guard(|| reset(device_id, false))
+    guard("aclrtResetDevice", || reset(device_id, false))
 }
 
 /// `aclError aclrtResetDeviceForce(int32_t deviceId)`: as many resets as it
 /// takes.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtResetDeviceForce(device_id: i32) -> AclErrorCode {
-    guard(|| reset(device_id, true))
+    guard("aclrtResetDeviceForce", || reset(device_id, true))
 }
 
 /// `aclError aclrtGetDevice(int32_t *deviceId)`: 107002 on a thread
@@ -75,7 +77,7 @@ pub extern "C" fn aclrtResetDeviceForce(device_id: i32) -> AclErrorCode {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetDevice(device_id: *mut i32) -> AclErrorCode {
     let before = crate::last_error(false);
-    let code = guard(|| {
+    let code = guard("aclrtGetDevice", || {
         if device_id.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -101,7 +103,7 @@ pub unsafe extern "C" fn aclrtGetDevice(device_id: *mut i32) -> AclErrorCode {
 /// `aclInit` too, as the runtime does (from the environment's machine).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetDeviceCount(count: *mut u32) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtGetDeviceCount", || {
         if count.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -131,7 +133,7 @@ pub extern "C" fn aclrtGetSocName() -> *const c_char {
 /// `ACL_DEVICE` (0).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetRunMode(run_mode: *mut u32) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtGetRunMode", || {
         if run_mode.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -149,7 +151,7 @@ pub unsafe extern "C" fn aclrtGetVersion(
     minor: *mut i32,
     patch: *mut i32,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtGetVersion", || {
         if major.is_null() || minor.is_null() || patch.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -200,7 +202,7 @@ pub unsafe extern "C" fn aclsysGetCANNVersion(
     name: u32,
     version: *mut aclCANNPackageVersion,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclsysGetCANNVersion", || {
         if version.is_null() || name > aclmem_sys::ACL_PKG_NAME_DRIVER {
             return Err(AclError::INVALID_PARAM);
         }
@@ -233,7 +235,7 @@ pub unsafe extern "C" fn aclsysGetCANNVersion(
 /// whitelist for sharing, as the kernel knows it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtDeviceGetBareTgid(pid: *mut i32) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtDeviceGetBareTgid", || {
         if pid.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -247,14 +249,16 @@ pub unsafe extern "C" fn aclrtDeviceGetBareTgid(pid: *mut i32) -> AclErrorCode {
 /// the emulator (copies are synchronous), so there is nothing to wait for.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtSynchronizeDevice() -> AclErrorCode {
-    guard(|| with_global(|g| g.emu.synchronize_device()))
+    guard("aclrtSynchronizeDevice", || {
+        with_global(|g| g.emu.synchronize_device())
+    })
 }
 
 /// `aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)`: -1
 /// waits forever, above waits that many milliseconds; below -1 is 107000.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtSynchronizeDeviceWithTimeout(timeout: i32) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtSynchronizeDeviceWithTimeout", || {
         args::sync_timeout(timeout)?;
         with_global(|g| g.emu.synchronize_device())
     })
@@ -267,7 +271,7 @@ pub unsafe extern "C" fn aclrtCreateContext(
     context: *mut aclrtContext,
     device_id_: i32,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtCreateContext", || {
         if context.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -288,7 +292,7 @@ pub unsafe extern "C" fn aclrtCreateContext(
 /// one).
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtDestroyContext(context: aclrtContext) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtDestroyContext", || {
         if context.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -300,7 +304,7 @@ pub extern "C" fn aclrtDestroyContext(context: aclrtContext) -> AclErrorCode {
 /// device becomes this thread's.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtSetCurrentContext(context: aclrtContext) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtSetCurrentContext", || {
         if context.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -312,7 +316,7 @@ pub extern "C" fn aclrtSetCurrentContext(context: aclrtContext) -> AclErrorCode 
 /// on this thread, or the default context of its device; 107002 with none.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetCurrentContext(context: *mut aclrtContext) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtGetCurrentContext", || {
         if context.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -326,7 +330,7 @@ pub unsafe extern "C" fn aclrtGetCurrentContext(context: *mut aclrtContext) -> A
 /// thread's device. Streams execute at once (copies are synchronous).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtCreateStream(stream: *mut aclrtStream) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtCreateStream", || {
         if stream.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -352,21 +356,23 @@ fn destroy_stream(stream: aclrtStream) -> Result<(), AclError> {
 /// `aclError aclrtDestroyStream(aclrtStream stream)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtDestroyStream(stream: aclrtStream) -> AclErrorCode {
-    guard(|| destroy_stream(stream))
+    guard("aclrtDestroyStream", || destroy_stream(stream))
 }
 
 /// `aclError aclrtDestroyStreamForce(aclrtStream stream)`: as
 /// `aclrtDestroyStream` (nothing is ever pending).
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtDestroyStreamForce(stream: aclrtStream) -> AclErrorCode {
-    guard(|| destroy_stream(stream))
+    guard("aclrtDestroyStreamForce", || destroy_stream(stream))
 }
 
 /// `aclError aclrtSynchronizeStream(aclrtStream stream)`: NULL is the
 /// default stream; nothing is ever pending.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtSynchronizeStream(stream: aclrtStream) -> AclErrorCode {
-    guard(|| with_global(|g| g.emu.synchronize_stream(stream as usize as u64)))
+    guard("aclrtSynchronizeStream", || {
+        with_global(|g| g.emu.synchronize_stream(stream as usize as u64))
+    })
 }
 
 /// `aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t
@@ -376,7 +382,7 @@ pub extern "C" fn aclrtSynchronizeStreamWithTimeout(
     stream: aclrtStream,
     timeout: i32,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtSynchronizeStreamWithTimeout", || {
         args::sync_timeout(timeout)?;
         with_global(|g| g.emu.synchronize_stream(stream as usize as u64))
     })
@@ -391,7 +397,7 @@ pub unsafe extern "C" fn aclrtDeviceCanAccessPeer(
     device: i32,
     peer: i32,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtDeviceCanAccessPeer", || {
         if can.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -407,7 +413,7 @@ pub unsafe extern "C" fn aclrtDeviceCanAccessPeer(
 /// is always possible in the emulator; this records nothing.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtDeviceEnablePeerAccess(peer: i32, flags: u32) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtDeviceEnablePeerAccess", || {
         if flags != 0 {
             return Err(AclError::FEATURE_UNSUPPORTED);
         }
@@ -418,5 +424,7 @@ pub extern "C" fn aclrtDeviceEnablePeerAccess(peer: i32, flags: u32) -> AclError
 /// `aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtDeviceDisablePeerAccess(peer: i32) -> AclErrorCode {
-    guard(|| with_global(|g| g.emu.peer_access(peer)))
+    guard("aclrtDeviceDisablePeerAccess", || {
+        with_global(|g| g.emu.peer_access(peer))
+    })
 }

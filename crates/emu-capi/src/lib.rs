@@ -24,6 +24,7 @@
 //! | `ACLMEM_EMU_LEAK_REPORT` | print what the process still holds at `aclFinalize` and exit | off |
 //! | `ACLMEM_EMU_QUIET` | no messages on stderr | off |
 //! | `ACLMEM_EMU_UNSUPPORTED` | `warn`, `error` or `abort` at a call the emulator does not support ([`framework`]) | `warn` |
+//! | `ACLMEM_EMU_FAULTS` | faults to inject: `aclrtMalloc@3=207001;device-lost@50` (`aclmem_emu::faults` has the grammar) | none |
 //! | `ACLMEM_EMU_DRIVER` | the driver package's version (`aclsysGetCANNVersion(ACL_PKG_NAME_DRIVER)`, `aclsysGetVersionStr("driver")`), or `none` | `25.3.rc1` |
 //!
 //! A bad value makes `aclInit` fail with `ACL_ERROR_INVALID_PARAM` (100000)
@@ -53,9 +54,11 @@ use aclmem_core::AclError;
 
 mod cptr;
 pub mod device;
+mod faults;
 pub mod framework;
 pub mod memory;
 pub mod sharing;
+mod site;
 mod state;
 
 pub use device::*;
@@ -76,12 +79,17 @@ thread_local! {
     static LAST_ERROR: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
 }
 
-/// Runs an entry point, turning a panic into `ACL_ERROR_INTERNAL_ERROR`;
-/// a failure becomes the thread's last error.
-fn guard(f: impl FnOnce() -> Result<(), AclError>) -> AclErrorCode {
-    let code = catch_unwind(AssertUnwindSafe(f))
-        .unwrap_or(Err(AclError::INTERNAL_ERROR))
-        .map_or_else(|e| e.code(), |()| 0);
+/// Runs the entry point `name` (its catalogue name): a fault armed for it
+/// (`ACLMEM_EMU_FAULTS`) answers first, before anything is read or
+/// written; a panic becomes `ACL_ERROR_INTERNAL_ERROR`; a failure becomes
+/// the thread's last error.
+fn guard(name: &'static str, f: impl FnOnce() -> Result<(), AclError>) -> AclErrorCode {
+    let code = match faults::check(name) {
+        Some(code) => code,
+        None => catch_unwind(AssertUnwindSafe(f))
+            .unwrap_or(Err(AclError::INTERNAL_ERROR))
+            .map_or_else(|e| e.code(), |()| 0),
+    };
     if code != 0 {
         set_last_error(code);
     }

@@ -35,7 +35,7 @@ pub unsafe extern "C" fn aclrtGetMemInfo(
     free: *mut usize,
     total: *mut usize,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtGetMemInfo", || {
         if free.is_null() || total.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -58,7 +58,7 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
     prop: *const RawPhysicalMemProp,
     flags: u64,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMallocPhysical", || {
         if handle.is_null() || prop.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -80,7 +80,7 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
 /// `aclError aclrtFreePhysical(aclrtDrvMemHandle handle)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtFreePhysical(handle: aclrtDrvMemHandle) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtFreePhysical", || {
         let h = raw_handle(handle)?;
         with_global(|g| g.emu.free_physical(h))
     })
@@ -94,7 +94,7 @@ pub unsafe extern "C" fn aclrtMemGetAllocationGranularity(
     option: u32,
     granularity: *mut usize,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemGetAllocationGranularity", || {
         if prop.is_null() || granularity.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -120,7 +120,7 @@ pub unsafe extern "C" fn aclrtReserveMemAddress(
     expect_ptr: *mut c_void,
     flags: u64,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtReserveMemAddress", || {
         if vir_ptr.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -141,7 +141,7 @@ pub unsafe extern "C" fn aclrtReserveMemAddress(
 /// `aclError aclrtReleaseMemAddress(void *virPtr)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtReleaseMemAddress(vir_ptr: *mut c_void) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtReleaseMemAddress", || {
         let a = virt(vir_ptr)?;
         with_global(|g| g.emu.release(a))
     })
@@ -157,7 +157,7 @@ pub extern "C" fn aclrtMapMem(
     handle: aclrtDrvMemHandle,
     flags: u64,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMapMem", || {
         let request = args::map(vir_ptr as usize, size, handle as usize as u64, flags)?;
         with_global(|g| g.emu.map_checked(request, offset))
     })
@@ -166,7 +166,7 @@ pub extern "C" fn aclrtMapMem(
 /// `aclError aclrtUnmapMem(void *virPtr)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtUnmapMem(vir_ptr: *mut c_void) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtUnmapMem", || {
         let a = virt(vir_ptr)?;
         with_global(|g| g.emu.unmap(a))
     })
@@ -207,7 +207,9 @@ pub unsafe extern "C" fn aclrtMalloc(
     size: usize,
     policy: u32,
 ) -> AclErrorCode {
-    guard(|| malloc_common(dev_ptr, size, policy, false))
+    guard("aclrtMalloc", || {
+        malloc_common(dev_ptr, size, policy, false)
+    })
 }
 
 /// `aclError aclrtMallocAlign32(void **devPtr, size_t size,
@@ -218,13 +220,15 @@ pub unsafe extern "C" fn aclrtMallocAlign32(
     size: usize,
     policy: u32,
 ) -> AclErrorCode {
-    guard(|| malloc_common(dev_ptr, size, policy, true))
+    guard("aclrtMallocAlign32", || {
+        malloc_common(dev_ptr, size, policy, true)
+    })
 }
 
 /// `aclError aclrtFree(void *devPtr)`: memory from `aclrtMalloc*` only.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtFree", || {
         let addr = args::address(dev_ptr as usize)?;
         with_global(|g| g.emu.free_device_checked(addr))
     })
@@ -234,7 +238,7 @@ pub extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> AclErrorCode {
 /// memory (plain host memory in the emulator; not charged to a device).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMallocHost", || {
         if host_ptr.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -255,13 +259,13 @@ pub unsafe extern "C" fn aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize
 /// only.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtFreeHost", || {
         let addr = args::address(host_ptr as usize)?;
         with_global(|g| g.emu.free_host_checked(addr))
     })
 }
 
-fn copy(
+pub(crate) fn copy(
     dst: *mut c_void,
     dest_max: usize,
     src: *const c_void,
@@ -296,7 +300,9 @@ pub unsafe extern "C" fn aclrtMemcpy(
     count: usize,
     kind: u32,
 ) -> AclErrorCode {
-    guard(|| copy(dst, dest_max, src, count, kind, None))
+    guard("aclrtMemcpy", || {
+        copy(dst, dest_max, src, count, kind, None)
+    })
 }
 
 /// `aclError aclrtMemcpyAsync(..., aclrtStream stream)`: executes at once
@@ -310,7 +316,9 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
     kind: u32,
     stream: aclrtStream,
 ) -> AclErrorCode {
-    guard(|| copy(dst, dest_max, src, count, kind, Some(stream)))
+    guard("aclrtMemcpyAsync", || {
+        copy(dst, dest_max, src, count, kind, Some(stream))
+    })
 }
 
 /// `aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
@@ -323,7 +331,7 @@ pub unsafe extern "C" fn aclrtMemset(
     value: i32,
     count: usize,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemset", || {
         let args::Fill::Bytes(request) = args::memset(dev_ptr as usize, max_count, value, count)?
         else {
             return Ok(());
@@ -343,7 +351,7 @@ pub unsafe extern "C" fn aclrtMemGetAddressRange(
     pbase: *mut *mut c_void,
     psize: *mut usize,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemGetAddressRange", || {
         let ptr = args::address(ptr as usize)?;
         if pbase.is_null() && psize.is_null() {
             return Err(AclError::RT_PARAM_INVALID);
@@ -370,7 +378,7 @@ pub unsafe extern "C" fn aclrtMemRetainAllocationHandle(
     vir_ptr: *mut c_void,
     handle: *mut aclrtDrvMemHandle,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemRetainAllocationHandle", || {
         let addr = virt(vir_ptr)?;
         if handle.is_null() {
             return Err(AclError::INVALID_PARAM);
@@ -395,7 +403,7 @@ pub unsafe extern "C" fn aclrtMemGetAllocationPropertiesFromHandle(
     handle: aclrtDrvMemHandle,
     prop: *mut RawPhysicalMemProp,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemGetAllocationPropertiesFromHandle", || {
         let h = raw_handle(handle)?;
         if prop.is_null() {
             return Err(AclError::INVALID_PARAM);
@@ -414,7 +422,7 @@ pub unsafe extern "C" fn aclrtPointerGetAttributes(
     ptr: *const c_void,
     attributes: *mut aclrtPtrAttributes,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtPointerGetAttributes", || {
         if ptr.is_null() || attributes.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -446,7 +454,7 @@ pub unsafe extern "C" fn aclrtMemSetAccess(
     desc: *mut aclrtMemAccessDesc,
     count: usize,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemSetAccess", || {
         if vir_ptr.is_null() || desc.is_null() || count == 0 {
             return Err(AclError::RT_PARAM_INVALID);
         }
@@ -478,7 +486,7 @@ pub unsafe extern "C" fn aclrtMemGetAccess(
     location: *mut RawMemLocation,
     flag: *mut u64,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemGetAccess", || {
         if vir_ptr.is_null() || location.is_null() || flag.is_null() {
             return Err(AclError::INVALID_PARAM);
         }

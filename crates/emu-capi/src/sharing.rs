@@ -44,7 +44,7 @@ pub unsafe extern "C" fn aclrtMemExportToShareableHandle(
     flags: u64,
     shareable_handle: *mut u64,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemExportToShareableHandle", || {
         let handle = args::export(handle as usize as u64, handle_type)?;
         if shareable_handle.is_null() {
             return Err(AclError::INVALID_PARAM);
@@ -71,7 +71,7 @@ pub unsafe extern "C" fn aclrtMemSetPidToShareableHandle(
     pid: *mut i32,
     pid_num: usize,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemSetPidToShareableHandle", || {
         let pids = read_pids(pid, pid_num)?;
         let pids = args::pids(&pids)?;
         let shareable = ShareableHandleV2::Default(shareable_handle);
@@ -87,7 +87,7 @@ pub unsafe extern "C" fn aclrtMemImportFromShareableHandle(
     device_id: i32,
     handle: *mut aclrtDrvMemHandle,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemImportFromShareableHandle", || {
         if handle.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -118,7 +118,7 @@ pub unsafe extern "C" fn aclrtMemExportToShareableHandleV2(
     share_type_: u32,
     shareable_handle: *mut c_void,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemExportToShareableHandleV2", || {
         let h = args::handle(handle as usize as u64)?;
         let kind = share_type(share_type_)?;
         if shareable_handle.is_null() {
@@ -166,7 +166,7 @@ pub unsafe extern "C" fn aclrtMemSetPidToShareableHandleV2(
     pid: *mut i32,
     pid_num: usize,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemSetPidToShareableHandleV2", || {
         let pids = read_pids(pid, pid_num)?;
         let pids = args::pids(&pids)?;
         if shareable_handle.is_null() {
@@ -188,7 +188,7 @@ pub unsafe extern "C" fn aclrtMemImportFromShareableHandleV2(
     flags: u64,
     handle: *mut aclrtDrvMemHandle,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtMemImportFromShareableHandleV2", || {
         if shareable_handle.is_null() || handle.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -218,7 +218,7 @@ pub unsafe extern "C" fn aclrtIpcMemGetExportKey(
     len: usize,
     flags: u64,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtIpcMemGetExportKey", || {
         if dev_ptr.is_null() || key.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -248,7 +248,7 @@ pub unsafe extern "C" fn aclrtIpcMemSetImportPid(
     pid: *mut i32,
     num: usize,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtIpcMemSetImportPid", || {
         if num == 0 {
             return Err(AclError::RT_PARAM_INVALID);
         }
@@ -267,7 +267,7 @@ pub unsafe extern "C" fn aclrtIpcMemImportByKey(
     key: *const c_char,
     flags: u64,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtIpcMemImportByKey", || {
         if dev_ptr.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -288,7 +288,7 @@ pub unsafe extern "C" fn aclrtIpcMemImportByKey(
 /// block; the exporter withdraws the key.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtIpcMemClose(key: *const c_char) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtIpcMemClose", || {
         let key = cptr::read_cstr(key, ACL_IPC_KEY_LEN - 1)?;
         with_global(|g| g.emu.ipc_close(&key))
     })

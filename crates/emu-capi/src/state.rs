@@ -149,7 +149,12 @@ pub(crate) fn init() -> Result<(), AclError> {
     if state.is_some() {
         return Err(AclError::REPEAT_INITIALIZE);
     }
-    if let Err(message) = aclmem_emu::env::unsupported().and(aclmem_emu::env::driver()) {
+    let faults = crate::faults::spec_error().map_or(Ok(()), |e| Err(e.to_owned()));
+    if let Err(message) = aclmem_emu::env::unsupported()
+        .and(aclmem_emu::env::driver())
+        .map(drop)
+        .and(faults)
+    {
         if !aclmem_emu::env::quiet() {
             eprintln!("aclmem-emu: aclInit failed: {message}");
         }
@@ -234,6 +239,7 @@ extern "C" fn parent() {
 /// teardown belongs to the parent) and start uninitialised.
 extern "C" fn child() {
     LIVE.store(0, Ordering::Release);
+    crate::faults::after_fork();
     FORK_GUARD.with(|g| {
         if let Some(mut guard) = g.borrow_mut().take() {
             std::mem::forget(guard.take());

@@ -77,7 +77,10 @@ unsafe fn registration(host: *mut c_void) {
     // SAFETY: `host` is 8 KiB of this test's memory, page aligned.
     unsafe {
         let mut dev = ptr::null_mut();
-        assert_eq!(aclrtHostRegister(ptr::null_mut(), 4096, 0, &mut dev), INVALID);
+        assert_eq!(
+            aclrtHostRegister(ptr::null_mut(), 4096, 0, &mut dev),
+            INVALID
+        );
         assert_eq!(aclrtHostRegister(host, 0, 0, &mut dev), INVALID);
         assert_eq!(aclrtHostRegister(host, 4096, 0, ptr::null_mut()), INVALID);
         // IOMEMORY and READONLY are reserved; anything else fails the check.
@@ -189,7 +192,10 @@ unsafe fn usage() {
         assert!(info[0].cur >= 8 << 20, "{}", info[0].cur);
         assert!(info[0].peak >= info[0].cur);
         assert_eq!(info[0].reserved, [7; 8], "reserved words are not written");
-        assert!(info[..n].windows(2).all(|w| w[0].cur >= w[1].cur), "largest first");
+        assert!(
+            info[..n].windows(2).all(|w| w[0].cur >= w[1].cur),
+            "largest first"
+        );
         let held = info[0].cur;
         assert_eq!(aclrtFree(p), 0);
         assert_eq!(aclrtGetMemUsageInfo(1, infos, 1, &mut n), 0);

@@ -120,6 +120,12 @@ impl Emulator {
             .map_err(|_| AclError::INVALID_PARAM)
     }
 
+    /// Counts one more call for the `index`-th `@machine` item of the fault
+    /// spec, for every process of the machine together; the count, from 1.
+    pub fn count_machine_fault(&self, index: usize) -> u64 {
+        self.process.machine.region.count_fault_call(index)
+    }
+
     /// Caps a pool's capacity, machine-wide (what is allocated stays).
     pub fn set_capacity(&self, pool: PoolId, bytes: usize) -> std::result::Result<(), AclError> {
         if let PoolId::Device(d) | PoolId::Huge1G(d) = pool {

@@ -73,6 +73,7 @@ mod config;
 mod emulator;
 pub mod env;
 pub mod errors;
+pub mod faults;
 mod machine;
 mod os;
 mod process;

@@ -43,6 +43,12 @@ fn answer(
     returns: Returns,
     entry: usize,
 ) -> i64 {
+    if matches!(returns, Returns::Code | Returns::OpStatus)
+        && let Some(code) = crate::faults::check(name)
+    {
+        crate::set_last_error(code);
+        return i64::from(code);
+    }
     // A panic must not unwind into C; recording is best effort.
     let _ = std::panic::catch_unwind(|| record::record(name, library, answer, returns, entry));
     let value = returns.value(answer);

@@ -8,7 +8,6 @@
 //! error codes (`ACLMEM_EMU_QUIET` silences it).
 
 use std::collections::BTreeMap;
-use std::ffi::c_void;
 use std::fmt::Write as _;
 use std::sync::Once;
 
@@ -137,72 +136,16 @@ extern "C" fn report_at_exit() {
     });
 }
 
-/// The start of the shared object that holds `addr`, and its file name.
-fn object_of(addr: *const c_void) -> Option<(usize, String)> {
-    // SAFETY: `Dl_info` is plain data; dladdr only reads the loader's
-    // tables and fills `info` for the duration of the call.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; `addr` is only compared against mappings.
-    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
-        return None;
-    }
-    // SAFETY: dladdr set a NUL-terminated name the loader owns.
-    let file = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
-        .to_string_lossy()
-        .rsplit('/')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    Some((info.dli_fbase as usize, file))
-}
-
 /// The first frame of the stack outside this library, as
 /// `symbol (object+0xoffset)`, or `object+0xoffset` when the object has no
 /// symbol for it (the offset is what `addr2line -e object` takes).
-///
-/// The frame is the one that called `entry` (the exported function); when
-/// the unwinder cannot name that function's frame, the first frame outside
-/// the object that holds this code.
 fn call_site(entry: usize) -> String {
-    let mut site = None;
-    let mut next = false;
-    backtrace::trace(|frame| {
-        if next {
-            site = Some(frame.ip());
-            return false;
-        }
-        next = frame.symbol_address() as usize == entry;
-        true
-    });
-    if site.is_none() {
-        let own = object_of(call_site as *const c_void).map(|(base, _)| base);
-        backtrace::trace(|frame| {
-            let ip = frame.ip();
-            match object_of(ip) {
-                Some((base, _)) if Some(base) == own => true,
-                _ => {
-                    site = Some(ip);
-                    false
-                }
-            }
-        });
-    }
-    let Some(ip) = site else {
+    let Some(ip) = crate::site::caller(Some(entry)) else {
         return "an unknown place".to_owned();
     };
-    // The return address is one past the call: resolve the call.
-    let call = (ip as usize).saturating_sub(1) as *mut c_void;
-    let mut name = None;
-    backtrace::resolve(call, |symbol| {
-        if name.is_none() {
-            name = symbol.name().map(|n| format!("{n:#}"));
-        }
-    });
-    let place = object_of(ip).map_or_else(
-        || format!("{ip:p}"),
-        |(base, file)| format!("{file}+{:#x}", (call as usize).wrapping_sub(base)),
-    );
-    match name {
+    let site = crate::site::Site::of(ip);
+    let place = site.place();
+    match site.symbol {
         Some(n) => format!("{n} ({place})"),
         None => place,
     }

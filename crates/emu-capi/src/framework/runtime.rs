@@ -73,14 +73,26 @@ pub unsafe extern "C" fn aclrtCreateStreamWithConfig(
 /// complete; a stream that is not live is 107000.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtStreamQuery(stream: aclrtStream) -> AclErrorCode {
-    guard(|| with_global(|g| g.emu.check_stream(stream as usize as u64)))
+    guard("aclrtStreamQuery", || {
+        with_global(|g| g.emu.check_stream(stream as usize as u64))
+    })
 }
 
 /// `aclError aclrtCreateEvent(aclrtEvent *event)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtCreateEvent(out: *mut aclrtEvent) -> AclErrorCode {
+    // SAFETY: the C caller's out parameter.
+    unsafe { create_event("aclrtCreateEvent", out) }
+}
+
+/// `aclrtCreateEvent` and its variants (flags change nothing here), as
+/// the entry point `name`.
+///
+/// # Safety
+/// `out` is what the C caller passed for an `aclrtEvent *`.
+unsafe fn create_event(name: &'static str, out: *mut aclrtEvent) -> AclErrorCode {
     // SAFETY: the C caller's out parameter, checked.
-    guard(|| unsafe {
+    guard(name, || unsafe {
         hand_out_event(out, || with_global(|g| g.emu.create_event(Target::Current)))
     })
 }
@@ -92,7 +104,7 @@ pub unsafe extern "C" fn aclrtCreateEventWithFlag(
     _flag: u32,
 ) -> AclErrorCode {
     // SAFETY: as aclrtCreateEvent.
-    unsafe { aclrtCreateEvent(out) }
+    unsafe { create_event("aclrtCreateEventWithFlag", out) }
 }
 
 /// `aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)`.
@@ -102,37 +114,47 @@ pub unsafe extern "C" fn aclrtCreateEventExWithFlag(
     _flag: u32,
 ) -> AclErrorCode {
     // SAFETY: as aclrtCreateEvent.
-    unsafe { aclrtCreateEvent(out) }
+    unsafe { create_event("aclrtCreateEventExWithFlag", out) }
 }
 
 /// `aclError aclrtDestroyEvent(aclrtEvent event)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtDestroyEvent(e: aclrtEvent) -> AclErrorCode {
-    guard(|| with_global(|g| g.emu.destroy_event(event(e)?)))
+    guard("aclrtDestroyEvent", || {
+        with_global(|g| g.emu.destroy_event(event(e)?))
+    })
 }
 
 /// `aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtRecordEvent(e: aclrtEvent, stream: aclrtStream) -> AclErrorCode {
-    guard(|| with_global(|g| g.emu.record_event(event(e)?, stream as usize as u64)))
+    guard("aclrtRecordEvent", || {
+        with_global(|g| g.emu.record_event(event(e)?, stream as usize as u64))
+    })
 }
 
 /// `aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtResetEvent(e: aclrtEvent, stream: aclrtStream) -> AclErrorCode {
-    guard(|| with_global(|g| g.emu.reset_event(event(e)?, stream as usize as u64)))
+    guard("aclrtResetEvent", || {
+        with_global(|g| g.emu.reset_event(event(e)?, stream as usize as u64))
+    })
 }
 
 /// `aclError aclrtSynchronizeEvent(aclrtEvent event)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtSynchronizeEvent(e: aclrtEvent) -> AclErrorCode {
-    guard(|| with_global(|g| g.emu.wait_event(event(e)?, 0)))
+    guard("aclrtSynchronizeEvent", || {
+        with_global(|g| g.emu.wait_event(event(e)?, 0))
+    })
 }
 
 /// `aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, e: aclrtEvent) -> AclErrorCode {
-    guard(|| with_global(|g| g.emu.wait_event(event(e)?, stream as usize as u64)))
+    guard("aclrtStreamWaitEvent", || {
+        with_global(|g| g.emu.wait_event(event(e)?, stream as usize as u64))
+    })
 }
 
 /// `aclError aclrtQueryEventStatus(aclrtEvent event,
@@ -140,7 +162,7 @@ pub extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, e: aclrtEvent) -> Ac
 /// (1) once recorded, `..._NOT_READY` (0) before.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtQueryEventStatus(e: aclrtEvent, status: *mut u32) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtQueryEventStatus", || {
         if status.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -158,7 +180,7 @@ pub unsafe extern "C" fn aclrtQueryEventWaitStatus(
     e: aclrtEvent,
     status: *mut u32,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtQueryEventWaitStatus", || {
         if status.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -176,7 +198,7 @@ pub unsafe extern "C" fn aclrtEventElapsedTime(
     start: aclrtEvent,
     end: aclrtEvent,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtEventElapsedTime", || {
         if ms.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -193,7 +215,7 @@ pub unsafe extern "C" fn aclrtIpcGetEventHandle(
     e: aclrtEvent,
     handle: *mut aclrtIpcEventHandle,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtIpcGetEventHandle", || {
         if handle.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -212,7 +234,7 @@ pub unsafe extern "C" fn aclrtIpcOpenEventHandle(
     out: *mut aclrtEvent,
 ) -> AclErrorCode {
     // SAFETY: the C caller's out parameter, checked.
-    guard(|| unsafe {
+    guard("aclrtIpcOpenEventHandle", || unsafe {
         hand_out_event(out, || {
             with_global(|g| g.emu.open_ipc_event(&handle.reserved))
         })
@@ -231,7 +253,7 @@ const COMPILE_OPTION_MAX: usize = 4096;
 /// `aclError aclSetCompileopt(aclCompileOpt opt, const char *value)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclSetCompileopt(opt: u32, value: *const c_char) -> AclErrorCode {
-    guard(|| {
+    guard("aclSetCompileopt", || {
         let v = cptr::read_cstr(value, COMPILE_OPTION_MAX)?;
         COMPILE_OPTIONS.lock().insert(opt, v);
         Ok(())
@@ -274,7 +296,7 @@ pub unsafe extern "C" fn aclGetCompileopt(
     value: *mut c_char,
     length: usize,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclGetCompileopt", || {
         if value.is_null() || length == 0 {
             return Err(AclError::INVALID_PARAM);
         }
@@ -290,8 +312,10 @@ pub unsafe extern "C" fn aclGetCompileopt(
 /// `aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtSetSysParamOpt(opt: u32, value: i64) -> AclErrorCode {
-    SYS_PARAMS.lock().insert(opt, value);
-    0
+    guard("aclrtSetSysParamOpt", || {
+        SYS_PARAMS.lock().insert(opt, value);
+        Ok(())
+    })
 }
 
 /// `aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)`:
@@ -301,14 +325,17 @@ pub extern "C" fn aclrtSetSysParamOpt(opt: u32, value: i64) -> AclErrorCode {
 /// (docs/catalogue.md).
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtCtxSetSysParamOpt(opt: u32, value: i64) -> AclErrorCode {
-    aclrtSetSysParamOpt(opt, value)
+    guard("aclrtCtxSetSysParamOpt", || {
+        SYS_PARAMS.lock().insert(opt, value);
+        Ok(())
+    })
 }
 
 /// `aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)`: the
 /// value set; 0, the runtime's default, for one never set.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetSysParamOpt(opt: u32, value: *mut i64) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtGetSysParamOpt", || {
         if value.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -340,7 +367,7 @@ fn package_release(pkg: *const c_char) -> Result<String, AclError> {
 /// bytes are written at most); another package is 100003.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclsysGetVersionStr(pkg: *const c_char, out: *mut c_char) -> AclErrorCode {
-    guard(|| {
+    guard("aclsysGetVersionStr", || {
         if out.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -372,7 +399,7 @@ fn version_num(release: &str) -> i32 {
 /// emulated release of the runtime's packages, counted as the runtime does.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclsysGetVersionNum(pkg: *const c_char, out: *mut i32) -> AclErrorCode {
-    guard(|| {
+    guard("aclsysGetVersionNum", || {
         if out.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -443,7 +470,7 @@ pub unsafe extern "C" fn aclmdlRICaptureGetInfo(
     status: *mut u32,
     model: *mut *mut std::ffi::c_void,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclmdlRICaptureGetInfo", || {
         if status.is_null() || model.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -463,7 +490,7 @@ pub unsafe extern "C" fn aclmdlRICaptureGetInfo(
 /// (nothing is compiled here); another attribute is 100000.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclGetCannAttribute(attr: i32, value: *mut i32) -> AclErrorCode {
-    guard(|| {
+    guard("aclGetCannAttribute", || {
         if value.is_null() || !(0..=2).contains(&attr) {
             return Err(AclError::INVALID_PARAM);
         }
@@ -487,7 +514,7 @@ pub unsafe extern "C" fn aclrtSetOpExecuteTimeOutV2(
     timeout: u64,
     actual: *mut u64,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtSetOpExecuteTimeOutV2", || {
         if actual.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -503,7 +530,7 @@ pub unsafe extern "C" fn aclrtGetStreamOverflowSwitch(
     stream: aclrtStream,
     flag: *mut u32,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtGetStreamOverflowSwitch", || {
         if flag.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -524,7 +551,9 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
     count: usize,
     stream: aclrtStream,
 ) -> AclErrorCode {
-    let live = guard(|| with_global(|g| g.emu.check_stream(stream as usize as u64)));
+    let live = guard("aclrtMemsetAsync", || {
+        with_global(|g| g.emu.check_stream(stream as usize as u64))
+    });
     if live != 0 {
         return live;
     }
@@ -550,7 +579,7 @@ pub unsafe extern "C" fn aclrtGetDeviceInfo(
     attr: u32,
     value: *mut i64,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtGetDeviceInfo", || {
         if value.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -580,7 +609,7 @@ pub unsafe extern "C" fn aclGetDeviceCapability(
     _info: i32,
     value: *mut i64,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclGetDeviceCapability", || {
         if value.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -650,8 +679,9 @@ pub unsafe extern "C" fn aclrtMemcpyAsyncWithCondition(
     kind: u32,
     stream: aclrtStream,
 ) -> AclErrorCode {
-    // SAFETY: the same contract as aclrtMemcpyAsync.
-    unsafe { crate::aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream) }
+    guard("aclrtMemcpyAsyncWithCondition", || {
+        crate::memory::copy(dst, dest_max, src, count, kind, Some(stream))
+    })
 }
 
 /// `aclError aclrtHostRegister(void *ptr, uint64_t size,
@@ -666,7 +696,7 @@ pub unsafe extern "C" fn aclrtHostRegister(
     kind: u32,
     dev_ptr: *mut *mut std::ffi::c_void,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtHostRegister", || {
         if ptr.is_null() || dev_ptr.is_null() || size == 0 {
             return Err(AclError::INVALID_PARAM);
         }
@@ -690,7 +720,9 @@ pub extern "C" fn aclrtHostRegisterV2(
     size: u64,
     flag: u32,
 ) -> AclErrorCode {
-    guard(|| with_global(|g| g.emu.host_register_v2(ptr as usize, size, flag)))
+    guard("aclrtHostRegisterV2", || {
+        with_global(|g| g.emu.host_register_v2(ptr as usize, size, flag))
+    })
 }
 
 /// `aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice,
@@ -701,7 +733,7 @@ pub unsafe extern "C" fn aclrtHostGetDevicePointer(
     device: *mut *mut std::ffi::c_void,
     flag: u32,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtHostGetDevicePointer", || {
         if host.is_null() || device.is_null() || flag != 0 {
             return Err(AclError::INVALID_PARAM);
         }
@@ -714,7 +746,9 @@ pub unsafe extern "C" fn aclrtHostGetDevicePointer(
 /// `aclError aclrtHostUnregister(void *ptr)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtHostUnregister(ptr: *mut std::ffi::c_void) -> AclErrorCode {
-    guard(|| with_global(|g| g.emu.host_unregister(ptr as usize)))
+    guard("aclrtHostUnregister", || {
+        with_global(|g| g.emu.host_unregister(ptr as usize))
+    })
 }
 
 /// The bytes of `aclrtMemUsageInfo` the runtime fills: `char name[32];
@@ -745,7 +779,7 @@ pub unsafe extern "C" fn aclrtGetMemUsageInfo(
     input_num: usize,
     output_num: *mut usize,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclrtGetMemUsageInfo", || {
         if info.is_null() || output_num.is_null() {
             return Err(AclError::INVALID_PARAM);
         }

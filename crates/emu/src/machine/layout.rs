@@ -62,6 +62,9 @@ pub(crate) struct Header {
     pub(crate) used: [AtomicU64; MAX_POOLS],
     /// The most `used` has been since the machine was made.
     pub(crate) peak: [AtomicU64; MAX_POOLS],
+    /// Calls counted by the `@machine` faults of `ACLMEM_EMU_FAULTS`, by
+    /// their place among those items.
+    pub(crate) fault_calls: [AtomicU64; crate::faults::MACHINE_FAULTS],
 }
 
 #[repr(C)]

@@ -159,6 +159,9 @@ impl Region {
             h.used[i].store(0, Ordering::Relaxed);
             h.peak[i].store(0, Ordering::Relaxed);
         }
+        for c in &h.fault_calls {
+            c.store(0, Ordering::Relaxed);
+        }
         for s in &l.slots {
             s.state.store(FREE, Ordering::Relaxed);
             s.generation.store(0, Ordering::Relaxed);

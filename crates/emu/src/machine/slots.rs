@@ -250,6 +250,14 @@ impl Region {
         )
     }
 
+    /// Counts one more call for the `index`-th `@machine` fault (every
+    /// process of the machine together) and gives the count, from 1.
+    pub fn count_fault_call(&self, index: usize) -> u64 {
+        self.layout().header.fault_calls[index % crate::faults::MACHINE_FAULTS]
+            .fetch_add(1, Ordering::AcqRel)
+            + 1
+    }
+
     /// The most a pool has held at once since the machine was made.
     pub fn peak(&self, pool: PoolId) -> u64 {
         self.layout().header.peak[pool.index()].load(Ordering::Acquire)

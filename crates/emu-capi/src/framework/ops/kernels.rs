@@ -1636,8 +1636,13 @@ mod tests {
     #[test]
     fn nonzero_reports_coordinates_and_their_real_shape() {
         let x = t(DType::F32, &[2, 3], &[0.0, 1.5, 0.0, -2.0, 0.0, 3.0]);
-        let (v, shape) =
-            run_dynamic("NonZero", vec![x.clone()], spec(DType::I64, &[6, 2]), OpAttr::new()).unwrap();
+        let (v, shape) = run_dynamic(
+            "NonZero",
+            vec![x.clone()],
+            spec(DType::I64, &[6, 2]),
+            OpAttr::new(),
+        )
+        .unwrap();
         assert_eq!(shape, Some(vec![3, 2]));
         assert_eq!(v, [0.0, 1.0, 1.0, 0.0, 1.0, 2.0]);
         let mut attrs = OpAttr::new();
@@ -1648,7 +1653,12 @@ mod tests {
         assert_eq!(v, [0.0, 1.0, 1.0, 1.0, 0.0, 2.0]);
         // An output too small for the coordinates, or of a float type.
         assert_eq!(
-            run_dynamic("NonZero", vec![x.clone()], spec(DType::I64, &[2, 2]), OpAttr::new()),
+            run_dynamic(
+                "NonZero",
+                vec![x.clone()],
+                spec(DType::I64, &[2, 2]),
+                OpAttr::new()
+            ),
             Err(AclError::OP_OUTPUT_NOT_MATCH)
         );
         assert_eq!(
@@ -1661,9 +1671,13 @@ mod tests {
     fn masked_select_broadcasts_the_mask() {
         let x = t(DType::F16, &[2, 2], &[1.0, 2.0, 3.0, 4.0]);
         let mask = t(DType::Bool, &[2], &[0.0, 1.0]);
-        let (v, shape) =
-            run_dynamic("MaskedSelect", vec![x, mask], spec(DType::F16, &[4]), OpAttr::new())
-                .unwrap();
+        let (v, shape) = run_dynamic(
+            "MaskedSelect",
+            vec![x, mask],
+            spec(DType::F16, &[4]),
+            OpAttr::new(),
+        )
+        .unwrap();
         assert_eq!(shape, Some(vec![2]));
         assert_eq!(v, [2.0, 4.0]);
     }
@@ -1672,7 +1686,13 @@ mod tests {
     fn isfinite_and_ceil() {
         let x = t(DType::F32, &[4], &[1.5, f64::INFINITY, f64::NAN, -0.5]);
         assert_eq!(
-            run("IsFinite", vec![x.clone()], spec(DType::Bool, &[4]), OpAttr::new()).unwrap(),
+            run(
+                "IsFinite",
+                vec![x.clone()],
+                spec(DType::Bool, &[4]),
+                OpAttr::new()
+            )
+            .unwrap(),
             [1.0, 0.0, 0.0, 1.0]
         );
         let got = run("Ceil", vec![x], spec(DType::F32, &[4]), OpAttr::new()).unwrap();
@@ -1696,8 +1716,13 @@ mod tests {
             ]
         };
         assert_eq!(
-            run("IndexPutV2", inputs(&x, &[0, 1]), spec(DType::F32, &[2, 3]), OpAttr::new())
-                .unwrap(),
+            run(
+                "IndexPutV2",
+                inputs(&x, &[0, 1]),
+                spec(DType::F32, &[2, 3]),
+                OpAttr::new()
+            )
+            .unwrap(),
             [0.0, 0.0, 7.0, 7.0, 0.0, 0.0]
         );
         // Accumulating, with a repeated (and a negative) index.
@@ -1718,7 +1743,12 @@ mod tests {
         );
         // An index out of range writes nothing.
         assert_eq!(
-            run("IndexPutV2", inputs(&x, &[0, 2]), spec(DType::F32, &[2, 3]), OpAttr::new()),
+            run(
+                "IndexPutV2",
+                inputs(&x, &[0, 2]),
+                spec(DType::F32, &[2, 3]),
+                OpAttr::new()
+            ),
             Err(AclError::INVALID_PARAM)
         );
     }

@@ -87,7 +87,9 @@ pub extern "C" fn aclDestroyTensorDesc(desc: *const c_void) {
 /// the storage format.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclSetTensorFormat(desc: *mut c_void, format: c_int) -> AclErrorCode {
-    guard(|| objects::with_desc(handle(desc), |d| d.storage_format = Some(format)))
+    guard("aclSetTensorFormat", || {
+        objects::with_desc(handle(desc), |d| d.storage_format = Some(format))
+    })
 }
 
 /// `aclError aclSetTensorShape(aclTensorDesc *desc, int numDims, const
@@ -98,7 +100,7 @@ pub extern "C" fn aclSetTensorShape(
     num_dims: c_int,
     dims: *const i64,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclSetTensorShape", || {
         let dims = read_dims(num_dims, dims)?;
         objects::with_desc(handle(desc), |d| d.storage_dims = Some(dims))
     })
@@ -108,7 +110,7 @@ pub extern "C" fn aclSetTensorShape(
 /// memType)`: device (0) or host (1, 2); another value is 100000.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclSetTensorPlaceMent(desc: *mut c_void, mem_type: c_int) -> AclErrorCode {
-    guard(|| {
+    guard("aclSetTensorPlaceMent", || {
         let placement = Placement::from_raw(mem_type).ok_or(AclError::INVALID_PARAM)?;
         objects::with_desc(handle(desc), |d| d.placement = placement)
     })
@@ -137,7 +139,7 @@ pub unsafe extern "C" fn aclGetTensorDescDimV2(
     index: usize,
     dim_size: *mut i64,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclGetTensorDescDimV2", || {
         let dim = objects::with_desc(handle(desc), |d| d.dims.get(index).copied())?
             .ok_or(AclError::INVALID_PARAM)?;
         // SAFETY: the C caller's out parameter, checked.
@@ -174,7 +176,9 @@ pub extern "C" fn aclCreateDataBuffer(data: *mut c_void, size: usize) -> *mut c_
 /// 100000 for anything but a live buffer.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclDestroyDataBuffer(buffer: *const c_void) -> AclErrorCode {
-    guard(|| objects::destroy_buffer(handle(buffer)))
+    guard("aclDestroyDataBuffer", || {
+        objects::destroy_buffer(handle(buffer))
+    })
 }
 
 /// `aclopAttr *aclopCreateAttr()`.
@@ -191,11 +195,12 @@ pub extern "C" fn aclopDestroyAttr(attr: *const c_void) {
 }
 
 fn set_attr(
+    entry: &'static str,
     attr: *mut c_void,
     name: *const c_char,
     value: impl FnOnce() -> Result<AttrValue, AclError>,
 ) -> AclErrorCode {
-    guard(|| {
+    guard(entry, || {
         let name = cptr::read_cstr(name, MAX_NAME)?;
         objects::set_attr(handle(attr), name, value()?)
     })
@@ -222,7 +227,9 @@ pub extern "C" fn aclopSetAttrBool(
     name: *const c_char,
     value: u8,
 ) -> AclErrorCode {
-    set_attr(attr, name, || Ok(AttrValue::Bool(value != 0)))
+    set_attr("aclopSetAttrBool", attr, name, || {
+        Ok(AttrValue::Bool(value != 0))
+    })
 }
 
 /// `aclError aclopSetAttrInt(aclopAttr *attr, const char *attrName,
@@ -233,7 +240,7 @@ pub extern "C" fn aclopSetAttrInt(
     name: *const c_char,
     value: i64,
 ) -> AclErrorCode {
-    set_attr(attr, name, || Ok(AttrValue::Int(value)))
+    set_attr("aclopSetAttrInt", attr, name, || Ok(AttrValue::Int(value)))
 }
 
 /// `aclError aclopSetAttrFloat(aclopAttr *attr, const char *attrName,
@@ -244,7 +251,9 @@ pub extern "C" fn aclopSetAttrFloat(
     name: *const c_char,
     value: f32,
 ) -> AclErrorCode {
-    set_attr(attr, name, || Ok(AttrValue::Float(value)))
+    set_attr("aclopSetAttrFloat", attr, name, || {
+        Ok(AttrValue::Float(value))
+    })
 }
 
 /// `aclError aclopSetAttrString(aclopAttr *attr, const char *attrName,
@@ -255,7 +264,7 @@ pub extern "C" fn aclopSetAttrString(
     name: *const c_char,
     value: *const c_char,
 ) -> AclErrorCode {
-    set_attr(attr, name, || {
+    set_attr("aclopSetAttrString", attr, name, || {
         cptr::read_cstr(value, MAX_NAME).map(AttrValue::String)
     })
 }
@@ -268,7 +277,9 @@ pub extern "C" fn aclopSetAttrDataType(
     name: *const c_char,
     value: c_int,
 ) -> AclErrorCode {
-    set_attr(attr, name, || Ok(AttrValue::DataType(value)))
+    set_attr("aclopSetAttrDataType", attr, name, || {
+        Ok(AttrValue::DataType(value))
+    })
 }
 
 /// `aclError aclopSetAttrListBool(aclopAttr *attr, const char *attrName,
@@ -280,7 +291,7 @@ pub unsafe extern "C" fn aclopSetAttrListBool(
     n: c_int,
     values: *const u8,
 ) -> AclErrorCode {
-    set_attr(attr, name, || {
+    set_attr("aclopSetAttrListBool", attr, name, || {
         // SAFETY: `u8` accepts any bytes.
         let v = unsafe { read_list(n, values) }?;
         Ok(AttrValue::ListBool(v.into_iter().map(|b| b != 0).collect()))
@@ -296,7 +307,7 @@ pub unsafe extern "C" fn aclopSetAttrListInt(
     n: c_int,
     values: *const i64,
 ) -> AclErrorCode {
-    set_attr(attr, name, || {
+    set_attr("aclopSetAttrListInt", attr, name, || {
         // SAFETY: `i64` accepts any bytes.
         unsafe { read_list(n, values) }.map(AttrValue::ListInt)
     })
@@ -311,7 +322,7 @@ pub unsafe extern "C" fn aclopSetAttrListFloat(
     n: c_int,
     values: *const f32,
 ) -> AclErrorCode {
-    set_attr(attr, name, || {
+    set_attr("aclopSetAttrListFloat", attr, name, || {
         // SAFETY: `f32` accepts any bytes.
         unsafe { read_list(n, values) }.map(AttrValue::ListFloat)
     })
@@ -328,7 +339,7 @@ pub unsafe extern "C" fn aclopSetAttrListListInt(
     num_values: *const c_int,
     values: *const *const i64,
 ) -> AclErrorCode {
-    set_attr(attr, name, || {
+    set_attr("aclopSetAttrListListInt", attr, name, || {
         // SAFETY: integers and addresses accept any bytes.
         let counts = unsafe { read_list(num_lists, num_values) }?;
         // SAFETY: as above.
@@ -571,7 +582,7 @@ pub unsafe extern "C" fn aclopCompileAndExecute(
     _op_path: *const c_char,
     stream: *mut c_void,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclopCompileAndExecute", || {
         execute(
             op_type,
             num_inputs,
@@ -611,7 +622,7 @@ pub unsafe extern "C" fn aclopCompileAndExecuteV2(
     _op_path: *const c_char,
     stream: *mut c_void,
 ) -> AclErrorCode {
-    guard(|| {
+    guard("aclopCompileAndExecuteV2", || {
         execute(
             op_type,
             num_inputs,
