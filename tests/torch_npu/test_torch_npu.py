@@ -2,6 +2,7 @@
 libraries: its memory path, with the values asserted."""
 
 import os
+import pickle
 import subprocess
 
 import pytest
@@ -44,6 +45,45 @@ def test_pinned_memory_expandable_and_host_registration(machine):
         "unregister": 0,
         "unregister_again": 507911,
     }
+
+
+def test_the_trace_opens_in_pytorchs_memory_viewer(machine, tmp_path):
+    """`aclmem timeline --format memory-viz` on torch_npu's expandable
+    segments: PyTorch's own viewer code reads the snapshot, and what it
+    shows is what torch_npu itself reported."""
+    r, _, _, code = sanitize_scenario("expandable", machine, tmp_path, EXPANDABLE)
+    assert code == 0, sanitize_scenario.stderr[-3000:]
+    out = tmp_path / "viz"
+    subprocess.run(
+        [os.environ["ACLMEM_CLI"], "timeline", str(tmp_path / "trace.jsonl"),
+         "--format", "memory-viz", "-o", str(out)],
+        check=True, capture_output=True,
+    )
+    data = pickle.loads((tmp_path / "viz.pickle").read_bytes())
+    events = data["device_traces"][0]
+    (a_addr, _), = r["segments1"]
+    (_, size2), = r["segments2"]
+    # torch_npu's expandable segment is one reservation of the trace,
+    # grown by mappings whose peak is the segment's size when b was made.
+    resv = [e for e in events if e["action"] == "segment_alloc" and e["addr"] == a_addr]
+    assert len(resv) == 1 and resv[0]["size"] >= size2
+    level = peak = 0
+    for e in events:
+        if a_addr <= e["addr"] < a_addr + resv[0]["size"]:
+            if e["action"] == "segment_map":
+                level += e["size"]
+            elif e["action"] == "segment_unmap":
+                level -= e["size"]
+            peak = max(peak, level)
+    assert peak == size2
+    maps = [e for e in events if e["action"] == "segment_map"]
+    assert all(e["frames"] for e in maps), "each mapping names its call site"
+    # PyTorch's viewer code renders it.
+    from torch.cuda import _memory_viz as viz
+
+    assert f"cudaMalloc({a_addr}, " in viz.trace(data)
+    assert "segments:" in viz.segsum(data)
+    assert "<script" in viz.trace_plot(data) and "<script" in viz.segment_plot(data)
 
 
 def test_statistics_and_snapshot_agree_with_the_machine(machine):

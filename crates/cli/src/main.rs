@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 mod catalogue;
 mod errors;
 mod matrix;
+mod memory_viz;
 mod replay;
 mod run;
 mod sanitize;
@@ -111,6 +112,10 @@ enum Command {
         /// Output path without extension (default: beside the trace).
         #[arg(short, long)]
         out: Option<std::path::PathBuf>,
+        /// `html` (a Perfetto trace and a page, the default) or
+        /// `memory-viz` (PyTorch's memory snapshot pickle, one per process).
+        #[arg(long, value_enum, default_value = "html")]
+        format: TimelineFormat,
     },
     /// Load libascendcl.so, initialise ACL and report what it runs on,
     /// and whether it is aclmem's emulated library ("backend: emulated
@@ -124,6 +129,12 @@ enum Command {
         #[arg(long)]
         lib: Option<std::path::PathBuf>,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TimelineFormat {
+    Html,
+    MemoryViz,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -419,7 +430,26 @@ fn main() -> ExitCode {
         }
         Command::Run(options) => run::run(options),
         Command::Sanitize(options) => sanitize::run(options),
-        Command::Timeline { trace, out } => {
+        Command::Timeline {
+            trace,
+            out,
+            format: TimelineFormat::MemoryViz,
+        } => {
+            let out = out.unwrap_or_else(|| trace.with_extension(""));
+            match memory_viz::write(&trace, &out) {
+                Ok(files) => {
+                    for f in files {
+                        println!("wrote {}", f.display());
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Timeline { trace, out, .. } => {
             let out = out.unwrap_or_else(|| trace.with_extension(""));
             match timeline::run(&trace, &out) {
                 Ok((lines, devices)) => {

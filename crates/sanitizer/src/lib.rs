@@ -1085,13 +1085,21 @@ unsafe fn device_malloc(
         None => missing(name),
     };
     let mut totals = None;
+    let mut made = None;
     if r == 0
         // SAFETY: a pointer is plain data; the kernel checks the address.
         && let Some(p) = unsafe { cmem::read(dev_ptr) }
     {
         totals = Some(model().device_alloc(p as usize, size, DEVICE.with(Cell::get), site));
+        made = Some(p as usize);
     }
-    trace::call(name, totals, size, r);
+    trace::call_with(
+        name,
+        totals,
+        size,
+        r,
+        || serde_json::json!({ "va": made, "site": trace::site_id(site) }),
+    );
     r
 }
 
@@ -1147,7 +1155,13 @@ pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
     } else {
         None
     };
-    trace::call("aclrtFree", totals, 0, r);
+    trace::call_with(
+        "aclrtFree",
+        totals,
+        0,
+        r,
+        || serde_json::json!({ "va": dev_ptr as usize }),
+    );
     r
 }
 

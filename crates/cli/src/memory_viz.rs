@@ -1,0 +1,634 @@
+//! `aclmem timeline TRACE --format memory-viz -o OUT`: the sanitizer's
+//! trace as memory snapshots in the format PyTorch's memory viewer reads
+//! (`torch.cuda._memory_viz`: `segsum`, `trace`, `segment_plot`,
+//! `trace_plot`, and the page at pytorch.org/memory_viz), one pickle per
+//! process that used device memory: `OUT.pickle`, or `OUT.<pid>.pickle`
+//! when several did.
+//!
+//! What the viewer shows, in aclmem's terms:
+//!
+//! * **segments** are what holds device address space at the end: each
+//!   reservation (`aclrtReserveMemAddress`, `is_expandable`), and each
+//!   `aclrtMalloc` block (a segment of one block). A reservation's blocks
+//!   are its mappings (`active_allocated`, one per mapped physical handle)
+//!   and the unmapped gaps between them (`inactive`); a mapping of an
+//!   imported handle is marked with the exporting process, an exported one
+//!   with its shareable handle (as its first frame).
+//! * **device_traces** are every call over time, per device:
+//!   `segment_alloc`/`segment_free` for reservations and `aclrtMalloc`
+//!   blocks, `segment_map`/`segment_unmap` and `alloc`/`free_requested`/
+//!   `free_completed` for mappings, `alloc`/`free_*` for `aclrtMalloc`
+//!   blocks, with the call site's frames (native or Python) and the time.
+//!
+//! A reservation's device is the device of its first mapping (device 0
+//! when it was never mapped).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// A stack frame as the viewer reads it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Frame {
+    /// The source file.
+    pub filename: String,
+    /// The line (0: unknown).
+    pub line: u64,
+    /// The function.
+    pub name: String,
+}
+
+/// A block of a segment.
+#[derive(Debug, Clone, Serialize)]
+pub struct Block {
+    /// Its address.
+    pub address: u64,
+    /// Its size.
+    pub size: u64,
+    /// The bytes asked for.
+    pub requested_size: u64,
+    /// `active_allocated` or `inactive`.
+    pub state: &'static str,
+    /// Where it was made.
+    pub frames: Vec<Frame>,
+}
+
+/// A segment.
+#[derive(Debug, Clone, Serialize)]
+pub struct Segment {
+    /// The device.
+    pub device: u32,
+    /// Its first address.
+    pub address: u64,
+    /// Its size.
+    pub total_size: u64,
+    /// Bytes in its active blocks.
+    pub allocated_size: u64,
+    /// Bytes in its active blocks.
+    pub active_size: u64,
+    /// Bytes asked for by its active blocks.
+    pub requested_size: u64,
+    /// Always 0 (the default stream).
+    pub stream: u64,
+    /// Always `large`.
+    pub segment_type: &'static str,
+    /// Always `(0, 0)` (no private pool).
+    pub segment_pool_id: (u64, u64),
+    /// A reservation (grown by mapping).
+    pub is_expandable: bool,
+    /// Where it was made.
+    pub frames: Vec<Frame>,
+    /// Its blocks, in address order, covering it.
+    pub blocks: Vec<Block>,
+}
+
+/// An event of a device's trace.
+#[derive(Debug, Clone, Serialize)]
+pub struct Event {
+    /// What happened.
+    pub action: &'static str,
+    /// Where.
+    pub addr: u64,
+    /// How many bytes.
+    pub size: u64,
+    /// Always 0.
+    pub stream: u64,
+    /// The call site.
+    pub frames: Vec<Frame>,
+    /// When (µs, from the trace's clock).
+    pub time_us: u64,
+}
+
+/// One process's snapshot.
+#[derive(Debug, Clone, Serialize)]
+pub struct Snapshot {
+    /// What holds address space at the end.
+    pub segments: Vec<Segment>,
+    /// Every event, per device.
+    pub device_traces: Vec<Vec<Event>>,
+}
+
+/// A record of the trace, as far as this export reads it.
+#[derive(serde::Deserialize)]
+struct Record {
+    #[serde(default)]
+    t: u64,
+    #[serde(default)]
+    pid: u64,
+    #[serde(default)]
+    call: String,
+    #[serde(default)]
+    size: u64,
+    #[serde(default)]
+    ret: i64,
+    #[serde(default)]
+    device: Option<serde_json::Value>,
+    #[serde(default)]
+    va: Option<u64>,
+    #[serde(default)]
+    h: Option<u64>,
+    #[serde(default)]
+    share: Option<String>,
+    #[serde(default)]
+    site: Option<u32>,
+    #[serde(default)]
+    sites: Option<HashMap<String, Vec<String>>>,
+}
+
+/// A frame from the sanitizer's text: `function (file:line)`, or
+/// `0xADDRESS in object` for code without debug information.
+fn frame(text: &str) -> Frame {
+    if let Some((address, object)) = text.split_once(" in ")
+        && address.starts_with("0x")
+    {
+        return Frame {
+            filename: object.to_owned(),
+            line: 0,
+            name: address.to_owned(),
+        };
+    }
+    if let Some((name, rest)) = text.rsplit_once(" (")
+        && let Some(place) = rest.strip_suffix(')')
+        && let Some((file, line)) = place.rsplit_once(':')
+        && let Ok(line) = line.parse()
+    {
+        return Frame {
+            filename: file.to_owned(),
+            line,
+            name: name.to_owned(),
+        };
+    }
+    Frame {
+        filename: "??".to_owned(),
+        line: 0,
+        name: text.to_owned(),
+    }
+}
+
+fn note(name: String) -> Frame {
+    Frame {
+        filename: "aclmem".to_owned(),
+        line: 0,
+        name,
+    }
+}
+
+/// A live object of a process.
+#[derive(Debug, Clone)]
+struct Live {
+    size: u64,
+    site: u32,
+    device: Option<u32>,
+}
+
+/// A mapping: its handle and where it was made.
+#[derive(Debug, Clone)]
+struct Mapping {
+    size: u64,
+    site: u32,
+    device: u32,
+    handle: Option<u64>,
+}
+
+/// An event before its device is known.
+struct Pending {
+    action: &'static str,
+    addr: u64,
+    size: u64,
+    site: u32,
+    time: u64,
+    device: Option<u32>,
+    /// The reservation whose device it takes, if `device` is unknown.
+    resv: Option<u64>,
+}
+
+#[derive(Default)]
+struct Process {
+    resvs: BTreeMap<u64, Live>,
+    /// A reservation's device: its first mapping's.
+    resv_device: HashMap<u64, u32>,
+    maps: BTreeMap<u64, Mapping>,
+    mallocs: BTreeMap<u64, Live>,
+    /// Handles this process exported (handle → shareable handle) and
+    /// imported (handle → exporting process and shareable handle).
+    exported: HashMap<u64, String>,
+    imported: HashMap<u64, (Option<u64>, String)>,
+    events: Vec<Pending>,
+    sites: HashMap<u32, Vec<Frame>>,
+}
+
+fn device_of(v: &Option<serde_json::Value>) -> Option<u32> {
+    v.as_ref()?.as_u64().and_then(|d| u32::try_from(d).ok())
+}
+
+impl Process {
+    fn push(
+        &mut self,
+        action: &'static str,
+        addr: u64,
+        size: u64,
+        r: &Record,
+        device: Option<u32>,
+        resv: Option<u64>,
+    ) {
+        self.events.push(Pending {
+            action,
+            addr,
+            size,
+            site: r.site.unwrap_or(0),
+            time: r.t,
+            device,
+            resv,
+        });
+    }
+
+    /// The reservation that holds `va`.
+    fn resv_of(&self, va: u64) -> Option<u64> {
+        self.resvs
+            .range(..=va)
+            .next_back()
+            .filter(|(start, l)| va < *start + l.size.max(1))
+            .map(|(start, _)| *start)
+    }
+
+    fn record(&mut self, r: &Record, owner: &HashMap<String, u64>) {
+        if r.ret != 0 {
+            return;
+        }
+        let device = device_of(&r.device);
+        match (r.call.as_str(), r.va) {
+            ("aclrtReserveMemAddress", Some(va)) => {
+                self.resvs.insert(
+                    va,
+                    Live {
+                        size: r.size,
+                        site: r.site.unwrap_or(0),
+                        device: None,
+                    },
+                );
+                self.push("segment_alloc", va, r.size, r, None, Some(va));
+            }
+            ("aclrtReleaseMemAddress", Some(va)) => {
+                if let Some(l) = self.resvs.remove(&va) {
+                    self.push("segment_free", va, l.size, r, None, Some(va));
+                }
+            }
+            ("aclrtMapMem", Some(va)) => {
+                let d = device.unwrap_or(0);
+                if let Some(resv) = self.resv_of(va) {
+                    self.resv_device.entry(resv).or_insert(d);
+                    if let Some(l) = self.resvs.get_mut(&resv) {
+                        l.device.get_or_insert(d);
+                    }
+                }
+                self.maps.insert(
+                    va,
+                    Mapping {
+                        size: r.size,
+                        site: r.site.unwrap_or(0),
+                        device: d,
+                        handle: r.h,
+                    },
+                );
+                self.push("segment_map", va, r.size, r, Some(d), None);
+                self.push("alloc", va, r.size, r, Some(d), None);
+            }
+            ("aclrtUnmapMem", Some(va)) => {
+                if let Some(m) = self.maps.remove(&va) {
+                    for action in ["free_requested", "free_completed", "segment_unmap"] {
+                        self.push(action, va, m.size, r, Some(m.device), None);
+                    }
+                }
+            }
+            ("aclrtMalloc" | "aclrtMallocAlign32", Some(va)) => {
+                let d = device.unwrap_or(0);
+                self.mallocs.insert(
+                    va,
+                    Live {
+                        size: r.size,
+                        site: r.site.unwrap_or(0),
+                        device: Some(d),
+                    },
+                );
+                self.push("segment_alloc", va, r.size, r, Some(d), None);
+                self.push("alloc", va, r.size, r, Some(d), None);
+            }
+            ("aclrtFree", Some(va)) => {
+                if let Some(l) = self.mallocs.remove(&va) {
+                    for action in ["free_requested", "free_completed", "segment_free"] {
+                        self.push(action, va, l.size, r, l.device, None);
+                    }
+                }
+            }
+            (call, _) if call.starts_with("aclrtMemExport") => {
+                if let (Some(h), Some(share)) = (r.h, &r.share) {
+                    self.exported.insert(h, share.clone());
+                }
+            }
+            (call, _) if call.starts_with("aclrtMemImport") => {
+                if let (Some(h), Some(share)) = (r.h, &r.share) {
+                    self.imported
+                        .insert(h, (owner.get(share).copied(), share.clone()));
+                }
+            }
+            ("sites", _) => {
+                if let Some(sites) = &r.sites {
+                    for (k, frames) in sites {
+                        if let Ok(id) = k.parse() {
+                            self.sites
+                                .insert(id, frames.iter().map(|f| frame(f)).collect());
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn frames(&self, site: u32) -> Vec<Frame> {
+        self.sites.get(&site).cloned().unwrap_or_default()
+    }
+
+    fn mapping_frames(&self, m: &Mapping) -> Vec<Frame> {
+        let mut frames = Vec::new();
+        if let Some(h) = m.handle {
+            if let Some((exporter, share)) = self.imported.get(&h) {
+                frames.push(note(match exporter {
+                    Some(pid) => format!("imported from process {pid} (shareable handle {share})"),
+                    None => format!("imported (shareable handle {share})"),
+                }));
+            } else if let Some(share) = self.exported.get(&h) {
+                frames.push(note(format!("exported as shareable handle {share}")));
+            }
+        }
+        frames.extend(self.frames(m.site));
+        frames
+    }
+
+    fn snapshot(self) -> Snapshot {
+        let mut segments = Vec::new();
+        for (&start, l) in &self.resvs {
+            let device = self.resv_device.get(&start).copied().unwrap_or(0);
+            let mut blocks = Vec::new();
+            let mut at = start;
+            for (&va, m) in self.maps.range(start..start + l.size) {
+                if va > at {
+                    blocks.push(inactive(at, va - at));
+                }
+                let size = m.size.min(start + l.size - va);
+                blocks.push(Block {
+                    address: va,
+                    size,
+                    requested_size: size,
+                    state: "active_allocated",
+                    frames: self.mapping_frames(m),
+                });
+                at = va + size;
+            }
+            if at < start + l.size {
+                blocks.push(inactive(at, start + l.size - at));
+            }
+            segments.push(segment(
+                device,
+                start,
+                l.size,
+                true,
+                self.frames(l.site),
+                blocks,
+            ));
+        }
+        for (&va, l) in &self.mallocs {
+            let block = Block {
+                address: va,
+                size: l.size,
+                requested_size: l.size,
+                state: "active_allocated",
+                frames: self.frames(l.site),
+            };
+            segments.push(segment(
+                l.device.unwrap_or(0),
+                va,
+                l.size,
+                false,
+                self.frames(l.site),
+                vec![block],
+            ));
+        }
+        let mut device_traces: Vec<Vec<Event>> = Vec::new();
+        for e in &self.events {
+            let device = e
+                .device
+                .or_else(|| e.resv.and_then(|r| self.resv_device.get(&r).copied()))
+                .unwrap_or(0) as usize;
+            if device_traces.len() <= device {
+                device_traces.resize_with(device + 1, Vec::new);
+            }
+            device_traces[device].push(Event {
+                action: e.action,
+                addr: e.addr,
+                size: e.size,
+                stream: 0,
+                frames: self.frames(e.site),
+                time_us: e.time,
+            });
+        }
+        Snapshot {
+            segments,
+            device_traces,
+        }
+    }
+}
+
+fn inactive(address: u64, size: u64) -> Block {
+    Block {
+        address,
+        size,
+        requested_size: 0,
+        state: "inactive",
+        frames: Vec::new(),
+    }
+}
+
+fn segment(
+    device: u32,
+    address: u64,
+    total_size: u64,
+    is_expandable: bool,
+    frames: Vec<Frame>,
+    blocks: Vec<Block>,
+) -> Segment {
+    let active: u64 = blocks
+        .iter()
+        .filter(|b| b.state == "active_allocated")
+        .map(|b| b.size)
+        .sum();
+    Segment {
+        device,
+        address,
+        total_size,
+        allocated_size: active,
+        active_size: active,
+        requested_size: active,
+        stream: 0,
+        segment_type: "large",
+        segment_pool_id: (0, 0),
+        is_expandable,
+        frames,
+        blocks,
+    }
+}
+
+/// Reads the trace: one snapshot per process that used device memory, by
+/// pid (processes that only asked questions, such as a tool reading
+/// `aclrtGetMemInfo`, have none).
+pub fn snapshots(trace: &Path) -> Result<BTreeMap<u64, Snapshot>, String> {
+    let read = |path: &Path| -> Result<Vec<Record>, String> {
+        let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut out = Vec::new();
+        for (i, line) in BufReader::new(f).lines().enumerate() {
+            let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            out.push(
+                serde_json::from_str(&line)
+                    .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?,
+            );
+        }
+        Ok(out)
+    };
+    let records = read(trace)?;
+    // Who exported each shareable handle (records of several processes
+    // come in blocks, so an import may precede its export in the file).
+    let owner: HashMap<String, u64> = records
+        .iter()
+        .filter(|r| r.ret == 0 && r.call.starts_with("aclrtMemExport"))
+        .filter_map(|r| Some((r.share.clone()?, r.pid)))
+        .collect();
+    let mut processes: BTreeMap<u64, Process> = BTreeMap::new();
+    for r in &records {
+        processes.entry(r.pid).or_default().record(r, &owner);
+    }
+    Ok(processes
+        .into_iter()
+        .filter(|(_, p)| !p.events.is_empty())
+        .map(|(pid, p)| (pid, p.snapshot()))
+        .collect())
+}
+
+/// Writes the snapshots of `trace` beside `out`; the files written.
+pub fn write(trace: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
+    let snapshots = snapshots(trace)?;
+    let several = snapshots.len() > 1;
+    let mut written = Vec::new();
+    for (pid, snapshot) in &snapshots {
+        let path = if several {
+            out.with_extension(format!("{pid}.pickle"))
+        } else {
+            out.with_extension("pickle")
+        };
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?,
+        );
+        serde_pickle::to_writer(&mut f, snapshot, serde_pickle::SerOptions::new())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_read_from_the_sanitizers_text() {
+        assert_eq!(
+            frame("main (sleep_wake.c:57)"),
+            Frame {
+                filename: "sleep_wake.c".into(),
+                line: 57,
+                name: "main".into()
+            }
+        );
+        assert_eq!(frame("_start").name, "_start");
+        let native = frame("0x7f37 in /lib/libtorch_npu.so");
+        assert_eq!(
+            (native.filename.as_str(), native.name.as_str()),
+            ("/lib/libtorch_npu.so", "0x7f37")
+        );
+        assert_eq!(frame("_start").line, 0);
+    }
+
+    #[test]
+    fn reservations_hold_their_mappings_and_gaps() {
+        let dir = std::env::temp_dir().join(format!("aclmem-viz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let trace = dir.join("t.jsonl");
+        std::fs::write(
+            &trace,
+            [
+                r#"{"t":1,"pid":7,"call":"aclrtReserveMemAddress","size":8388608,"ret":0,"va":4194304,"site":1}"#,
+                r#"{"t":2,"pid":7,"call":"aclrtMapMem","size":2097152,"ret":0,"va":6291456,"h":9,"device":1,"site":2}"#,
+                r#"{"t":3,"pid":7,"call":"aclrtMalloc","size":1024,"ret":0,"va":65536,"device":1,"site":2}"#,
+                r#"{"t":4,"pid":7,"call":"aclrtMalloc","size":512,"ret":0,"va":131072,"device":1}"#,
+                r#"{"t":5,"pid":7,"call":"aclrtFree","size":0,"ret":0,"va":131072,"device":1}"#,
+                r#"{"t":6,"pid":7,"call":"aclrtMapMem","size":2097152,"ret":207001,"va":8388608}"#,
+                r#"{"t":9,"pid":7,"call":"sites","ret":0,"sites":{"1":["main (a.c:3)"],"2":["f (a.c:9)","main (a.c:4)"]}}"#,
+            ]
+            .join("\n"),
+        )
+        .unwrap();
+        let snaps = snapshots(&trace).unwrap();
+        let s = &snaps[&7];
+        assert_eq!(s.segments.len(), 2);
+        let r = &s.segments[0];
+        assert_eq!(
+            (r.device, r.address, r.total_size, r.active_size),
+            (1, 4 << 20, 8 << 20, 2 << 20)
+        );
+        assert!(r.is_expandable);
+        let blocks: Vec<_> = r
+            .blocks
+            .iter()
+            .map(|b| (b.address, b.size, b.state))
+            .collect();
+        assert_eq!(
+            blocks,
+            [
+                (4 << 20, 2 << 20, "inactive"),
+                (6 << 20, 2 << 20, "active_allocated"),
+                (8 << 20, 4 << 20, "inactive"),
+            ]
+        );
+        assert_eq!(r.blocks[1].frames[0].name, "f");
+        assert_eq!(r.frames[0].line, 3);
+        let m = &s.segments[1];
+        assert_eq!(
+            (m.address, m.total_size, m.is_expandable),
+            (65536, 1024, false)
+        );
+        // Device 1's trace: the reservation takes its mapping's device; the
+        // refused map is not an event.
+        assert_eq!(s.device_traces.len(), 2);
+        let actions: Vec<_> = s.device_traces[1].iter().map(|e| e.action).collect();
+        assert_eq!(
+            actions,
+            [
+                "segment_alloc",
+                "segment_map",
+                "alloc",
+                "segment_alloc",
+                "alloc",
+                "segment_alloc",
+                "alloc",
+                "free_requested",
+                "free_completed",
+                "segment_free"
+            ]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
