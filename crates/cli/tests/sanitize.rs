@@ -711,6 +711,47 @@ fn refused_calls_are_reported_when_asked() {
     assert_eq!(code, 0);
 }
 
+/// An allocation refused for lack of memory is an `out-of-memory` finding
+/// at the refused call, naming what held the device: three places, largest
+/// first, each with its bytes, count and stack.
+#[test]
+fn out_of_memory_names_what_held_the_device() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("out-of-memory");
+    let (findings, code) = sanitize(&[], &exe, &["out-of-memory"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(code, 1);
+    let f = &findings[0];
+    assert_eq!(f["class"], "out-of-memory");
+    assert_eq!(f["call"], "aclrtMallocPhysical");
+    assert_eq!(f["code"], 207001);
+    let at = |marker: &str| format!("defects.c:{})", defects_line(marker));
+    assert!(f["site"].as_str().unwrap().ends_with(&at("OOM-REFUSED")), "{f:#}");
+    assert_eq!(f["device"], 0);
+    assert_eq!(f["requested"], 1u64 << 40);
+    let mib = 1u64 << 20;
+    assert_eq!(f["held"], 68 * mib);
+    let holders = f["holders"].as_array().unwrap();
+    let got: Vec<_> = holders
+        .iter()
+        .map(|h| (h["bytes"].as_u64().unwrap(), h["count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(got, [(48 * mib, 3), (16 * mib, 2), (4 * mib, 1)]);
+    for (h, (marker, function)) in holders.iter().zip([
+        ("OOM-WEIGHTS", "load_weights"),
+        ("OOM-CACHE", "fill_cache"),
+        ("OOM-ACTIVATIONS", "activations"),
+    ]) {
+        let site = h["site"].as_str().unwrap();
+        assert!(site.ends_with(&at(marker)) && site.contains(function), "{site}");
+        let stack = h["stack"].as_array().unwrap();
+        assert!(stack.iter().any(|fr| fr.as_str().unwrap().starts_with("main ")), "{stack:?}");
+    }
+    assert!(f["address_space"]["reserved"].is_u64());
+}
+
 /// A function the emulator does not support, called by a program under the
 /// sanitizer, is reported from the emulator's record: once per function,
 /// with its count, its code and where it was first called.

@@ -223,6 +223,95 @@ fn api_error(call: &'static str, r: sys::aclError, site: Site) {
     });
 }
 
+/// An allocation refused for lack of device memory (207001, what
+/// torch_npu takes for an OOM): an `out-of-memory` finding at the call,
+/// with what held the device in this process then, grouped by the call site
+/// that made it, largest first, and the process's reserved address space.
+fn out_of_memory(
+    call: &'static str,
+    r: sys::aclError,
+    size: usize,
+    device: Option<u32>,
+    site: Site,
+) {
+    if r != AclError::RT_MEMORY_ALLOCATION.code() {
+        return;
+    }
+    let Some(device) = device else {
+        return;
+    };
+    let (holders, (reserved, mapped, gap)) = {
+        let m = model();
+        (m.holders(device), m.address_space())
+    };
+    let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
+    let held: usize = holders.iter().map(|h| h.1).sum();
+    let mut lines: Vec<String> = holders
+        .iter()
+        .take(OOM_HOLDERS)
+        .map(|(s, bytes, count)| {
+            format!(
+                "{:.1} MiB in {count} object(s) made at {}",
+                mib(*bytes),
+                s.describe()
+            )
+        })
+        .collect();
+    if holders.len() > OOM_HOLDERS {
+        lines.push(format!(
+            "... and {} more place(s)",
+            holders.len() - OOM_HOLDERS
+        ));
+    }
+    lines.push(format!(
+        "address space: {:.1} MiB reserved, {:.1} MiB of it mapped, the largest unmapped run {:.1} MiB",
+        mib(reserved),
+        mib(mapped),
+        mib(gap)
+    ));
+    let mut fields = serde_json::Map::new();
+    fields.insert("device".into(), device.into());
+    fields.insert("requested".into(), size.into());
+    fields.insert("held".into(), held.into());
+    fields.insert(
+        "holders".into(),
+        holders
+            .iter()
+            .map(|(s, bytes, count)| {
+                serde_json::json!({
+                    "site": s.describe(),
+                    "bytes": bytes,
+                    "count": count,
+                    "stack": s.frames(),
+                })
+            })
+            .collect(),
+    );
+    fields.insert(
+        "address_space".into(),
+        serde_json::json!({ "reserved": reserved, "mapped": mapped, "largest_unmapped": gap }),
+    );
+    report::report_with(
+        report::Finding {
+            class: "out-of-memory",
+            call,
+            args: format!("{size} bytes on device {device}"),
+            message: format!(
+                "device {device} is out of memory; this process held {:.1} MiB of it, made at {} place(s), largest first:",
+                mib(held),
+                holders.len()
+            ),
+            code: Some(r),
+            site,
+        },
+        lines,
+        fields,
+    );
+}
+
+/// Places listed on stderr in an out-of-memory report (the log has all).
+const OOM_HOLDERS: usize = 16;
+
 fn missing(name: &str) -> i32 {
     static WARNED: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut w = WARNED.lock();
@@ -578,6 +667,11 @@ unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
     }
     let r = forward!(aclrtMallocPhysical(handle, size, prop, flags));
     api_error("aclrtMallocPhysical", r, site);
+    if let Some(p) = &copy
+        && p.location.type_ == Location::Device.raw()
+    {
+        out_of_memory("aclrtMallocPhysical", r, size, Some(p.location.id), site);
+    }
     let mut totals = None;
     let mut made = None;
     if r == 0
@@ -1084,6 +1178,7 @@ unsafe fn device_malloc(
         Some(f) => unsafe { f(dev_ptr, size, policy) },
         None => missing(name),
     };
+    out_of_memory(name, r, size, DEVICE.with(Cell::get), site);
     let mut totals = None;
     let mut made = None;
     if r == 0

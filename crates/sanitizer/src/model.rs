@@ -683,6 +683,51 @@ impl Model {
         });
     }
 
+    /// What holds device `device`'s memory in this process, grouped by the
+    /// call site that made it, largest first: (site, bytes, count).
+    /// Physical handles (mapped or not, imports included) and `aclrtMalloc`
+    /// blocks count.
+    pub fn holders(&self, device: u32) -> Vec<(Site, usize, usize)> {
+        let mut by_site: HashMap<Site, (usize, usize)> = HashMap::default();
+        let handles = self
+            .handles
+            .values()
+            .filter(|h| h.device == Some(device))
+            .map(|h| (h.site, h.size));
+        let allocs = self
+            .device_allocs
+            .values()
+            .filter(|(_, d, _)| *d == Some(device))
+            .map(|(size, _, site)| (*site, *size));
+        for (site, size) in handles.chain(allocs) {
+            let e = by_site.entry(site).or_default();
+            e.0 += size;
+            e.1 += 1;
+        }
+        let mut out: Vec<_> = by_site.into_iter().map(|(s, (b, c))| (s, b, c)).collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
+        out
+    }
+
+    /// This process's reserved address space: (reserved bytes, mapped
+    /// bytes in it, the largest unmapped run in one reservation).
+    pub fn address_space(&self) -> (usize, usize, usize) {
+        let mut reserved = 0;
+        let mut mapped = 0;
+        let mut largest_gap = 0;
+        for (&start, &(size, _)) in &self.resvs {
+            reserved += size;
+            let mut at = start;
+            for (&va, m) in self.maps.range(start..start.saturating_add(size)) {
+                largest_gap = largest_gap.max(va.saturating_sub(at));
+                mapped += m.size;
+                at = va + m.size;
+            }
+            largest_gap = largest_gap.max((start + size).saturating_sub(at));
+        }
+        (reserved, mapped, largest_gap)
+    }
+
     /// What is still held at `aclFinalize` or exit: leaks. `finalized_by`:
     /// the framework library that called `aclFinalize`, if one did.
     pub fn report_leaks(&mut self, when: &str, finalized_by: Option<&'static str>) {

@@ -436,7 +436,17 @@ fn code_name(code: i32) -> String {
 }
 
 /// Reports a finding (and halts, if asked to).
-pub fn report(mut f: Finding) {
+pub fn report(f: Finding) {
+    report_with(f, Vec::new(), serde_json::Map::new());
+}
+
+/// Reports a finding with `lines` more on stderr (after its stack) and
+/// `fields` more in its log record.
+pub fn report_with(
+    mut f: Finding,
+    lines: Vec<String>,
+    fields: serde_json::Map<String, serde_json::Value>,
+) {
     // A finding made during the call: its stack is still there to take.
     f.site = f.site.with_stack();
     let site = f.site.describe();
@@ -452,7 +462,10 @@ pub fn report(mut f: Finding) {
     for (i, frame) in stack.iter().enumerate().skip(1) {
         let _ = write!(line, "\n    #{i} {frame}");
     }
-    let json = serde_json::json!({
+    for more in &lines {
+        let _ = write!(line, "\n  {more}");
+    }
+    let mut json = serde_json::json!({
         "class": f.class,
         "call": f.call,
         "args": f.args,
@@ -462,6 +475,9 @@ pub fn report(mut f: Finding) {
         "stack": stack,
         "pid": std::process::id(),
     });
+    if let serde_json::Value::Object(record) = &mut json {
+        record.extend(fields);
+    }
     // One write per record, to the log (opened to append) and to stderr:
     // the records of several processes sharing them never interleave.
     let mut record = json.to_string();

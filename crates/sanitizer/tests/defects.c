@@ -37,6 +37,20 @@ static void __attribute__((noinline)) make_handle(aclrtDrvMemHandle *out) {
     aclrtMallocPhysical(out, 2 * MIB, &p, 0); /* TWO-CALLERS */
 }
 static void __attribute__((noinline)) first_caller(aclrtDrvMemHandle *out) { make_handle(out); }
+
+/* Out of memory: device memory held from three places, then a request
+ * the device cannot hold. */
+static void __attribute__((noinline)) load_weights(aclrtDrvMemHandle *w) {
+    aclrtPhysicalMemProp p = prop(ACL_HBM_MEM_HUGE);
+    for (int i = 0; i < 3; i++) aclrtMallocPhysical(&w[i], 16 * MIB, &p, 0); /* OOM-WEIGHTS */
+}
+static void __attribute__((noinline)) fill_cache(void **c) {
+    for (int i = 0; i < 2; i++) aclrtMalloc(&c[i], 8 * MIB, ACL_MEM_MALLOC_HUGE_FIRST); /* OOM-CACHE */
+}
+static void __attribute__((noinline)) activations(aclrtDrvMemHandle *a) {
+    aclrtPhysicalMemProp p = prop(ACL_HBM_MEM_HUGE);
+    aclrtMallocPhysical(a, 4 * MIB, &p, 0); /* OOM-ACTIVATIONS */
+}
 static void __attribute__((noinline)) second_caller(aclrtDrvMemHandle *out) { make_handle(out); }
 
 int main(int argc, char **argv) {
@@ -236,6 +250,17 @@ int main(int argc, char **argv) {
         first_caller(&kept[1]);
         second_caller(&kept[2]);
         first_caller(&kept[3]);
+    } else if (strcmp(mode, "out-of-memory") == 0) {
+        aclrtDrvMemHandle w[3], a, big = NULL;
+        void *c[2];
+        load_weights(w);
+        fill_cache(c);
+        activations(&a);
+        /* More than the device has: 207001. */
+        aclrtMallocPhysical(&big, (size_t)1 << 40, &hbm, 0); /* OOM-REFUSED */
+        for (int i = 0; i < 3; i++) aclrtFreePhysical(w[i]);
+        for (int i = 0; i < 2; i++) aclrtFree(c[i]);
+        aclrtFreePhysical(a);
     } else if (strcmp(mode, "leak") == 0) {
         aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* LEAK-SITE */
     } else if (strcmp(mode, "clean") != 0) {
