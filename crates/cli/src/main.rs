@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod catalogue;
 mod errors;
+mod explore;
 mod matrix;
 mod memory_viz;
 mod replay;
@@ -97,6 +98,10 @@ enum Command {
     /// calls are checked against the rules (for its product and CANN
     /// release, and for --targets), for lifetime errors and for leaks.
     Sanitize(sanitize::Options),
+    /// Fail each call site of a program in turn (first its clean run
+    /// learns them), each run under the sanitizer; one outcome per fault:
+    /// handled, leak, misuse, crash or hang. Exit 1 unless all are handled.
+    Explore(explore::Options),
     /// Run any program on the emulated machine: the emulated
     /// libascendcl.so first on its library path (and $ACLMEM_ASCENDCL),
     /// pyACL's `acl` module for Python children (from the wheel), and the
@@ -430,6 +435,7 @@ fn main() -> ExitCode {
         }
         Command::Run(options) => run::run(options),
         Command::Sanitize(options) => sanitize::run(options),
+        Command::Explore(options) => explore::run(options),
         Command::Timeline {
             trace,
             out,

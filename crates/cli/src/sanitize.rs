@@ -255,6 +255,10 @@ pub fn run(o: Options) -> ExitCode {
     match status.code() {
         Some(0) if !findings.is_empty() => ExitCode::from(o.error_exitcode),
         Some(c) => ExitCode::from(c.clamp(0, 255) as u8),
-        None => ExitCode::from(128),
+        // Killed by a signal: 128 + its number, as the shell answers.
+        None => ExitCode::from(
+            std::os::unix::process::ExitStatusExt::signal(&status)
+                .map_or(128, |s| 128 + s.clamp(0, 127) as u8),
+        ),
     }
 }

@@ -728,7 +728,10 @@ fn out_of_memory_names_what_held_the_device() {
     assert_eq!(f["call"], "aclrtMallocPhysical");
     assert_eq!(f["code"], 207001);
     let at = |marker: &str| format!("defects.c:{})", defects_line(marker));
-    assert!(f["site"].as_str().unwrap().ends_with(&at("OOM-REFUSED")), "{f:#}");
+    assert!(
+        f["site"].as_str().unwrap().ends_with(&at("OOM-REFUSED")),
+        "{f:#}"
+    );
     assert_eq!(f["device"], 0);
     assert_eq!(f["requested"], 1u64 << 40);
     let mib = 1u64 << 20;
@@ -745,9 +748,17 @@ fn out_of_memory_names_what_held_the_device() {
         ("OOM-ACTIVATIONS", "activations"),
     ]) {
         let site = h["site"].as_str().unwrap();
-        assert!(site.ends_with(&at(marker)) && site.contains(function), "{site}");
+        assert!(
+            site.ends_with(&at(marker)) && site.contains(function),
+            "{site}"
+        );
         let stack = h["stack"].as_array().unwrap();
-        assert!(stack.iter().any(|fr| fr.as_str().unwrap().starts_with("main ")), "{stack:?}");
+        assert!(
+            stack
+                .iter()
+                .any(|fr| fr.as_str().unwrap().starts_with("main ")),
+            "{stack:?}"
+        );
     }
     assert!(f["address_space"]["reserved"].is_u64());
 }

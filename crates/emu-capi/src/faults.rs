@@ -10,6 +10,14 @@
 //! joins one, per process). The spec is read once, at the first call; a
 //! spec that does not parse injects nothing and makes `aclInit` fail
 //! ([`spec_error`]).
+//!
+//! `ACLMEM_EMU_CALL_LOG=FILE` makes the library learn the program's calls
+//! instead: every call of a status-returning entry point is counted by
+//! function and call site, and at exit each process appends one JSON line
+//! per (function, site) to FILE: `{"pid", "function", "object", "offset",
+//! "file", "line", "count"}`, where `object` and `offset` are what a
+//! `LIBRARY+0xOFFSET` site filter takes. `aclmem explore` learns a
+//! program's failure points this way.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -59,8 +67,31 @@ pub(crate) fn spec_error() -> Option<&'static str> {
     plan().as_ref().err().map(String::as_str)
 }
 
+/// Before `fork`: the learned calls are locked, so that the child copies
+/// them whole (unlocked again by [`after_fork`] and [`after_fork_parent`]).
+pub(crate) fn before_fork() {
+    if let Some(Some(l)) = LEARN.get() {
+        std::mem::forget(l.calls.lock());
+    }
+}
+
+/// After `fork`, in the parent.
+pub(crate) fn after_fork_parent() {
+    if let Some(Some(l)) = LEARN.get() {
+        // SAFETY: `before_fork` left the lock held by this thread, the one
+        // that forked.
+        unsafe { l.calls.force_unlock() };
+    }
+}
+
 /// A forked child counts its own calls from 0.
 pub(crate) fn after_fork() {
+    if let Some(Some(l)) = LEARN.get() {
+        // SAFETY: `before_fork` left the lock held by the thread that
+        // forked, which is this one, the child's only thread.
+        unsafe { l.calls.force_unlock() };
+        l.calls.lock().clear();
+    }
     if let Some(Ok(armed)) = PLAN.get() {
         for a in armed {
             a.count.store(0, Ordering::Relaxed);
@@ -69,15 +100,104 @@ pub(crate) fn after_fork() {
     }
 }
 
+/// Calls counted for `ACLMEM_EMU_CALL_LOG`, by (function, return
+/// address): their site and count.
+struct Learned {
+    path: std::path::PathBuf,
+    calls: parking_lot::Mutex<std::collections::HashMap<(&'static str, usize), (Site, u64)>>,
+}
+
+static LEARN: OnceLock<Option<Learned>> = OnceLock::new();
+
+fn learning() -> Option<&'static Learned> {
+    LEARN
+        .get_or_init(|| {
+            let path = std::env::var_os("ACLMEM_EMU_CALL_LOG").filter(|p| !p.is_empty())?;
+            // SAFETY: `write_call_log` is an `extern "C"` function of this
+            // library, which stays loaded until the process exits.
+            unsafe { libc::atexit(write_call_log) };
+            Some(Learned {
+                path: path.into(),
+                calls: parking_lot::Mutex::new(std::collections::HashMap::new()),
+            })
+        })
+        .as_ref()
+}
+
+fn learn(name: &'static str, l: &Learned) {
+    let Some(ip) = caller(None) else {
+        return;
+    };
+    let mut calls = l.calls.lock();
+    calls
+        .entry((name, ip as usize))
+        .or_insert_with(|| (Site::of(ip), 0))
+        .1 += 1;
+}
+
+extern "C" fn write_call_log() {
+    let _ = std::panic::catch_unwind(|| {
+        let Some(l) = LEARN.get().and_then(Option::as_ref) else {
+            return;
+        };
+        let calls = std::mem::take(&mut *l.calls.lock());
+        let mut out = String::new();
+        for ((function, _), (site, count)) in calls {
+            let (file, line) = site.line.clone().unzip();
+            let record = serde_json::json!({
+                "pid": std::process::id(),
+                "function": function,
+                "object": site.object.as_deref().map(|o| o.rsplit('/').next().unwrap_or(o)),
+                "offset": format!("{:#x}", site.offset),
+                "file": file,
+                "line": line,
+                "count": count,
+            });
+            out.push_str(&record.to_string());
+            out.push('\n');
+        }
+        // One append: the lines of several processes never interleave.
+        if let Ok(mut f) = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(&l.path)
+        {
+            let _ = std::io::Write::write_all(&mut f, out.as_bytes());
+        }
+    });
+}
+
+/// Whether aclmem's sanitizer, preloaded, is making its own calls of the
+/// library on this thread (`aclmem_sanitizer_internal`): those are not the
+/// program's, and are neither counted nor failed.
+fn sanitizer_internal() -> bool {
+    type Internal = extern "C" fn() -> std::ffi::c_int;
+    static FOUND: OnceLock<Option<Internal>> = OnceLock::new();
+    let f = FOUND.get_or_init(|| {
+        // SAFETY: a lookup by name in the loaded objects.
+        let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"aclmem_sanitizer_internal".as_ptr()) };
+        // SAFETY: when present, the symbol is the sanitizer's
+        // `int aclmem_sanitizer_internal(void)`, of exactly this type.
+        (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut std::ffi::c_void, Internal>(p) })
+    });
+    f.is_some_and(|f| f() != 0)
+}
+
 /// The code a fault answers for this call of `name`, if one takes it
 /// (after any delay the spec asks for).
 pub(crate) fn check(name: &'static str) -> Option<i32> {
-    let Ok(armed) = plan() else {
-        return None;
+    let learned = learning();
+    let armed = match plan() {
+        Ok(armed) if !armed.is_empty() => Some(armed),
+        _ => None,
     };
-    if armed.is_empty() {
+    if (learned.is_none() && armed.is_none()) || sanitizer_internal() {
         return None;
     }
+    if let Some(l) = learned {
+        learn(name, l);
+    }
+    let armed = armed?;
     let mut site: Option<Site> = None;
     let mut answer = None;
     for a in armed {

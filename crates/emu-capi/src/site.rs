@@ -21,9 +21,14 @@ fn object_of(addr: *const c_void) -> Option<(usize, String)> {
     Some((info.dli_fbase as usize, path))
 }
 
+/// The file name of aclmem's sanitizer, which forwards the program's calls
+/// to this library: its frames are not the program's.
+const SANITIZER: &str = "libaclmem_sanitizer.so";
+
 /// The return address of the call into this library: the frame after
 /// `entry` (the exported function) when the unwinder names it, else the
-/// first frame outside the object that holds this code.
+/// first frame outside the object that holds this code and outside the
+/// sanitizer that forwards calls to it.
 pub(crate) fn caller(entry: Option<usize>) -> Option<*mut c_void> {
     let mut site = None;
     if let Some(entry) = entry {
@@ -43,6 +48,7 @@ pub(crate) fn caller(entry: Option<usize>) -> Option<*mut c_void> {
             let ip = frame.ip();
             match object_of(ip) {
                 Some((base, _)) if Some(base) == own => true,
+                Some((_, path)) if path.ends_with(SANITIZER) => true,
                 _ => {
                     site = Some(ip);
                     false

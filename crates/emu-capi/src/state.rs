@@ -227,11 +227,13 @@ fn install_fork_handlers() {
 /// Before fork: hold the state lock, so the child's copy of it is not held
 /// by a thread that does not exist there.
 extern "C" fn prepare() {
+    crate::faults::before_fork();
     let guard = STATE.write();
     FORK_GUARD.with(|g| *g.borrow_mut() = Some(guard));
 }
 
 extern "C" fn parent() {
+    crate::faults::after_fork_parent();
     FORK_GUARD.with(|g| drop(g.borrow_mut().take()));
 }
 

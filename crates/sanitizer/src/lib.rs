@@ -389,9 +389,33 @@ struct Platform {
     cann: CannVersion,
 }
 
+thread_local! {
+    /// Whether this thread is making the sanitizer's own calls of the
+    /// library (not the program's).
+    static INTERNAL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `int aclmem_sanitizer_internal(void)`: 1 while the calling thread makes
+/// the sanitizer's own calls of the library (finding the platform), which
+/// are not the program's: the emulated library neither counts them for
+/// its faults nor fails them. 0 otherwise.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclmem_sanitizer_internal() -> std::ffi::c_int {
+    std::ffi::c_int::from(INTERNAL.with(Cell::get))
+}
+
 fn platform() -> Option<Platform> {
     static PLATFORM: OnceLock<Option<Platform>> = OnceLock::new();
     *PLATFORM.get_or_init(|| {
+        INTERNAL.with(|i| i.set(true));
+        let found = find_platform();
+        INTERNAL.with(|i| i.set(false));
+        found
+    })
+}
+
+fn find_platform() -> Option<Platform> {
+    {
         let n = next();
         // SAFETY: documented prototypes; live locals.
         unsafe {
@@ -421,7 +445,7 @@ fn platform() -> Option<Platform> {
                 cann,
             })
         }
-    })
+    }
 }
 
 thread_local! {

@@ -1,0 +1,404 @@
+//! `aclmem explore -- PROGRAM ARGS`: every failure point of a program,
+//! tried in turn.
+//!
+//! A first run, under the sanitizer, learns the program's calls: each
+//! function and call site, and how often (the emulated library's
+//! `ACLMEM_EMU_CALL_LOG`). Then one run per fault, each under the
+//! sanitizer on a machine of its own: the first call of each distinct
+//! function and call site fails (with `--depth K`, the Kth too, for sites
+//! called that often), through the library's fault injection
+//! (`FUNCTION@N:OBJECT+0xOFFSET=CODE`), in every process of the program.
+//! Each run has one outcome:
+//!
+//! * `hang`: no end within `--timeout` (the run is killed);
+//! * `crash`: the program died of a signal;
+//! * `misuse`: a sanitizer finding the clean run did not have (double
+//!   free, free while mapped, use of a freed handle, ...);
+//! * `leak`: what the run left held (leaks, imports held at exit, exporters
+//!   that exited while mapped);
+//! * `handled`: the program ended by itself (any exit code) with nothing
+//!   of the above.
+//!
+//! Findings the clean run had too, and the `out-of-memory` report the
+//! injected failure itself causes, are not counted. The code a fault
+//! answers: 207001 (out of memory) for a function that allocates or
+//! reserves, 107000 (invalid value) for any other.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+/// Options of `aclmem explore`.
+#[derive(clap::Args)]
+pub struct Options {
+    /// Seconds a run may take before it is a `hang`.
+    #[arg(long, default_value_t = 60)]
+    pub timeout: u64,
+    /// Runs at once (default: the machine's cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// One JSON line per fault: function, nth, code, site, outcome,
+    /// findings.
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// Only these functions (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Also fail the 2nd ... Kth call of a site called that often.
+    #[arg(long, default_value_t = 1)]
+    pub depth: u64,
+    /// The program and its arguments (after `--`).
+    #[arg(last = true, required = true)]
+    pub program: Vec<String>,
+}
+
+/// One call site of the program, as the learning run saw it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Point {
+    function: String,
+    object: String,
+    offset: String,
+    /// `file:line`, or `object+offset` without debug information.
+    site: String,
+    count: u64,
+}
+
+/// What one run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Outcome {
+    Hang,
+    Crash,
+    Misuse,
+    Leak,
+    Handled,
+}
+
+impl Outcome {
+    fn name(self) -> &'static str {
+        match self {
+            Outcome::Hang => "hang",
+            Outcome::Crash => "crash",
+            Outcome::Misuse => "misuse",
+            Outcome::Leak => "leak",
+            Outcome::Handled => "handled",
+        }
+    }
+}
+
+/// The finding classes that are what a run left held.
+const LEAKS: [&str; 4] = [
+    "leak",
+    "import-held-at-exit",
+    "exporter-exited-while-mapped",
+    "cycle-growth",
+];
+
+/// A run's result.
+struct Ran {
+    /// `None`: killed at the timeout.
+    code: Option<i32>,
+    findings: Vec<serde_json::Value>,
+}
+
+/// The code a fault answers for `function`.
+fn fault_code(function: &str) -> i32 {
+    if function.contains("Malloc") || function.contains("Reserve") {
+        aclmem_core::AclError::RT_MEMORY_ALLOCATION.code()
+    } else {
+        aclmem_core::AclError::RT_PARAM_INVALID.code()
+    }
+}
+
+struct Runner {
+    exe: PathBuf,
+    program: Vec<String>,
+    timeout: Duration,
+    dir: PathBuf,
+}
+
+impl Runner {
+    /// Runs the program under `aclmem sanitize` with `env`, on machine
+    /// `name`.
+    fn run(&self, name: &str, env: &[(&str, String)]) -> Result<Ran, String> {
+        let log = self.dir.join(format!("{name}.findings.jsonl"));
+        let mut cmd = Command::new(&self.exe);
+        cmd.arg("sanitize")
+            .arg("--log")
+            .arg(&log)
+            .arg("--stacks")
+            .arg("2")
+            .arg("--")
+            .args(&self.program)
+            .env(
+                "ACLMEM_EMU_MACHINE",
+                format!("explore-{}-{name}", std::process::id()),
+            )
+            .env("ACLMEM_EMU_QUIET", "1")
+            .env_remove("ACLMEM_EMU_FAULTS")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        // Its own process group: a hang is killed whole.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", self.exe.display()))?;
+        let start = Instant::now();
+        let code = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status.code(),
+                Ok(None) if start.elapsed() >= self.timeout => {
+                    // SAFETY: signals the process group this call made.
+                    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+                    let _ = child.wait();
+                    return Ok(Ran {
+                        code: None,
+                        findings: Vec::new(),
+                    });
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                Err(e) => return Err(e.to_string()),
+            }
+        };
+        let findings = std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let _ = std::fs::remove_file(&log);
+        Ok(Ran {
+            code: Some(code.unwrap_or(128)),
+            findings,
+        })
+    }
+}
+
+/// A finding's identity across runs: its class and site.
+fn key(f: &serde_json::Value) -> (String, String) {
+    (
+        f["class"].as_str().unwrap_or("?").to_owned(),
+        f["site"].as_str().unwrap_or("?").to_owned(),
+    )
+}
+
+/// The outcome of a run, against the clean run's findings.
+fn judge(ran: &Ran, baseline: &BTreeSet<(String, String)>) -> (Outcome, Vec<serde_json::Value>) {
+    let Some(code) = ran.code else {
+        return (Outcome::Hang, Vec::new());
+    };
+    let new: Vec<serde_json::Value> = ran
+        .findings
+        .iter()
+        .filter(|f| f["class"] != "out-of-memory" && !baseline.contains(&key(f)))
+        .cloned()
+        .collect();
+    // `aclmem sanitize` answers 128 + the signal for a program killed by
+    // one (the shell's convention).
+    let outcome = if (129..=128 + 64).contains(&code) {
+        Outcome::Crash
+    } else if new
+        .iter()
+        .any(|f| !LEAKS.contains(&f["class"].as_str().unwrap_or("")))
+    {
+        Outcome::Misuse
+    } else if !new.is_empty() {
+        Outcome::Leak
+    } else {
+        Outcome::Handled
+    };
+    (outcome, new)
+}
+
+/// Reads the learning run's call log.
+fn points(path: &Path, only: &[String]) -> Vec<Point> {
+    let mut by_site: BTreeMap<(String, String, String), Point> = BTreeMap::new();
+    for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let function = v["function"].as_str().unwrap_or_default().to_owned();
+        let object = v["object"].as_str().unwrap_or_default().to_owned();
+        let offset = v["offset"].as_str().unwrap_or_default().to_owned();
+        if function.is_empty() || object.is_empty() {
+            continue;
+        }
+        if !only.is_empty() && !only.contains(&function) {
+            continue;
+        }
+        let site = match (v["file"].as_str(), v["line"].as_u64()) {
+            (Some(f), Some(l)) => format!("{}:{l}", f.rsplit('/').next().unwrap_or(f)),
+            _ => format!("{object}+{offset}"),
+        };
+        let count = v["count"].as_u64().unwrap_or(1);
+        by_site
+            .entry((function.clone(), object.clone(), offset.clone()))
+            .and_modify(|p| p.count = p.count.max(count))
+            .or_insert(Point {
+                function,
+                object,
+                offset,
+                site,
+                count,
+            });
+    }
+    by_site.into_values().collect()
+}
+
+pub fn run(o: Options) -> ExitCode {
+    let fail = |e: String| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return fail(e.to_string()),
+    };
+    let dir = std::env::temp_dir().join(format!("aclmem-explore-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return fail(format!("{}: {e}", dir.display()));
+    }
+    let runner = Runner {
+        exe,
+        program: o.program.clone(),
+        timeout: Duration::from_secs(o.timeout.max(1)),
+        dir: dir.clone(),
+    };
+    let result = explore(&o, &runner);
+    let _ = std::fs::remove_dir_all(&dir);
+    match result {
+        Ok(all_handled) => ExitCode::from(u8::from(!all_handled)),
+        Err(e) => fail(e),
+    }
+}
+
+fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
+    let calls = runner.dir.join("calls.jsonl");
+    let clean = runner.run(
+        "learn",
+        &[("ACLMEM_EMU_CALL_LOG", calls.display().to_string())],
+    )?;
+    let Some(code) = clean.code else {
+        return Err(format!(
+            "the program did not end within {} s without faults (--timeout)",
+            runner.timeout.as_secs()
+        ));
+    };
+    let baseline: BTreeSet<_> = clean.findings.iter().map(key).collect();
+    let points = points(&calls, &o.only);
+    if points.is_empty() {
+        return Err("the program made no call a fault can take (is it an ACL program?)".into());
+    }
+    let mut faults: VecDeque<(Point, u64)> = VecDeque::new();
+    for p in &points {
+        for nth in 1..=o.depth.max(1).min(p.count) {
+            faults.push_back((p.clone(), nth));
+        }
+    }
+    eprintln!(
+        "aclmem explore: the clean run exited {code} with {} finding(s); {} call site(s), {} fault(s) to try",
+        clean.findings.len(),
+        points.len(),
+        faults.len()
+    );
+    let jobs = o
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .max(1);
+    let queue = std::sync::Mutex::new(faults.into_iter().enumerate().collect::<VecDeque<_>>());
+    let results = std::sync::Mutex::new(Vec::new());
+    let error = std::sync::Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| {
+                while let Some((i, (p, nth))) =
+                    queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
+                {
+                    let code = fault_code(&p.function);
+                    let spec = format!("{}@{nth}:{}+{}={code}", p.function, p.object, p.offset);
+                    match runner.run(&format!("fault{i}"), &[("ACLMEM_EMU_FAULTS", spec)]) {
+                        Ok(ran) => {
+                            let (outcome, findings) = judge(&ran, &baseline);
+                            results
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push((i, p, nth, code, outcome, findings, ran.code));
+                        }
+                        Err(e) => {
+                            error
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .get_or_insert(e);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    results.sort_by_key(|r| (r.4, r.0));
+    let mut log = match &o.log {
+        Some(path) => {
+            Some(std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?)
+        }
+        None => None,
+    };
+    let mut counts: BTreeMap<Outcome, usize> = BTreeMap::new();
+    let mut last = None;
+    for (_, p, nth, code, outcome, findings, exit) in &results {
+        *counts.entry(*outcome).or_default() += 1;
+        if last != Some(*outcome) {
+            eprintln!("{}:", outcome.name());
+            last = Some(*outcome);
+        }
+        let what = match outcome {
+            Outcome::Hang => format!("no end within {} s", runner.timeout.as_secs()),
+            Outcome::Crash => format!("killed by signal {}", exit.unwrap_or(128) - 128),
+            Outcome::Handled => format!("exit {}", exit.unwrap_or_default()),
+            _ => findings
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} at {}",
+                        f["class"].as_str().unwrap_or("?"),
+                        f["site"].as_str().unwrap_or("?")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        };
+        eprintln!("  {}@{nth} at {} = {code}: {what}", p.function, p.site);
+        if let Some(f) = &mut log {
+            let record = serde_json::json!({
+                "function": p.function,
+                "nth": nth,
+                "code": code,
+                "site": p.site,
+                "outcome": outcome.name(),
+                "exit": exit,
+                "findings": findings.iter().map(|f| serde_json::json!({
+                    "class": f["class"],
+                    "site": f["site"],
+                })).collect::<Vec<_>>(),
+            });
+            writeln!(f, "{record}").map_err(|e| e.to_string())?;
+        }
+    }
+    let summary: Vec<String> = counts
+        .iter()
+        .map(|(o, n)| format!("{n} {}", o.name()))
+        .collect();
+    eprintln!(
+        "aclmem explore: {} fault(s): {}",
+        results.len(),
+        summary.join(", ")
+    );
+    Ok(counts.keys().all(|o| *o == Outcome::Handled))
+}

@@ -1,0 +1,118 @@
+//! `aclmem explore` on a C program with one seeded defect per error path
+//! (`programs/explore.c`): each fault's outcome is found at its line, the
+//! log has one JSON line per fault, and a program whose explored paths are
+//! all handled exits 0.
+//!
+//! Needs `cargo build` (the emulated library and the sanitizer, in the
+//! target directory) and a C compiler.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use aclmem_tests::{compile_c, under_test_runner};
+
+fn source() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/explore.c")
+}
+
+fn line_of(marker: &str) -> String {
+    let n = std::fs::read_to_string(source())
+        .unwrap()
+        .lines()
+        .position(|l| l.contains(marker))
+        .expect("the marker is in explore.c")
+        + 1;
+    format!("explore.c:{n}")
+}
+
+fn explore(args: &[&str], name: &str) -> (Vec<serde_json::Value>, Option<i32>, String) {
+    let exe = compile_c(&source(), &format!("explore-{name}"), &[]);
+    let log = std::env::temp_dir().join(format!(
+        "aclmem-explore-{}-{name}.jsonl",
+        std::process::id()
+    ));
+    let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
+        .arg("explore")
+        .arg("--log")
+        .arg(&log)
+        .args(args)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .expect("aclmem runs");
+    let records = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let _ = std::fs::remove_file(&log);
+    (
+        records,
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn each_error_path_gets_its_outcome_at_its_line() {
+    if under_test_runner() {
+        return;
+    }
+    let (records, code, stderr) = explore(&["--timeout", "5", "--jobs", "2"], "all");
+    assert_eq!(code, Some(1), "{stderr}");
+    let by_site: BTreeMap<String, &serde_json::Value> = records
+        .iter()
+        .map(|r| (r["site"].as_str().unwrap().to_owned(), r))
+        .collect();
+    let outcome = |marker: &str| {
+        let r = by_site
+            .get(&line_of(marker))
+            .unwrap_or_else(|| panic!("no fault at {marker}: {records:#?}"));
+        r["outcome"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(outcome("EXPLORE-HANDLED"), "handled");
+    assert_eq!(outcome("EXPLORE-LEAK"), "leak");
+    assert_eq!(outcome("EXPLORE-MISUSE"), "misuse");
+    assert_eq!(outcome("EXPLORE-CRASH"), "crash");
+    assert_eq!(outcome("EXPLORE-HANG"), "hang");
+    // What each found, at the line of the defect.
+    let leak = by_site[&line_of("EXPLORE-LEAK")];
+    assert_eq!(leak["function"], "aclrtMallocPhysical");
+    assert_eq!(
+        (leak["nth"].as_u64(), leak["code"].as_i64()),
+        (Some(1), Some(207001))
+    );
+    let found = &leak["findings"][0];
+    assert_eq!(found["class"], "leak");
+    assert!(
+        found["site"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("{})", line_of("EXPLORE-HANDLED")))
+    );
+    let misuse = by_site[&line_of("EXPLORE-MISUSE")];
+    assert!(
+        misuse["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["class"] == "double-free"),
+        "{misuse:#}"
+    );
+    assert!(
+        stderr.contains("hang:") && stderr.contains("aclmem explore:"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn handled_paths_only_exit_zero() {
+    if under_test_runner() {
+        return;
+    }
+    let (records, code, stderr) = explore(&["--only", "aclrtMalloc,aclrtSetDevice"], "only");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(records.len(), 2, "{records:#?}");
+    assert!(records.iter().all(|r| r["outcome"] == "handled"));
+}
