@@ -351,5 +351,59 @@ def pinned_memory():
     report(pinned=pinned, round_trip=round_trip, codes=codes)
 
 
+def history():
+    """torch_npu's own memory history and snapshots on the emulated NPU:
+    `_record_memory_history`, `_snapshot`, `_dump_snapshot`, a memory
+    pool's snapshot; and, with OOM_SNAPSHOT_ENABLE, the pickle and the
+    per-component CSV torch_npu writes at an out-of-memory."""
+    import pickle
+
+    import torch
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    torch.npu.memory._record_memory_history(max_entries=100000)
+    a = torch.ones(4 * MIB, dtype=torch.uint8, device="npu")
+    b = torch.zeros(8 * MIB, dtype=torch.uint8, device="npu")
+    a_ptr, b_ptr = a.data_ptr(), b.data_ptr()
+    del a
+    snap = torch.npu.memory._snapshot()
+    path = os.path.join(os.environ["HISTORY_DIR"], "snap.pickle")
+    torch.npu.memory._dump_snapshot(path)
+    with open(path, "rb") as f:
+        dumped = pickle.load(f)
+    pool = torch.npu.MemPool()
+    with torch.npu.use_mem_pool(pool):
+        c = torch.ones(2 * MIB, dtype=torch.uint8, device="npu")
+    pool_segments = torch.npu.memory_snapshot(pool.id)
+    actions = [e["action"] for e in snap["device_traces"][0]]
+    blocks = [blk for seg in snap["segments"] for blk in seg["blocks"] if blk["state"] == "active_allocated"]
+    # Out of memory, with torch_npu's OOM snapshot on.
+    oom = None
+    held = []
+    try:
+        while True:
+            held.append(torch.empty(64 * MIB, dtype=torch.uint8, device="npu"))
+    except torch.OutOfMemoryError as e:
+        oom = str(e).splitlines()[0][:200]
+    del held
+    report(
+        actions=sorted(set(actions)),
+        alloc_addrs=[e["addr"] for e in snap["device_traces"][0] if e["action"] == "alloc"],
+        a_ptr=a_ptr,
+        b_ptr=b_ptr,
+        b_active=any(blk["address"] == b_ptr for blk in blocks),
+        a_active=any(blk["address"] == a_ptr for blk in blocks),
+        dumped_segments=len(dumped["segments"]),
+        snap_segments=len(snap["segments"]),
+        pool_segments=len(pool_segments),
+        pool_has_c=any(
+            blk["address"] == c.data_ptr() for seg in pool_segments for blk in seg["blocks"]
+        ),
+        oom=oom,
+        files=sorted(os.listdir(os.environ["HISTORY_DIR"])),
+    )
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

@@ -86,6 +86,34 @@ def test_the_trace_opens_in_pytorchs_memory_viewer(machine, tmp_path):
     assert "<script" in viz.trace_plot(data) and "<script" in viz.segment_plot(data)
 
 
+def test_torch_npus_memory_history_and_oom_snapshot(machine, tmp_path):
+    env = {
+        "HISTORY_DIR": str(tmp_path),
+        "ACLMEM_EMU_HBM": "512MiB",
+        "OOM_SNAPSHOT_ENABLE": "1",
+        "OOM_SNAPSHOT_PATH": str(tmp_path),
+    }
+    r, err, _ = run_scenario("history", machine, env)
+    # The per-component usage torch_npu asks for is answered.
+    assert "AclrtGetMemUsageInfo failed" not in err
+    assert {"alloc", "free_requested", "free_completed", "segment_alloc"} <= set(r["actions"])
+    assert r["a_ptr"] in r["alloc_addrs"] and r["b_ptr"] in r["alloc_addrs"]
+    assert r["b_active"] and not r["a_active"]
+    assert r["dumped_segments"] == r["snap_segments"] >= 1
+    assert r["pool_segments"] >= 1 and r["pool_has_c"]
+    assert r["oom"] and "out of memory" in r["oom"].lower()
+    pickles = [f for f in r["files"] if f.startswith("oom_snapshot_") and f.endswith(".pickle")]
+    csvs = [f for f in r["files"] if f.startswith("device_0_memUsageInfo_") and f.endswith(".csv")]
+    assert len(pickles) == 1 and len(csvs) == 1, r["files"]
+    oom = pickle.loads((tmp_path / pickles[0]).read_bytes())
+    assert any(e["action"] == "oom" for e in oom["device_traces"][0])
+    rows = (tmp_path / csvs[0]).read_text().splitlines()
+    assert rows[0] == "moduleName,curMemSize(MB),memPeakSize(MB)"
+    name, cur, peak = rows[1].split(",")
+    # The device's memory, nearly all of its 512 MiB held at the OOM.
+    assert name == "device_memory" and 448 <= float(cur) <= float(peak) <= 512
+
+
 def test_statistics_and_snapshot_agree_with_the_machine(machine):
     r, _, _ = run_scenario("stats", machine)
     # torch_npu's allocator rounds each block up (512 bytes, plus 32 of
