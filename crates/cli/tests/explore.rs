@@ -116,3 +116,61 @@ fn handled_paths_only_exit_zero() {
     assert_eq!(records.len(), 2, "{records:#?}");
     assert!(records.iter().all(|r| r["outcome"] == "handled"));
 }
+
+/// The C sleep/wake example, explored: every call site of the program is
+/// tried, none hangs or crashes, and a failed `aclrtMemcpy` is handled (the
+/// example checks every call and stops).
+#[test]
+fn the_sleep_wake_example_is_explored_whole() {
+    if under_test_runner() {
+        return;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../emu-capi/examples/c/sleep_wake.c");
+    let exe = compile_c(&src, "explore-sleep-wake", &[]);
+    let log = std::env::temp_dir().join(format!("aclmem-explore-{}-sw.jsonl", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
+        .args(["explore", "--timeout", "60", "--log"])
+        .arg(&log)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .expect("aclmem runs");
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let _ = std::fs::remove_file(&log);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let functions: std::collections::BTreeSet<&str> = records
+        .iter()
+        .map(|r| r["function"].as_str().unwrap())
+        .collect();
+    for f in [
+        "aclInit",
+        "aclrtSetDevice",
+        "aclrtReserveMemAddress",
+        "aclrtMallocPhysical",
+        "aclrtMapMem",
+        "aclrtMemcpy",
+        "aclrtUnmapMem",
+        "aclrtFreePhysical",
+        "aclrtReleaseMemAddress",
+    ] {
+        assert!(functions.contains(f), "{f} not explored: {functions:?}");
+    }
+    for r in &records {
+        assert!(
+            r["site"].as_str().unwrap().starts_with("sleep_wake.c:"),
+            "{r}"
+        );
+        assert!(
+            !["hang", "crash"].contains(&r["outcome"].as_str().unwrap()),
+            "{r}"
+        );
+        if r["function"] == "aclrtMemcpy" {
+            assert_eq!(r["outcome"], "handled", "{r}");
+        }
+    }
+}
