@@ -84,12 +84,11 @@ thread_local! {
 /// written; a panic becomes `ACL_ERROR_INTERNAL_ERROR`; a failure becomes
 /// the thread's last error.
 fn guard(name: &'static str, f: impl FnOnce() -> Result<(), AclError>) -> AclErrorCode {
-    let code = match faults::check(name) {
+    let code = catch_unwind(AssertUnwindSafe(|| match faults::check(name) {
         Some(code) => code,
-        None => catch_unwind(AssertUnwindSafe(f))
-            .unwrap_or(Err(AclError::INTERNAL_ERROR))
-            .map_or_else(|e| e.code(), |()| 0),
-    };
+        None => f().map_or_else(|e| e.code(), |()| 0),
+    }))
+    .unwrap_or(AclError::INTERNAL_ERROR.code());
     if code != 0 {
         set_last_error(code);
     }

@@ -44,7 +44,7 @@ fn answer(
     entry: usize,
 ) -> i64 {
     if matches!(returns, Returns::Code | Returns::OpStatus)
-        && let Some(code) = crate::faults::check(name)
+        && let Ok(Some(code)) = std::panic::catch_unwind(|| crate::faults::check(name))
     {
         crate::set_last_error(code);
         return i64::from(code);
