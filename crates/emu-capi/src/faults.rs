@@ -100,11 +100,13 @@ pub(crate) fn after_fork() {
     }
 }
 
-/// Calls counted for `ACLMEM_EMU_CALL_LOG`, by (function, return
-/// address): their site and count.
+/// Calls by (function, return address): their site and count.
+type Calls = std::collections::HashMap<(&'static str, usize), (Site, u64)>;
+
+/// Calls counted for `ACLMEM_EMU_CALL_LOG`.
 struct Learned {
     path: std::path::PathBuf,
-    calls: parking_lot::Mutex<std::collections::HashMap<(&'static str, usize), (Site, u64)>>,
+    calls: parking_lot::Mutex<Calls>,
 }
 
 static LEARN: OnceLock<Option<Learned>> = OnceLock::new();
