@@ -4,10 +4,11 @@ libraries: its memory path, with the values asserted."""
 import os
 import pickle
 import subprocess
+import sys
 
 import pytest
 
-from conftest import run_scenario, sanitize_scenario
+from conftest import HERE, run_scenario, sanitize_scenario
 
 MIB = 1 << 20
 EXPANDABLE = {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"}
@@ -112,6 +113,30 @@ def test_torch_npus_memory_history_and_oom_snapshot(machine, tmp_path):
     name, cur, peak = rows[1].split(",")
     # The device's memory, nearly all of its 512 MiB held at the OOM.
     assert name == "device_memory" and 448 <= float(cur) <= float(peak) <= 512
+
+
+def test_explore_fails_each_map_of_a_growing_segment(machine, tmp_path):
+    """`aclmem explore` over torch_npu's expandable segments: the 1st, 2nd
+    and 3rd aclrtMapMem of a growing segment fail in turn. What torch_npu
+    then does is reported (not judged here); each run ends."""
+    import json
+
+    log = tmp_path / "explore.jsonl"
+    env = dict(os.environ, ACLMEM_EMU_MACHINE=machine, **EXPANDABLE)
+    out = subprocess.run(
+        [os.environ["ACLMEM_CLI"], "explore", "--only", "aclrtMapMem", "--depth", "3",
+         "--timeout", "240", "--log", str(log), "--",
+         sys.executable, str(HERE / "scenarios.py"), "expandable"],
+        capture_output=True, text=True, timeout=900, env=env,
+    )
+    assert out.returncode in (0, 1), out.stderr[-3000:]
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted(r["nth"] for r in records) == [1, 2, 3], records
+    for r in records:
+        assert r["function"] == "aclrtMapMem" and r["code"] == 107000
+        assert r["site"].startswith("libtorch_npu.so+"), r
+        assert r["outcome"] in ("handled", "leak", "misuse", "crash"), r
+    assert "aclmem explore: 3 fault(s)" in out.stderr
 
 
 def test_statistics_and_snapshot_agree_with_the_machine(machine):
