@@ -360,6 +360,10 @@ impl Lifetimes {
 /// the other tracks draw physical bytes) and mapped bytes.
 const SPACE: &str = "address space";
 
+/// `ACL_ERROR_RT_MEMORY_ALLOCATION`: an allocation refused for lack of
+/// memory.
+const OUT_OF_MEMORY: i64 = 207_001;
+
 /// Phase markers kept per process (the first ones).
 const MARKERS: usize = 1000;
 
@@ -434,10 +438,19 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
                 }
             }
         }
-        if call == "phase" {
+        // Phases the program marked, and allocations refused for lack of
+        // memory (the sanitizer's out-of-memory reports), as markers.
+        let marker = if call == "phase" {
+            Some(r.name.as_deref().unwrap_or("?").to_owned())
+        } else if r.ret == OUT_OF_MEMORY && call.starts_with("aclrtMalloc") {
+            Some(format!("out of memory: {call} of {} bytes", r.size))
+        } else {
+            None
+        };
+        if let Some(name) = marker {
             let m = markers.entry(pid).or_default();
             if m.len() < MARKERS {
-                m.push((r.t, r.name.as_deref().unwrap_or("?").to_owned()));
+                m.push((r.t, name));
             }
         }
         let name = serde_json::to_string(call).map_err(|e| e.to_string())?;
@@ -779,6 +792,31 @@ mod tests {
         assert!(
             html.contains(r#""sites":{"1":"map_weights (w.c:12)\nmain (w.c:30)"}"#),
             "the page carries the mapping's stack"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// An allocation refused for lack of memory is a marker of its
+    /// process; one refused for another reason is not.
+    #[test]
+    fn out_of_memory_is_marked() {
+        let dir = std::env::temp_dir().join(format!("aclmem-timeline-oom-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let trace = dir.join("t.jsonl");
+        let lines = [
+            r#"{"t":10,"pid":3,"tid":3,"call":"aclrtMallocPhysical","size":2097152,"ret":0,"h":7,"device":0,"phys":2097152,"mapped":0}"#,
+            r#"{"t":20,"pid":3,"tid":3,"call":"aclrtMallocPhysical","size":1099511627776,"ret":207001,"h":null}"#,
+            r#"{"t":30,"pid":3,"tid":3,"call":"aclrtMalloc","size":0,"ret":100000}"#,
+        ];
+        std::fs::write(&trace, lines.join("\n")).unwrap();
+        run(&trace, &dir.join("t")).unwrap();
+        let html = std::fs::read_to_string(dir.join("t.html")).unwrap();
+        assert!(
+            html.contains(
+                r#""markers":[[10,"out of memory: aclrtMallocPhysical of 1099511627776 bytes"]]"#
+            ),
+            "{}",
+            &html[html.find("markers").unwrap_or(0)..][..200.min(html.len())]
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
