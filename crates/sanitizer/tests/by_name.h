@@ -40,4 +40,6 @@ static void *acl_by_name(const char *name) {
 #define aclrtResetDevice(...) ACL_BY_NAME(aclrtResetDevice)(__VA_ARGS__)
 #define aclFinalize(...) ACL_BY_NAME(aclFinalize)(__VA_ARGS__)
 #define aclrtGetDeviceCount(...) ACL_BY_NAME(aclrtGetDeviceCount)(__VA_ARGS__)
+#define aclrtMalloc(...) ACL_BY_NAME(aclrtMalloc)(__VA_ARGS__)
+#define aclrtFree(...) ACL_BY_NAME(aclrtFree)(__VA_ARGS__)
 #endif
