@@ -320,6 +320,13 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
                 {
                     let code = fault_code(&p.function);
                     let spec = format!("{}@{nth}:{}+{}={code}", p.function, p.object, p.offset);
+                    if let Err(e) = aclmem_emu::faults::parse(&spec) {
+                        error
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .get_or_insert(e.to_string());
+                        continue;
+                    }
                     match runner.run(&format!("fault{i}"), &[("ACLMEM_EMU_FAULTS", spec)]) {
                         Ok(ran) => {
                             let (outcome, findings) = judge(&ran, &baseline);

@@ -269,12 +269,10 @@ fn parse_item(item: &str) -> Result<Fault, String> {
 }
 
 fn parse_site(site: &str) -> Result<Site, String> {
-    if let Some((library, offset)) = site.split_once('+') {
-        let hex = offset
-            .strip_prefix("0x")
-            .ok_or_else(|| format!("offset {offset:?} must be 0x..."))?;
+    // The last `+0x`: a library's name may hold a `+` (libstdc++.so.6).
+    if let Some((library, hex)) = site.rsplit_once("+0x") {
         let offset = u64::from_str_radix(hex, 16)
-            .map_err(|_| format!("offset {offset:?} is not hexadecimal"))?;
+            .map_err(|_| format!("offset 0x{hex:?} is not hexadecimal"))?;
         if library.is_empty() {
             return Err("which library?".into());
         }
@@ -349,6 +347,14 @@ mod tests {
                 offset: 0x1a2b
             })
         );
+        let f = one("aclrtMemcpy@1:libstdc++.so.6+0x10=107000");
+        assert_eq!(
+            f.site,
+            Some(Site::Offset {
+                library: "libstdc++.so.6".into(),
+                offset: 0x10
+            })
+        );
         let f = one("device-lost@50");
         assert_eq!(f.when, When::From(50), "a lost device stays lost");
         assert_eq!(
@@ -381,7 +387,8 @@ mod tests {
             ("aclrtMalloc=207001", "no @"),
             ("aclrtMalloc@1:loader.c=207001", "neither"),
             ("aclrtMalloc@1:loader.c:0=207001", "from 1"),
-            ("aclrtMalloc@1:libx.so+12=207001", "0x"),
+            ("aclrtMalloc@1:libx.so+12=207001", "neither"),
+            ("aclrtMalloc@1:libx.so+0xzz=207001", "hexadecimal"),
             ("device-lost@1:a.c:3", "every call"),
             ("aclrtMalloc~5", "unit"),
             ("aclrtMalloc~5h", "unit"),
