@@ -272,3 +272,42 @@ def test_a_ctypes_call_names_the_scripts_line_and_stack(tmp_path):
     assert findings[0]["site"] == f"release (by_ctypes.py:{line})", out.stderr
     assert findings[0]["stack"][1].startswith("<module> (by_ctypes.py:"), findings[0]
     assert out.returncode == 1
+
+
+def test_explore_fails_each_allocation_of_the_camem_flow(tmp_path):
+    """`aclmem explore` over vllm-ascend's flow from Python: the C
+    extension's physical allocations and mappings fail in turn (the 1st and
+    2nd of each), each run under the sanitizer; every fault is reported at
+    the extension's call site, and no run hangs."""
+    import shutil
+
+    import aclmem
+
+    from conftest import emulated_library
+
+    lib = emulated_library()
+    cc = os.environ.get("CC") or shutil.which("cc")
+    assert cc, "a C compiler is needed"
+    so = tmp_path / "camem.so"
+    kit = pathlib.Path(__file__).resolve().parent / "kit"
+    subprocess.run(
+        [cc, "-g", "-shared", "-fPIC", "-std=c11", "-Wall", "-Werror",
+         f"-I{aclmem.include_dir()}", str(kit / "camem.c"), "-o", str(so),
+         f"-L{lib.parent}", "-lascendcl", f"-Wl,-rpath,{lib.parent}"],
+        check=True,
+    )
+    log = tmp_path / "explore.jsonl"
+    env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pyexplore-{os.getpid()}")
+    out = subprocess.run(
+        [_cli(), "explore", "--only", "aclrtMallocPhysical,aclrtMapMem", "--depth", "2",
+         "--timeout", "120", "--log", str(log), "--",
+         sys.executable, str(kit / "sleep_wake.py"), str(so), "c-first"],
+        capture_output=True, text=True, timeout=900, env=env,
+    )
+    assert out.returncode in (0, 1), out.stderr[-3000:]
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {r["function"] for r in records} == {"aclrtMallocPhysical", "aclrtMapMem"}, records
+    assert {r["nth"] for r in records} == {1, 2}
+    for r in records:
+        assert r["site"].startswith("camem.c:"), r
+        assert r["outcome"] != "hang", r
