@@ -315,9 +315,13 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| {
-                while let Some((i, (p, nth))) =
-                    queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
-                {
+                loop {
+                    // Taken in a statement of its own: the queue's lock is not
+                    // held while the fault runs.
+                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                    let Some((i, (p, nth))) = next else {
+                        break;
+                    };
                     let code = fault_code(&p.function);
                     let spec = format!("{}@{nth}:{}+{}={code}", p.function, p.object, p.offset);
                     if let Err(e) = aclmem_emu::faults::parse(&spec) {
