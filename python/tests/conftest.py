@@ -3,6 +3,7 @@ other runs or programs on the default machine."""
 
 import os
 import pathlib
+import subprocess
 
 import pytest
 
@@ -54,3 +55,29 @@ def emulated_library():
     if not path.exists():
         pytest.fail(f"the emulated library is not built at {path}: run `cargo xtask lib`")
     return path
+
+
+KIT = pathlib.Path(__file__).resolve().parent / "kit"
+
+
+def build_camem(tmp_path, rpath=True):
+    """Compiles the test kit's C extension (``kit/camem.c``, vllm-ascend's
+    allocator pattern, with debug information for call sites) against
+    :func:`emulated_library` into ``tmp_path/camem.so``; with ``rpath`` it
+    finds the library itself, without it only an already loaded one
+    satisfies it."""
+    import shutil
+
+    lib = emulated_library()
+    cc = os.environ.get("CC") or shutil.which("cc")
+    assert cc, "a C compiler is needed"
+    so = tmp_path / "camem.so"
+    link = [f"-L{lib.parent}", "-lascendcl"]
+    if rpath:
+        link.append(f"-Wl,-rpath,{lib.parent}")
+    subprocess.run(
+        [cc, "-g", "-shared", "-fPIC", "-std=c11", "-Wall", "-Werror",
+         f"-I{aclmem.include_dir()}", str(KIT / "camem.c"), "-o", str(so), *link],
+        check=True,
+    )
+    return so

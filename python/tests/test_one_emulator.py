@@ -11,40 +11,24 @@ back wrong after the first cycle.
 """
 
 import os
-import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import emulated_library
-
-KIT = pathlib.Path(__file__).resolve().parent / "kit"
+from conftest import KIT, build_camem, emulated_library
 
 @pytest.mark.parametrize("order", ["python-first", "c-first"])
 def test_a_c_extension_and_pyacl_share_one_emulator_across_sleep_and_wake(order, tmp_path):
-    import aclmem
-
     lib = emulated_library()
-    cc = os.environ.get("CC") or shutil.which("cc")
-    assert cc, "a C compiler is needed"
-    src = KIT / "camem.c"
-    so = tmp_path / "camem.so"
-    link = [f"-L{lib.parent}", "-lascendcl"]
     env = dict(os.environ)
+    # c-first: the extension finds the library itself (its run path);
+    # aclmem is not told where it is and must bind to the one already
+    # loaded. python-first: the extension has no run path; only the
+    # library aclmem loaded (found by its soname) satisfies it.
+    so = build_camem(tmp_path, rpath=order == "c-first")
     if order == "c-first":
-        # The extension finds the library itself (its run path); aclmem is
-        # not told where it is and must bind to the one already loaded.
-        link.append(f"-Wl,-rpath,{lib.parent}")
         env.pop("ACLMEM_ASCENDCL", None)
-    # python-first: the extension has no run path; only the library aclmem
-    # loaded (found by its soname) satisfies it.
-    subprocess.run(
-        [cc, "-shared", "-fPIC", "-std=c11", "-Wall", "-Werror",
-         f"-I{aclmem.include_dir()}", str(src), "-o", str(so), *link],
-        check=True,
-    )
     out = subprocess.run(
         [sys.executable, str(KIT / "sleep_wake.py"), str(so), order],
         capture_output=True, text=True, timeout=120, env=env,

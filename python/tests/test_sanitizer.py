@@ -194,23 +194,9 @@ def test_clean_python_flows_report_nothing_in_20_runs(tmp_path):
     """vllm-ascend's flow (a C extension maps, pyACL copies, three
     sleep/wake cycles) and two processes sharing memory correctly: no
     finding in 20 runs each, and the JSON log parses every time."""
-    import shutil
+    from conftest import KIT as kit, build_camem
 
-    import aclmem
-
-    from conftest import emulated_library
-
-    lib = emulated_library()
-    cc = os.environ.get("CC") or shutil.which("cc")
-    assert cc, "a C compiler is needed"
-    so = tmp_path / "camem.so"
-    kit = pathlib.Path(__file__).resolve().parent / "kit"
-    subprocess.run(
-        [cc, "-shared", "-fPIC", "-std=c11", "-Wall", "-Werror",
-         f"-I{aclmem.include_dir()}", str(kit / "camem.c"), "-o", str(so),
-         f"-L{lib.parent}", "-lascendcl", f"-Wl,-rpath,{lib.parent}"],
-        check=True,
-    )
+    so = build_camem(tmp_path)
     for run in range(20):
         log = tmp_path / f"camem-{run}.jsonl"
         env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pysan-{os.getpid()}-camem-{run}")
@@ -279,23 +265,9 @@ def test_explore_fails_each_allocation_of_the_camem_flow(tmp_path):
     extension's physical allocations and mappings fail in turn (the 1st and
     2nd of each), each run under the sanitizer; every fault is reported at
     the extension's call site, and no run hangs."""
-    import shutil
+    from conftest import KIT as kit, build_camem
 
-    import aclmem
-
-    from conftest import emulated_library
-
-    lib = emulated_library()
-    cc = os.environ.get("CC") or shutil.which("cc")
-    assert cc, "a C compiler is needed"
-    so = tmp_path / "camem.so"
-    kit = pathlib.Path(__file__).resolve().parent / "kit"
-    subprocess.run(
-        [cc, "-g", "-shared", "-fPIC", "-std=c11", "-Wall", "-Werror",
-         f"-I{aclmem.include_dir()}", str(kit / "camem.c"), "-o", str(so),
-         f"-L{lib.parent}", "-lascendcl", f"-Wl,-rpath,{lib.parent}"],
-        check=True,
-    )
+    so = build_camem(tmp_path)
     log = tmp_path / "explore.jsonl"
     env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pyexplore-{os.getpid()}")
     out = subprocess.run(

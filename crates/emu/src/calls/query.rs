@@ -21,19 +21,28 @@ use crate::{Emulator, Op};
 /// components: its memory (normal and huge pages) and its 1 GiB pages.
 pub const MEM_USAGE_COMPONENTS: [&str; 2] = ["device_memory", "huge_1g_pages"];
 
+impl crate::process::Process {
+    /// The prologue of a question about a device's pools: counted, the
+    /// device `target` names (107001) and the thread's (107002), then the
+    /// pools of dead processes given back, so that the answer counts only
+    /// what live processes hold.
+    fn enter_pool_query(&self, target: Target) -> Result<u32> {
+        self.enter(Op::Query)?;
+        let device = self.target(target)?;
+        self.on_device()?;
+        let g = self.machine.region.lock(self.slot)?;
+        self.machine.region.reap(&g);
+        Ok(device)
+    }
+}
+
 impl Emulator {
     /// `aclrtGetMemInfo`: free and total bytes of the pool `attr` names, on
     /// `device` (machine-wide: what every process uses).
     pub fn mem_info(&self, attr: MemAttr, device: impl Into<Target>) -> Result<(usize, usize)> {
         let p = &self.process;
-        p.enter(Op::Query)?;
-        let device = p.target(device.into())?;
-        p.on_device()?;
+        let device = p.enter_pool_query(device.into())?;
         let region = &p.machine.region;
-        {
-            let g = region.lock(p.slot)?;
-            region.reap(&g);
-        }
         let pool = match attr {
             MemAttr::HbmMem
             | MemAttr::HbmMemHuge
@@ -66,14 +75,8 @@ impl Emulator {
     /// a thread without a device: 107002.
     pub fn mem_usage(&self, device: impl Into<Target>) -> Result<Vec<(&'static str, u64, u64)>> {
         let p = &self.process;
-        p.enter(Op::Query)?;
-        let device = p.target(device.into())?;
-        p.on_device()?;
+        let device = p.enter_pool_query(device.into())?;
         let region = &p.machine.region;
-        {
-            let g = region.lock(p.slot)?;
-            region.reap(&g);
-        }
         let mut parts: Vec<_> = [
             (MEM_USAGE_COMPONENTS[0], PoolId::Device(device)),
             (MEM_USAGE_COMPONENTS[1], PoolId::Huge1G(device)),
