@@ -38,7 +38,7 @@ impl Emulator {
     /// `ACL_ERROR_INVALID_PARAM`.
     pub fn new(config: EmuConfig) -> std::result::Result<Emulator, AclError> {
         Ok(Emulator {
-            process: crate::machine::private(&config)?,
+            process: crate::process::join::private(&config)?,
         })
     }
 
@@ -52,7 +52,7 @@ impl Emulator {
     /// process joined already returns the same process.
     pub fn join(name: &str, config: &EmuConfig) -> std::result::Result<Emulator, JoinError> {
         Ok(Emulator {
-            process: crate::machine::join(name, config)?,
+            process: crate::process::join::join(name, config)?,
         })
     }
 
@@ -76,7 +76,7 @@ impl Emulator {
     /// On a named machine, processes are real: `ACL_ERROR_API_NOT_SUPPORT`.
     pub fn spawn_process(&self) -> std::result::Result<Emulator, AclError> {
         Ok(Emulator {
-            process: crate::machine::spawn(&self.process.machine)?,
+            process: crate::process::join::spawn(&self.process.machine)?,
         })
     }
 

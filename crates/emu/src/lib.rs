@@ -79,15 +79,13 @@ mod os;
 mod process;
 mod report;
 
-pub use calls::copy::{Hold, hostmem};
+pub use calls::copy::Hold;
 pub use calls::host_register::{
     HOST_REG_IOMEMORY, HOST_REG_MAPPED, HOST_REG_PINNED, HOST_REG_READONLY, HOST_REGISTER_ALIGN,
     HOST_REGISTER_IOMEMORY, HOST_REGISTER_MAPPED, HOST_REGISTER_READONLY,
 };
-pub use calls::instrument::Op;
 pub use calls::ipc::{ipc_key, ipc_key_id};
 pub use calls::query::MEM_USAGE_COMPONENTS;
-pub use calls::runtime::{DEFAULT_CONTEXT, Target};
 pub use calls::sharing::{FABRIC_MAGIC, fabric_handle, fabric_id};
 pub use config::{ConfigError, EmuConfig, MAX_DEVICES, ParseSizeError, parse_size, preset_soc};
 pub use emulator::Emulator;
@@ -95,6 +93,9 @@ pub use env::DEFAULT_MACHINE;
 pub use machine::{
     JoinError, MAX_EXPORTS, MAX_PROCS, PoolId, WHITELIST, machine_path, machine_state_path,
 };
+pub use os::hostmem;
+pub use process::instrument::Op;
+pub use process::runtime::{DEFAULT_CONTEXT, Target};
 pub use report::{LeakReport, LeakedHandle, LeakedRange, MemKind, PoolStats, Stats};
 
 // The README (this crate's page on crates.io) is compiled and run as doctests.

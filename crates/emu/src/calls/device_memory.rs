@@ -3,39 +3,21 @@
 
 use aclmem_core::{AclError, GIB, Location, MIB, MemAttr, Verdict};
 
-use crate::calls::physical::Placement;
 use crate::errors::Situation;
 use crate::machine::PoolId;
+use crate::os::host::HostBlock;
 use crate::os::pool::PAGE;
-use crate::os::sys;
+use crate::process::Result;
 use crate::process::charge::Pools;
-use crate::process::handles::{HandleId, Origin};
-use crate::process::{Process, Result};
+use crate::process::handles::Origin;
+use crate::process::physical::Placement;
 use std::num::NonZeroUsize;
 
 use aclmem_sys::{MallocPolicy, PagePolicy};
 
+use crate::Target;
 use crate::args::{self, Checked};
-use crate::calls::runtime::Target;
 use crate::{Emulator, Op};
-
-impl Process {
-    /// Maps the allocation behind the internal handle `id` (`bytes` long)
-    /// in a plain reservation of its own and drops the handle: from then on
-    /// the mapping alone holds the memory (what `aclrtMalloc` and an IPC
-    /// import hand out). On failure nothing is left.
-    pub(crate) fn map_internal(&self, id: HandleId, bytes: usize) -> Result<usize> {
-        let mapped = self.reserve_range(bytes, 0, None, true).and_then(|addr| {
-            self.map_handle(addr, None, id, true)
-                .inspect_err(|_| {
-                    let _ = self.release_range(addr, true);
-                })
-                .map(|()| addr)
-        });
-        self.drop_handle(id);
-        mapped
-    }
-}
 
 /// `aclrtMalloc`'s page choice for a policy and a size: the attribute and
 /// the page size the memory is rounded to.
@@ -153,8 +135,9 @@ impl Emulator {
             .get()
             .checked_next_multiple_of(PAGE as usize)
             .ok_or(AclError::RT_MEMORY_ALLOCATION)?;
-        let addr = sys::map_anonymous(len).map_err(|_| AclError::RT_MEMORY_ALLOCATION)?;
-        p.hosts.lock().insert(addr, len);
+        let block = HostBlock::new(len).map_err(|_| AclError::RT_MEMORY_ALLOCATION)?;
+        let addr = block.addr();
+        p.hosts.lock().insert(addr, block);
         Ok(addr)
     }
 
@@ -169,15 +152,14 @@ impl Emulator {
         let p = &self.process;
         let addr = addr.into_inner().get();
         p.enter(Op::FreeHost)?;
-        let len = p
+        let block = p
             .hosts
             .lock()
             .remove(&addr)
             .ok_or(Situation::NotAllocated.code())?;
-        // SAFETY: `addr..addr + len` was mapped by `malloc_host` and handed to
-        // the caller, who gives it back here; freeing host memory that is
-        // still used is the caller's bug, as with `free`.
-        let _ = unsafe { sys::unmap_region(addr, len) };
+        // Unmapped here; freeing host memory that is still used is the
+        // caller's bug, as with `free`.
+        drop(block);
         Ok(())
     }
 }

@@ -5,20 +5,12 @@
 //! `aclrtQueryEventStatus`) and which events are live (a destroyed or
 //! made-up event is an error code, never a crash).
 
+use crate::process::runtime::Event;
 use std::time::Instant;
 
 use crate::errors::Situation;
 use crate::process::Result;
 use crate::{Emulator, Op, Target};
-
-/// A live event.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Event {
-    /// The device it was created on.
-    device: u32,
-    /// When it was last recorded (`None`: never, or reset since).
-    recorded: Option<Instant>,
-}
 
 /// Where an event handle shared with `aclrtIpcGetEventHandle` points: the
 /// first 16 bytes of `aclrtIpcEventHandle` (the rest are zero).

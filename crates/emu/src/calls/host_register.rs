@@ -10,6 +10,7 @@
 //! pinning refuses it). Checks and codes, in the runtime's order, are in
 //! `docs/facts.md` ("Host memory registration").
 
+use crate::process::Registration;
 use aclmem_core::AclError;
 
 use crate::errors::Situation;
@@ -35,14 +36,6 @@ pub const HOST_REG_IOMEMORY: u32 = 0x4;
 pub const HOST_REG_READONLY: u32 = 0x8;
 /// `aclrtHostRegisterV2` flag: `ACL_HOST_REG_PINNED`.
 pub const HOST_REG_PINNED: u32 = 0x1000_0000;
-
-/// One registered host range.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Registration {
-    pub(crate) len: usize,
-    /// Mapped for the device (a device pointer exists), not only pinned.
-    pub(crate) mapped: bool,
-}
 
 impl Emulator {
     /// `aclrtHostRegister(ptr, size, type, &devPtr)`: registers

@@ -5,8 +5,8 @@
 
 use aclmem_core::{AclError, Product, RunMode};
 
+use crate::Target;
 use crate::args::{self, Checked};
-use crate::calls::runtime::Target;
 use crate::errors::Situation;
 use crate::machine::ExportKind;
 use crate::os::pool::PAGE;

@@ -14,27 +14,12 @@ use crate::process::Result;
 use crate::process::handles::{HandleId, Origin};
 use aclmem_sys::{AccessDesc, AccessFlags, LocationType, PointerAttributes};
 
-use crate::calls::runtime::Target;
+use crate::Target;
 use crate::{Emulator, Op};
 
 /// The names `aclrtGetMemUsageInfo` gives the emulated device's
 /// components: its memory (normal and huge pages) and its 1 GiB pages.
 pub const MEM_USAGE_COMPONENTS: [&str; 2] = ["device_memory", "huge_1g_pages"];
-
-impl crate::process::Process {
-    /// The prologue of a question about a device's pools: counted, the
-    /// device `target` names (107001) and the thread's (107002), then the
-    /// pools of dead processes given back, so that the answer counts only
-    /// what live processes hold.
-    fn enter_pool_query(&self, target: Target) -> Result<u32> {
-        self.enter(Op::Query)?;
-        let device = self.target(target)?;
-        self.on_device()?;
-        let g = self.machine.region.lock(self.slot)?;
-        self.machine.region.reap(&g);
-        Ok(device)
-    }
-}
 
 impl Emulator {
     /// `aclrtGetMemInfo`: free and total bytes of the pool `attr` names, on
@@ -100,7 +85,7 @@ impl Emulator {
             return Ok((start, e.size));
         }
         match p.hosts.lock().range(..=ptr).next_back() {
-            Some((&s, &l)) if ptr < s + l => Ok((s, l)),
+            Some((&s, b)) if ptr < s + b.bytes() => Ok((s, b.bytes())),
             _ => Err(Situation::UnknownAddress.code()),
         }
     }

@@ -51,6 +51,7 @@ impl ExportKind {
     }
 }
 
+#[derive(zerocopy::FromBytes)]
 #[repr(C)]
 pub(crate) struct Header {
     pub(crate) magic: AtomicU64,
@@ -67,6 +68,7 @@ pub(crate) struct Header {
     pub(crate) fault_calls: [AtomicU64; crate::faults::MACHINE_FAULTS],
 }
 
+#[derive(zerocopy::FromBytes)]
 #[repr(C)]
 pub(crate) struct Slot {
     pub(crate) state: AtomicU32,
@@ -83,6 +85,7 @@ pub(crate) struct Slot {
     pub(crate) orphans: [AtomicU64; 2 * ORPHANS],
 }
 
+#[derive(zerocopy::FromBytes)]
 #[repr(C)]
 pub(crate) struct Export {
     pub(crate) id: AtomicU64,
@@ -107,6 +110,7 @@ pub(crate) struct Export {
     pub(crate) whitelist: [AtomicU64; WHITELIST],
 }
 
+#[derive(zerocopy::FromBytes)]
 #[repr(C)]
 pub(crate) struct Layout {
     pub(crate) header: Header,

@@ -12,8 +12,8 @@
 use std::ops::Not;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
@@ -25,12 +25,10 @@ use aclmem_core::{CannVersion, Product, check_platform};
 use crate::config::EmuConfig;
 use crate::errors::Situation;
 use crate::os::sys;
-use crate::process::Process;
 
 mod error;
 mod files;
 mod layout;
-pub(crate) mod listener;
 mod pools;
 mod region;
 mod registry;
@@ -39,10 +37,11 @@ mod wire;
 
 pub use error::JoinError;
 pub use files::{machine_path, machine_state_path};
-pub(crate) use layout::{ExportInfo, ExportKind, OWN_FILE};
+pub(crate) use layout::{ExportInfo, ExportKind, IMPORT_TIMEOUT, OWN_FILE};
 pub use layout::{MAX_EXPORTS, MAX_PROCS, WHITELIST};
 pub use pools::{PoolId, Pools};
 pub(crate) use region::Region;
+pub(crate) use wire::{REPLY_BYTES, REQUEST_BYTES, Reply, Request};
 
 /// The machine as one of its processes sees it: the shared region and what
 /// every process agrees on.
@@ -52,10 +51,6 @@ pub(crate) struct Machine {
     pub(crate) product: Product,
     /// `None` for a private in-process machine.
     pub(crate) name: Option<String>,
-    /// The processes of this OS process on the machine, by slot (imports on
-    /// a private machine are served by looking the exporter up here instead
-    /// of over a socket; listeners find their process here).
-    pub(crate) local: Mutex<Vec<Weak<Process>>>,
     /// The next simulated pid of a private machine.
     pub(crate) next_pid: AtomicI32,
     /// The path of a named machine's file, to remove it when the last
@@ -82,10 +77,6 @@ impl Machine {
     }
 }
 
-/// Machines this process joined, by name: joining again returns the same
-/// process (a process is one process of its machine).
-static JOINED: Mutex<Vec<(String, Weak<Process>)>> = Mutex::new(Vec::new());
-
 fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
@@ -97,8 +88,18 @@ fn io(e: impl std::fmt::Display) -> JoinError {
     JoinError::Io(e.to_string())
 }
 
-/// Joins (creating it if needed) machine `name` with `config`.
-pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinError> {
+/// A slot of a machine, claimed for a process: what the process layer
+/// builds a process on.
+pub(crate) struct Member {
+    pub(crate) machine: Arc<Machine>,
+    pub(crate) slot: u32,
+    pub(crate) generation: u64,
+    pub(crate) pid: i32,
+}
+
+/// Checks a machine's name and configuration before anything is opened:
+/// the product the configuration names.
+pub(crate) fn check(name: &str, config: &EmuConfig) -> Result<Product, JoinError> {
     if !valid_name(name) {
         return Err(JoinError::BadName(name.to_owned()));
     }
@@ -106,27 +107,20 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
         .validate()
         .map_err(|e| JoinError::BadConfig(e.to_string()))?;
     crate::os::fork::install();
-    let mut joined = JOINED.lock();
-    joined.retain(|(_, w)| w.strong_count() > 0);
-    if let Some(p) = joined
-        .iter()
-        .find(|(n, _)| n == name)
-        .and_then(|(_, w)| w.upgrade())
-        .filter(|p| !crate::os::fork::forked_since(p.fork_generation()) && !p.has_left())
-    {
-        if p.machine.config != *config {
-            return Err(JoinError::ConfigMismatch {
-                machine: name.to_owned(),
-                running: Box::new(p.machine.config.clone()),
-                requested: Box::new(config.clone()),
-            });
-        }
-        return Ok(p);
-    }
+    Ok(product)
+}
+
+/// Opens (creating it if needed) machine `name` with `config`, checked by
+/// [`check`], and claims a slot of it for this OS process.
+pub(crate) fn open_named(
+    name: &str,
+    config: &EmuConfig,
+    product: Product,
+) -> Result<Member, JoinError> {
     static SWEEP: std::sync::Once = std::sync::Once::new();
     SWEEP.call_once(files::sweep_stale_machines);
     let (file, path) = files::open_locked(name)?;
-    let joined_process = (|| {
+    let member = (|| {
         files::allocate(&path, &file)?;
         let holder = open(&path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty()).map_err(io)?;
         let rendezvous = rustix::io::dup(&file).map_err(io)?;
@@ -164,16 +158,18 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
             config: config.clone(),
             product,
             name: Some(name.to_owned()),
-            local: Mutex::new(Vec::new()),
             next_pid: AtomicI32::new(0),
             lock_file: Mutex::new(Some(path.clone())),
         });
-        Ok(register(machine, slot, generation, pid))
+        Ok(Member {
+            machine,
+            slot,
+            generation,
+            pid,
+        })
     })();
     let _ = flock(&file, FlockOperation::Unlock);
-    let p = joined_process?;
-    joined.push((name.to_owned(), Arc::downgrade(&p)));
-    Ok(p)
+    member
 }
 
 /// Makes the machine's state this configuration's, or checks that it is:
@@ -206,9 +202,9 @@ fn adopt_state(
     Ok(())
 }
 
-/// A private machine of this process only, with its first (simulated)
-/// process.
-pub(crate) fn private(config: &EmuConfig) -> Result<Arc<Process>, AclError> {
+/// A private machine of this process only, with the slot of its first
+/// (simulated) process.
+pub(crate) fn private(config: &EmuConfig) -> Result<Member, AclError> {
     let product = config.validate().map_err(|_| AclError::INVALID_PARAM)?;
     crate::os::fork::install();
     let file = files::new_state().map_err(|_| Situation::FdLimit.code())?;
@@ -220,45 +216,30 @@ pub(crate) fn private(config: &EmuConfig) -> Result<Arc<Process>, AclError> {
         config: config.clone(),
         product,
         name: None,
-        local: Mutex::new(Vec::new()),
         next_pid: AtomicI32::new(pid.wrapping_add(1).max(1)),
         lock_file: Mutex::new(None),
     });
-    spawn_with_pid(&machine, pid)
+    claim(&machine, pid)
 }
 
-/// Another simulated process on a private machine.
-pub(crate) fn spawn(machine: &Arc<Machine>) -> Result<Arc<Process>, AclError> {
+/// The slot of another simulated process on a private machine.
+pub(crate) fn spawn(machine: &Arc<Machine>) -> Result<Member, AclError> {
     if machine.name.is_some() {
         // Real processes join a named machine themselves.
         return Err(AclError::API_NOT_SUPPORT);
     }
     let pid = machine.next_pid.fetch_add(1, Ordering::Relaxed).max(1);
-    spawn_with_pid(machine, pid)
+    claim(machine, pid)
 }
 
-fn spawn_with_pid(machine: &Arc<Machine>, pid: i32) -> Result<Arc<Process>, AclError> {
+fn claim(machine: &Arc<Machine>, pid: i32) -> Result<Member, AclError> {
     let (slot, generation) = machine.region.claim_slot(pid, true)?;
-    Ok(register(Arc::clone(machine), slot, generation, pid))
-}
-
-fn register(machine: Arc<Machine>, slot: u32, generation: u64, pid: i32) -> Arc<Process> {
-    let p = Arc::new(Process::new(Arc::clone(&machine), slot, generation, pid));
-    let mut local = machine.local.lock();
-    if local.len() <= slot as usize {
-        local.resize_with(slot as usize + 1, Weak::new);
-    }
-    local[slot as usize] = Arc::downgrade(&p);
-    p
-}
-
-/// The `Weak` of a registered process.
-pub(crate) fn weak_of(p: &Process) -> Option<Weak<Process>> {
-    let local = p.machine.local.lock();
-    local
-        .get(p.slot as usize)
-        .filter(|w| w.upgrade().is_some_and(|q| q.generation == p.generation))
-        .cloned()
+    Ok(Member {
+        machine: Arc::clone(machine),
+        slot,
+        generation,
+        pid,
+    })
 }
 
 /// The last process of a named machine in this OS process left: remove the
@@ -296,7 +277,7 @@ mod tests {
 
     /// The half of [`a_stopped_lock_owner_is_answered_not_waited_for`]
     /// that runs in a child process: joins the machine, takes its lock,
-    /// stops itself, and releases the lock once it runs again.
+    /// is stopped by the parent, and releases the lock when told to.
     #[test]
     #[ignore = "run by a_stopped_lock_owner_is_answered_not_waited_for, in its own process"]
     fn lock_owner_child() {
@@ -304,12 +285,13 @@ mod tests {
             return;
         };
         let config = EmuConfig::preset(aclmem_core::Product::AtlasA2);
-        let p = join(&name, &config).expect("the child joins");
-        let guard = p.machine.region.lock(p.slot).expect("the child locks");
+        let product = check(&name, &config).expect("a good machine");
+        let m = open_named(&name, &config, product).expect("the child joins");
+        let guard = m.machine.region.lock(m.slot).expect("the child locks");
         println!("held");
         std::io::stdout().flush().unwrap();
-        // SAFETY: raise has no preconditions.
-        unsafe { libc::raise(libc::SIGSTOP) };
+        // The parent stops this process now, and says when to go on.
+        let _ = std::io::stdin().read_line(&mut String::new());
         drop(guard);
         println!("released");
         std::io::stdout().flush().unwrap();
@@ -356,16 +338,17 @@ mod tests {
             panic!("the child ended before it said `{what}`");
         };
         wait_for("held");
-        let pid = child.id() as libc::id_t;
-        // SAFETY: `siginfo_t` is plain C data; all zeros is a valid value.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is a valid out-parameter; waiting for the stop of
-        // our own child consumes only that report.
-        while unsafe { libc::waitid(libc::P_PID, pid, &mut info, libc::WSTOPPED) } != 0 {
-            assert_eq!(
-                std::io::Error::last_os_error().raw_os_error(),
-                Some(libc::EINTR)
-            );
+        let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::STOP).unwrap();
+        // Waiting for the stop of our own child consumes only that report.
+        loop {
+            match rustix::process::waitid(
+                rustix::process::WaitId::Pid(pid),
+                rustix::process::WaitIdOptions::STOPPED,
+            ) {
+                Ok(_) => break,
+                Err(e) => assert_eq!(e, rustix::io::Errno::INTR),
+            }
         }
         let config = EmuConfig::preset(aclmem_core::Product::AtlasA2);
         let e = crate::Emulator::join(&name, &config).expect("joining waits for no lock");
@@ -373,11 +356,12 @@ mod tests {
             e.mem_info(aclmem_core::MemAttr::HbmMem, 0).err(),
             Some(Situation::MachineStuck.code())
         );
-        // SAFETY: a signal to our own child.
-        unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+        rustix::process::kill_process(pid, rustix::process::Signal::CONT).unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "go").unwrap();
         wait_for("released");
         assert!(e.mem_info(aclmem_core::MemAttr::HbmMem, 0).is_ok());
-        drop(child.stdin.take());
+        drop(stdin);
         assert!(child.wait().unwrap().success());
         e.leave();
     }

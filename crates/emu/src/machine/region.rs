@@ -26,16 +26,16 @@ use std::sync::atomic::Ordering;
 use super::layout::*;
 use super::pools::{MAX_POOLS, PoolId, Pools};
 use crate::config::EmuConfig;
-use crate::os::sys;
+use crate::os::shared::SharedMapping;
 
 /// The mapped shared state of one machine.
 pub struct Region {
-    pub(super) base: usize,
+    /// The shared state, mapped from `file`.
+    pub(super) map: SharedMapping<Layout>,
     /// The fork generation the region was mapped in (see `crate::fork`).
     pub(super) fork_gen: u64,
-    /// The sealed memfd behind the mapping (closed by `Drop`, except in a
-    /// forked child, where the fork handler closed it).
-    pub(super) file: std::mem::ManuallyDrop<OwnedFd>,
+    /// The sealed memfd behind the mapping (`None` only while dropping).
+    pub(super) file: Option<OwnedFd>,
     /// A named machine's rendezvous file, through which liveness is probed.
     pub(super) rendezvous: Option<OwnedFd>,
     /// Held only by a real process: the open file description of the
@@ -47,12 +47,6 @@ pub struct Region {
     pub(super) limits: [u64; MAX_POOLS],
 }
 
-// SAFETY: the mapping is shared memory accessed only through atomics; the
-// descriptors are plain file descriptors.
-unsafe impl Send for Region {}
-// SAFETY: as above; every access through `&Region` is an atomic operation.
-unsafe impl Sync for Region {}
-
 impl Drop for Region {
     fn drop(&mut self) {
         if crate::os::fork::forked_since(self.fork_gen) {
@@ -61,13 +55,13 @@ impl Drop for Region {
             // numbers may name other files by now.
             std::mem::forget(self.holder.take());
             std::mem::forget(self.rendezvous.take());
+            std::mem::forget(self.file.take());
             return;
         }
-        // A later fork must not unmap or close what may by then be
-        // someone else's.
-        crate::os::fork::unregister_mapping(self.base);
+        // A later fork must not close what may by then be someone else's
+        // (the mapping forgets itself when it drops).
         for fd in [
-            Some(&*self.file),
+            self.file.as_ref(),
             self.rendezvous.as_ref(),
             self.holder.as_ref(),
         ]
@@ -76,11 +70,6 @@ impl Drop for Region {
         {
             crate::os::fork::unregister_fd(fd);
         }
-        // SAFETY: the mapping was made by `map_shared_region` with this
-        // size; nothing borrows the region once its owner drops it.
-        let _ = unsafe { sys::unmap_region(self.base, REGION_BYTES) };
-        // SAFETY: `file` is dropped once, here, and never used after.
-        unsafe { std::mem::ManuallyDrop::drop(&mut self.file) };
     }
 }
 
@@ -106,11 +95,7 @@ impl Drop for Guard<'_> {
 
 impl Region {
     pub(super) fn layout(&self) -> &Layout {
-        // SAFETY: `base` is a live mapping of `REGION_BYTES >= size_of
-        // Layout` bytes, page aligned, owned by `self`; `Layout` consists of
-        // atomics only, for which every bit pattern (zero included) is valid
-        // and shared mutation through `&` is sound.
-        unsafe { &*(self.base as *const Layout) }
+        self.map.get()
     }
 
     /// Maps `file` (a sealed memfd of `REGION_BYTES`); a named machine's
@@ -121,17 +106,16 @@ impl Region {
         rendezvous: Option<(OwnedFd, OwnedFd)>,
         config: &EmuConfig,
     ) -> Result<Region, rustix::io::Errno> {
-        let base = sys::map_shared_region(file.as_fd(), REGION_BYTES)?;
-        crate::os::fork::register_mapping(base, REGION_BYTES);
+        let map = SharedMapping::map(file.as_fd(), REGION_BYTES)?;
         crate::os::fork::register_fd(&file);
         let (rendezvous, holder) = rendezvous.unzip();
         for fd in rendezvous.iter().chain(&holder) {
             crate::os::fork::register_fd(fd);
         }
         Ok(Region {
-            base,
+            map,
             fork_gen: crate::os::fork::generation(),
-            file: std::mem::ManuallyDrop::new(file),
+            file: Some(file),
             rendezvous,
             holder,
             limits: std::array::from_fn(|i| {
@@ -280,14 +264,20 @@ impl Region {
 
     /// The memfd of the machine's state.
     pub fn file(&self) -> &OwnedFd {
-        &self.file
+        self.file
+            .as_ref()
+            .expect("the state file lives as long as the region")
     }
 
     /// The descriptor liveness locks are probed through: the rendezvous
     /// file of a named machine (a private machine's processes are all
     /// simulated, and probing its memfd finds no lock).
     pub(super) fn liveness(&self) -> BorrowedFd<'_> {
-        self.rendezvous.as_ref().unwrap_or(&*self.file).as_fd()
+        self.rendezvous
+            .as_ref()
+            .or(self.file.as_ref())
+            .expect("the state file lives as long as the region")
+            .as_fd()
     }
 
     /// The rendezvous file of a named machine.

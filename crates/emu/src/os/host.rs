@@ -245,3 +245,47 @@ mod tests {
         assert!(!plain(hole, N, Use::Read));
     }
 }
+
+/// Host memory of `aclrtMallocHost`: an anonymous read-write mapping,
+/// unmapped when its owner drops it (not in a forked child, whose copy the
+/// C program may still use).
+#[derive(Debug)]
+pub struct HostBlock {
+    addr: usize,
+    len: usize,
+    fork_gen: u64,
+}
+
+impl HostBlock {
+    /// `len` bytes (page aligned) at an address the kernel chooses.
+    pub fn new(len: usize) -> Result<HostBlock, rustix::io::Errno> {
+        Ok(HostBlock {
+            addr: super::sys::map_anonymous(len)?,
+            len,
+            fork_gen: super::fork::generation(),
+        })
+    }
+
+    /// Where the block starts.
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+
+    /// Its length in bytes.
+    pub fn bytes(&self) -> usize {
+        self.len
+    }
+}
+
+impl Drop for HostBlock {
+    fn drop(&mut self) {
+        if super::fork::forked_since(self.fork_gen) {
+            return;
+        }
+        // SAFETY: the block was mapped by `map_anonymous` with this length
+        // and is owned by `self`. Rust never borrows it (the emulator hands
+        // out its address only); a C caller that frees memory it still
+        // uses breaks its own contract, as with `free`.
+        let _ = unsafe { super::sys::unmap_region(self.addr, self.len) };
+    }
+}

@@ -405,6 +405,9 @@ impl Process {
             .lock()
             .range(..=addr)
             .next_back()
-            .is_some_and(|(&s, &l)| addr.checked_add(len).is_some_and(|end| end <= s + l))
+            .is_some_and(|(&s, b)| {
+                addr.checked_add(len)
+                    .is_some_and(|end| end <= s + b.bytes())
+            })
     }
 }

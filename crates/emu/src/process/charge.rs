@@ -5,6 +5,7 @@
 use super::handles::{Alloc, Source};
 use super::{Process, Result};
 pub(crate) use crate::machine::Pools;
+use crate::{Op, Target};
 use aclmem_core::AclError;
 
 impl Process {
@@ -106,5 +107,20 @@ impl Process {
                 file.punch(offset, size);
             }
         }
+    }
+}
+
+impl Process {
+    /// The prologue of a question about a device's pools: counted, the
+    /// device `target` names (107001) and the thread's (107002), then the
+    /// pools of dead processes given back, so that the answer counts only
+    /// what live processes hold.
+    pub(crate) fn enter_pool_query(&self, target: Target) -> Result<u32> {
+        self.enter(Op::Query)?;
+        let device = self.target(target)?;
+        self.on_device()?;
+        let g = self.machine.region.lock(self.slot)?;
+        self.machine.region.reap(&g);
+        Ok(device)
     }
 }

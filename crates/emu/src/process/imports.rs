@@ -25,18 +25,12 @@ impl Process {
     /// on a shared one.
     pub(crate) fn fetch(&self, id: u64, kind: ExportKind) -> Result<(ExportInfo, Arc<PoolFile>)> {
         if self.machine.name.is_some() {
-            let (info, fd) = crate::machine::listener::request(self, id, kind)?;
+            let (info, fd) = super::listener::request(self, id, kind)?;
             return Ok((info, self.adopt_pool(info, fd)));
         }
         let region = &self.machine.region;
         let info = region.admit(self.slot, (self.slot, self.pid), id, kind)?;
-        let exporter = self
-            .machine
-            .local
-            .lock()
-            .get(info.exporter.0 as usize)
-            .and_then(Weak::upgrade)
-            .filter(|p| p.generation == info.exporter.1);
+        let exporter = super::join::member(self, info.exporter.0, info.exporter.1);
         let file = exporter
             .ok_or(Situation::UnknownShareable.code())
             .and_then(|p| p.export_file(&info));

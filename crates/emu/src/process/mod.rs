@@ -1,7 +1,8 @@
 //! One process of an emulated machine: its physical memory and handles
 //! ([`handles`]), its address space ([`address_space`]) and what it is
 //! charged on the machine ([`charge`]). Never shared with another process,
-//! never a round trip. The calls themselves are in `crate::calls`.
+//! never a round trip. The API methods are in the calls
+//! module, which asks this one for its operations.
 //!
 //! **Lock order**, kept by construction: the address space, then a shard;
 //! the machine's shared lock is never taken while either is held. A call
@@ -12,9 +13,19 @@
 
 pub(crate) mod address_space;
 pub(crate) mod charge;
+pub(crate) mod copy;
 pub(crate) mod handles;
 pub(crate) mod imports;
+pub(crate) mod instrument;
+pub(crate) mod join;
+pub(crate) mod listener;
 pub(crate) mod own_file;
+pub(crate) mod physical;
+pub(crate) mod runtime;
+pub(crate) mod sharing;
+
+use instrument::Instrument;
+use runtime::Runtime;
 
 use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
@@ -24,10 +35,9 @@ use std::sync::{Arc, OnceLock};
 use aclmem_core::{AclError, Location};
 use parking_lot::Mutex;
 
-use crate::calls::instrument::Instrument;
-use crate::calls::runtime::Runtime;
 use crate::errors::Situation;
 use crate::machine::Machine;
+use crate::os::host::HostBlock;
 use crate::os::sys;
 use crate::{MemKind, Op};
 use address_space::{MapBudget, Va};
@@ -45,11 +55,11 @@ pub(crate) struct Process {
     fork_gen: u64,
     pub(crate) shards: Shards,
     pub(crate) va: Mutex<Va>,
-    /// `aclrtMallocHost` blocks: address → length.
-    pub(crate) hosts: Mutex<BTreeMap<usize, usize>>,
+    /// `aclrtMallocHost` blocks, by address.
+    pub(crate) hosts: Mutex<BTreeMap<usize, HostBlock>>,
     /// Host ranges registered for the device (`aclrtHostRegister*`):
     /// start → registration.
-    pub(crate) registered: Mutex<BTreeMap<usize, crate::calls::host_register::Registration>>,
+    pub(crate) registered: Mutex<BTreeMap<usize, Registration>>,
     pub(crate) runtime: Mutex<Runtime>,
     pub(crate) imported: Mutex<Vec<ImportedPool>>,
     pub(crate) instrument: Instrument,
@@ -68,7 +78,7 @@ pub(crate) struct Process {
     pub(crate) visible: OnceLock<crate::env::VisibleDevices>,
     /// Tells this process's per-thread state from any other's.
     pub(crate) token: u64,
-    pub(crate) listener: OnceLock<crate::machine::listener::Listener>,
+    pub(crate) listener: OnceLock<listener::Listener>,
     left: AtomicBool,
 }
 
@@ -226,10 +236,8 @@ impl Process {
             .collect();
         self.va.lock().tear_down();
         self.maps.reset();
-        for (&addr, &len) in self.hosts.lock().iter() {
-            // SAFETY: host allocations of a process that is leaving.
-            let _ = unsafe { sys::unmap_region(addr, len) };
-        }
+        // Host allocations of a process that is leaving go with their
+        // blocks.
         self.hosts.lock().clear();
         self.registered.lock().clear();
         let region = &self.machine.region;
@@ -261,4 +269,12 @@ impl Drop for Process {
     fn drop(&mut self) {
         self.leave();
     }
+}
+
+/// One registered host range.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Registration {
+    pub(crate) len: usize,
+    /// Mapped for the device (a device pointer exists), not only pinned.
+    pub(crate) mapped: bool,
 }

@@ -24,11 +24,12 @@ use rustix::net::{
     connect, listen, recvmsg, sendmsg, socket_with, sockopt,
 };
 
-use super::layout::{ExportInfo, ExportKind, IMPORT_TIMEOUT};
-use super::wire::{REPLY_BYTES, REQUEST_BYTES, Reply, Request};
+use super::Process;
 use crate::errors::Situation;
+use crate::machine::{
+    ExportInfo, ExportKind, IMPORT_TIMEOUT, REPLY_BYTES, REQUEST_BYTES, Reply, Request,
+};
 use crate::os::pool::PoolFile;
-use crate::process::Process;
 use zerocopy::IntoBytes;
 
 /// How long the exporter's side waits for an importer.
@@ -101,7 +102,7 @@ pub fn ensure_listener(process: &Process) -> Result<(), AclError> {
 
 /// The `Weak` of a process of a machine, through the machine's registry.
 fn process_weak(process: &Process) -> Option<Weak<Process>> {
-    crate::machine::weak_of(process)
+    super::join::weak_of(process)
 }
 
 fn serve(socket: Arc<OwnedFd>, stop: Arc<AtomicBool>, process: Weak<Process>) {

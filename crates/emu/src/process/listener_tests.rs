@@ -8,7 +8,7 @@ use aclmem_core::AclError;
 
 use super::{Reply, granted, refusal};
 use crate::errors::Situation;
-use crate::machine::layout::{ExportInfo, ExportKind};
+use crate::machine::{ExportInfo, ExportKind};
 
 const MIB: u64 = 1 << 20;
 
