@@ -24,7 +24,6 @@
 //! when it was never mapped).
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -485,16 +484,15 @@ fn segment(
 /// `aclrtGetMemInfo`, have none).
 pub fn snapshots(trace: &Path) -> Result<BTreeMap<u64, Snapshot>, String> {
     let read = |path: &Path| -> Result<Vec<Record>, String> {
-        let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut out = Vec::new();
-        for (i, line) in BufReader::new(f).lines().enumerate() {
-            let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
+        for line in crate::jsonl::open(path)? {
+            let (number, line) = line?;
             if line.trim().is_empty() {
                 continue;
             }
             out.push(
                 serde_json::from_str(&line)
-                    .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?,
+                    .map_err(|e| format!("{}:{number}: {e}", path.display()))?,
             );
         }
         Ok(out)

@@ -280,9 +280,9 @@ pub fn run(o: Options) -> ExitCode {
         Some(Err(e)) => return fail(format!("--hbm: {e}")),
         None => None,
     };
-    let text = match std::fs::read_to_string(&o.trace) {
+    let text = match crate::jsonl::read_to_string(&o.trace) {
         Ok(t) => t,
-        Err(e) => return fail(format!("{}: {e}", o.trace.display())),
+        Err(e) => return fail(e),
     };
     let steps = steps(&text);
     if steps.is_empty() {

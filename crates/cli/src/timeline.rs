@@ -13,7 +13,7 @@
 //! sequence of levels in the summary are computed from every record.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// The most points a track keeps for the page.
@@ -395,7 +395,7 @@ impl Device<'_> {
 /// Reads the trace; writes `<out>.json` and `<out>.html`. Returns the
 /// number of records and the tracks' names.
 pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
-    let file = std::fs::File::open(trace).map_err(|e| format!("{}: {e}", trace.display()))?;
+    let lines = crate::jsonl::open(trace)?;
     let json_path = out.with_extension("json");
     let json =
         std::fs::File::create(&json_path).map_err(|e| format!("{}: {e}", json_path.display()))?;
@@ -413,15 +413,8 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
     let mut markers: BTreeMap<u64, Vec<(u64, String)>> = BTreeMap::new();
     let mut records = 0usize;
     let mut t0 = u64::MAX;
-    let mut line = String::new();
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut number = 0usize;
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).map_err(io)? == 0 {
-            break;
-        }
-        number += 1;
+    for line in lines {
+        let (number, line) = line?;
         if line.trim().is_empty() {
             continue;
         }

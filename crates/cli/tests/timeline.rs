@@ -104,3 +104,35 @@ fn several_processes_and_a_long_trace() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Input that is not a trace (an endless line, for one) is a clear error
+/// and an error status from every reader of traces, never a read without
+/// end (which aborted when memory ran out).
+#[test]
+fn an_endless_line_is_an_error_not_an_abort() {
+    let dir = std::env::temp_dir().join(format!("aclmem-timeline-zero-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("z");
+    let out = out.to_str().unwrap();
+    for args in [
+        vec!["timeline", "/dev/zero", "-o", out],
+        vec!["timeline", "/dev/zero", "--format", "memory-viz", "-o", out],
+        vec!["replay", "/dev/zero", "--targets", "a2"],
+    ] {
+        let o = aclmem_tests::through_test_runner(env!("CARGO_BIN_EXE_aclmem"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            matches!(o.status.code(), Some(1 | 2)),
+            "{args:?}: {:?} {stderr}",
+            o.status
+        );
+        assert!(
+            stderr.contains("/dev/zero:1: a line longer than 16 MiB"),
+            "{args:?}: {stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
