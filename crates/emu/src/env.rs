@@ -136,6 +136,10 @@ pub(crate) fn fd_error(e: rustix::io::Errno) -> AclError {
 /// IPC error.
 pub(crate) fn socket_error(e: rustix::io::Errno) -> AclError {
     if crate::os::sys::out_of_descriptors(e) {
+        warn_once(
+            &WARNED_FDS,
+            "out of file descriptors (RLIMIT_NOFILE); sharing memory between processes needs a socket per import",
+        );
         Situation::FdLimit.code()
     } else {
         AclError::RT_IPC_ERROR

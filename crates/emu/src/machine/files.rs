@@ -253,8 +253,15 @@ pub(crate) fn find_state(path: &Path, rendezvous: &OwnedFd) -> Result<OwnedFd, J
             continue;
         }
         tried += 1;
-        if let Some((_, state)) = open_state(rendezvous, slot) {
-            return Ok(state);
+        match open_state(rendezvous, slot) {
+            Ok(Some((_, state))) => return Ok(state),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(JoinError::Io(format!(
+                    "{}: out of file descriptors (RLIMIT_NOFILE) while reaching the state of a live process: {e}",
+                    path.display()
+                )));
+            }
         }
     }
     Err(refused(
@@ -266,29 +273,38 @@ pub(crate) fn find_state(path: &Path, rendezvous: &OwnedFd) -> Result<OwnedFd, J
 }
 
 /// The state as the locator of `slot` names it, if it checks out, and the
-/// `/proc` path it was opened through.
-fn open_state(rendezvous: &OwnedFd, slot: u32) -> Option<(PathBuf, OwnedFd)> {
+/// `/proc` path it was opened through; an error only when this process is
+/// out of descriptors (then nothing can be told about the locator).
+fn open_state(rendezvous: &OwnedFd, slot: u32) -> Result<Option<(PathBuf, OwnedFd)>, Errno> {
+    let short = |e: Errno| sys::out_of_descriptors(e).then_some(e);
     let mut locator = Locator::default();
     if rustix::io::pread(rendezvous, locator.as_mut_bytes(), locator_offset(slot))
         != Ok(size_of::<Locator>())
         || locator.pid <= 0
         || locator.fd < 0
-        || sys::start_time(locator.pid) != Ok(locator.start_time)
     {
-        return None;
+        return Ok(None);
+    }
+    match sys::start_time(locator.pid) {
+        Ok(t) if t == locator.start_time => {}
+        Ok(_) => return Ok(None),
+        Err(e) => return short(e).map_or(Ok(None), Err),
     }
     let proc_fd = PathBuf::from(format!("/proc/{}/fd/{}", locator.pid, locator.fd));
     // Non-blocking and no controlling terminal: a locator someone wrote to
     // name a FIFO or a device must not hang or capture this process; only
     // a sealed memfd passes the checks below.
     let flags = OFlags::RDWR | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
-    let state = open(&proc_fd, flags, Mode::empty()).ok()?;
+    let state = match open(&proc_fd, flags, Mode::empty()) {
+        Ok(state) => state,
+        Err(e) => return short(e).map_or(Ok(None), Err),
+    };
     let genuine = fstat(&state).is_ok_and(|st| {
         (st.st_dev, st.st_ino) == (locator.dev, locator.ino)
             && st.st_uid == uid()
             && st.st_size as u64 == REGION_BYTES as u64
     }) && sys::is_sealed_pool(state.as_fd(), REGION_BYTES as u64);
-    genuine.then_some((proc_fd, state))
+    Ok(genuine.then_some((proc_fd, state)))
 }
 
 /// Where the shared state of this user's machine `name` can be opened
@@ -306,7 +322,7 @@ pub fn machine_state_path(name: &str) -> Option<PathBuf> {
     check_file(&path, &rendezvous).ok()?;
     (0..MAX_PROCS as u32)
         .filter(|&slot| sys::byte_locked_elsewhere(rendezvous.as_fd(), u64::from(slot)) == Ok(true))
-        .find_map(|slot| open_state(&rendezvous, slot))
+        .find_map(|slot| open_state(&rendezvous, slot).ok().flatten())
         .map(|(p, _)| p)
 }
 

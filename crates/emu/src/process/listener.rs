@@ -32,8 +32,14 @@ use crate::machine::{
 use crate::os::pool::PoolFile;
 use zerocopy::IntoBytes;
 
-/// How long the exporter's side waits for an importer.
+/// How long the exporter's side waits for an importer to take its reply.
 const SERVE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long the exporter waits for a request once it accepted a
+/// connection: an importer sends its request right after connecting, so a
+/// silent peer costs the listener this long, not [`SERVE_TIMEOUT`] (a
+/// flood of silent connections must not outlast an importer's wait).
+const REQUEST_WAIT: Duration = Duration::from_millis(250);
 
 /// A running listener.
 pub struct Listener {
@@ -79,6 +85,10 @@ pub fn ensure_listener(process: &Process) -> Result<(), AclError> {
     let nonce = crate::os::sys::random_u64() | 1;
     let addr = socket_name(process, process.slot, nonce)?;
     let socket = seqpacket()?;
+    // A listener that could not take one connection when out of
+    // descriptors would leave its importers to time out: the export
+    // fails now instead, with the limit named.
+    let spare = Spare::open()?;
     bind(&socket, &addr).map_err(|_| AclError::RT_IPC_ERROR)?;
     listen(&socket, 64).map_err(|_| AclError::RT_IPC_ERROR)?;
     crate::os::fork::register_fd(&socket);
@@ -94,7 +104,7 @@ pub fn ensure_listener(process: &Process) -> Result<(), AclError> {
     }
     std::thread::Builder::new()
         .name("aclmem-emu-share".into())
-        .spawn(move || serve(socket, stop, weak))
+        .spawn(move || serve(socket, stop, weak, spare))
         .map_err(|_| AclError::RT_RESOURCE_ALLOC_FAIL)?;
     process.machine.region.set_listener(process.slot, nonce);
     Ok(())
@@ -105,20 +115,131 @@ fn process_weak(process: &Process) -> Option<Weak<Process>> {
     super::join::weak_of(process)
 }
 
-fn serve(socket: Arc<OwnedFd>, stop: Arc<AtomicBool>, process: Weak<Process>) {
-    while !stop.load(Ordering::Acquire) {
-        let Ok(conn) = accept(&*socket) else {
-            if stop.load(Ordering::Acquire) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-            continue;
-        };
-        let Some(p) = process.upgrade() else { break };
-        let _ = sockopt::set_socket_timeout(&conn, sockopt::Timeout::Recv, Some(SERVE_TIMEOUT));
-        let _ = sockopt::set_socket_timeout(&conn, sockopt::Timeout::Send, Some(SERVE_TIMEOUT));
-        answer(&p, &conn);
+/// A descriptor kept in reserve, so that a listener out of descriptors can
+/// still accept a connection and tell the importer why (instead of leaving
+/// it to time out).
+struct Spare(Option<OwnedFd>);
+
+impl Spare {
+    fn open() -> Result<Spare, AclError> {
+        let fd = rustix::fs::open(
+            "/dev/null",
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(crate::env::socket_error)?;
+        crate::os::fork::register_fd(&fd);
+        Ok(Spare(Some(fd)))
     }
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        if let Some(fd) = &self.0 {
+            crate::os::fork::unregister_fd(fd);
+        }
+    }
+}
+
+/// Connections accepted whose request has not come yet, at most this
+/// many (the oldest goes first beyond it).
+const MAX_WAITING: usize = 128;
+
+/// The listener's loop: it accepts connections and answers each as its
+/// request arrives, so a silent connection delays no other importer; one
+/// silent for [`REQUEST_WAIT`] is closed.
+fn serve(socket: Arc<OwnedFd>, stop: Arc<AtomicBool>, process: Weak<Process>, spare: Spare) {
+    let mut spare = spare;
+    let mut waiting: std::collections::VecDeque<(OwnedFd, std::time::Instant)> =
+        std::collections::VecDeque::new();
+    let tick = rustix::event::Timespec {
+        tv_sec: 0,
+        tv_nsec: 50_000_000,
+    };
+    while !stop.load(Ordering::Acquire) {
+        let (listening, ready) = {
+            let mut fds: Vec<rustix::event::PollFd<'_>> = std::iter::once(&*socket)
+                .chain(waiting.iter().map(|(c, _)| c))
+                .map(|fd| rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN))
+                .collect();
+            // Idle, it sleeps until a connection comes (`Listener::stop`
+            // shuts the socket down, which wakes it too).
+            let timeout = (fds.len() > 1).then_some(&tick);
+            if rustix::event::poll(&mut fds, timeout).is_err() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let ready: Vec<bool> = fds.iter().map(|f| !f.revents().is_empty()).collect();
+            (ready[0], ready[1..].to_vec())
+        };
+        if stop.load(Ordering::Acquire) {
+            break;
+        }
+        let Some(p) = process.upgrade() else { break };
+        // Requests that came, in the order their connections were made.
+        let mut still = std::collections::VecDeque::with_capacity(waiting.len());
+        for ((conn, since), ready) in waiting.drain(..).zip(ready) {
+            if ready {
+                answer(&p, &conn);
+            } else if since.elapsed() < REQUEST_WAIT {
+                still.push_back((conn, since));
+            }
+        }
+        waiting = still;
+        if !listening {
+            continue;
+        }
+        let conn = match accept(&*socket) {
+            Ok(conn) => conn,
+            Err(e) if crate::os::sys::out_of_descriptors(e) && spare.0.is_some() => {
+                // Out of descriptors: the spare makes room for one
+                // connection, which is told so.
+                drop(std::mem::replace(&mut spare, Spare(None)));
+                if let Ok(conn) = accept(&*socket) {
+                    let _ = crate::env::socket_error(e);
+                    for way in [sockopt::Timeout::Recv, sockopt::Timeout::Send] {
+                        let _ = sockopt::set_socket_timeout(&conn, way, Some(REQUEST_WAIT));
+                    }
+                    // The request is taken first: an importer whose request
+                    // found the connection closed would see no answer.
+                    let _ = rustix::io::read(&conn, &mut [0u8; REQUEST_BYTES]);
+                    send_reply(
+                        &conn,
+                        Reply::refusal(Situation::FdLimit.code().code()),
+                        None,
+                    );
+                }
+                spare = Spare::open().unwrap_or(Spare(None));
+                continue;
+            }
+            Err(_) => {
+                if stop.load(Ordering::Acquire) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        // Another user's process gets nothing, not even a wait.
+        if sockopt::socket_peercred(&conn).map_or(true, |c| c.uid != rustix::process::getuid()) {
+            continue;
+        }
+        let _ = sockopt::set_socket_timeout(&conn, sockopt::Timeout::Recv, Some(REQUEST_WAIT));
+        let _ = sockopt::set_socket_timeout(&conn, sockopt::Timeout::Send, Some(SERVE_TIMEOUT));
+        if waiting.len() == MAX_WAITING {
+            waiting.pop_front();
+        }
+        waiting.push_back((conn, std::time::Instant::now()));
+    }
+}
+
+/// Whether the importer hung up (it gave up waiting): its request is not
+/// admitted, so an abandoned import costs the exporter nothing.
+fn hung_up(conn: &OwnedFd) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(
+        rustix::net::recv(conn, &mut byte, RecvFlags::PEEK | RecvFlags::DONTWAIT),
+        Ok((0, _))
+    )
 }
 
 /// Reads one request and answers it.
@@ -131,6 +252,9 @@ fn answer(process: &Process, conn: &OwnedFd) {
     let Some(request) = Request::parse(&bytes[..n]) else {
         return;
     };
+    if hung_up(conn) {
+        return;
+    }
     let (id, importer_slot) = (request.id, request.slot);
     let region = &process.machine.region;
     let granted = grant(process, conn, &request);
