@@ -20,7 +20,7 @@ use rustix::mm::{MapFlags, ProtFlags, mmap, mmap_anonymous, munmap};
 /// Pages are allocated by the kernel on first touch and given back by
 /// [`punch`].
 pub fn new_pool_file(name: &str, len: u64) -> Result<OwnedFd, Errno> {
-    let fd = memfd_create(name, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)?;
+    let fd = private_memfd(name)?;
     ftruncate(&fd, len)?;
     // Its size is fixed for good: no holder (an importer among them) can
     // shrink it under another process's mappings, which would fault.
@@ -32,10 +32,19 @@ pub fn new_pool_file(name: &str, len: u64) -> Result<OwnedFd, Errno> {
 /// error here, not a `SIGBUS` on first touch) and sealed like a pool file:
 /// the shared state of a machine.
 pub fn new_state_file(name: &str, len: u64) -> Result<OwnedFd, Errno> {
-    let fd = memfd_create(name, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)?;
+    let fd = private_memfd(name)?;
     ftruncate(&fd, len)?;
     fallocate(&fd, FallocateFlags::empty(), 0, len)?;
     rustix::fs::fcntl_add_seals(&fd, SIZE_SEALS | rustix::fs::SealFlags::SEAL)?;
+    Ok(fd)
+}
+
+/// A memfd only its owner may open (mode 0600; the kernel makes them
+/// 0777): reaching it through `/proc/PID/fd/N` takes this user, not only
+/// the right to look into the process.
+fn private_memfd(name: &str) -> Result<OwnedFd, Errno> {
+    let fd = memfd_create(name, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)?;
+    rustix::fs::fchmod(&fd, rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR)?;
     Ok(fd)
 }
 
@@ -377,5 +386,19 @@ mod tests {
             assert_eq!(field, start_time(me).ok());
         }
         assert_eq!(start_time(i32::MAX), Err(Errno::NOENT));
+    }
+
+    /// The machine's state and the pools are files only their owner may
+    /// open: another user who can look into the process (through
+    /// `/proc/PID/fd`) still cannot write them.
+    #[test]
+    fn machine_files_are_their_owners_alone() {
+        for fd in [
+            new_pool_file("aclmem-test-mode", 1 << 20).unwrap(),
+            new_state_file("aclmem-test-mode", 1 << 20).unwrap(),
+        ] {
+            let mode = rustix::fs::fstat(&fd).unwrap().st_mode & 0o777;
+            assert_eq!(mode, 0o600);
+        }
     }
 }
