@@ -591,18 +591,17 @@ fn main() {
         let new = emu.malloc_physical(GIB, &hbm(), 0).unwrap();
         let new_va = emu.reserve(GIB, 0, None, 0).unwrap();
         emu.map(new_va, GIB, 0, new, 0).unwrap();
-        // SAFETY: both ranges are mapped, writable and `half` bytes long at
-        // least; they do not overlap.
-        unsafe {
-            emu.memcpy(
-                va(new_va),
-                GIB,
-                va(old_va),
-                half,
-                aclmem_sys::MemcpyKind::DeviceToDevice,
-            )
-            .unwrap()
-        };
+        // SAFETY: both ranges are device memory: no host address is passed.
+        let caller = unsafe { aclmem_emu::CallerMemory::vouch() };
+        emu.memcpy(
+            va(new_va),
+            GIB,
+            va(old_va),
+            half,
+            aclmem_sys::MemcpyKind::DeviceToDevice,
+            &caller,
+        )
+        .unwrap();
         for (v, h) in [(old_va, old), (new_va, new)] {
             emu.unmap(v).unwrap();
             emu.release(v).unwrap();

@@ -10,7 +10,7 @@ use std::ffi::c_void;
 use std::num::NonZeroUsize;
 
 use aclmem_core::{AclError, GranularityOption, RawMemLocation, RawPhysicalMemProp};
-use aclmem_emu::args;
+use aclmem_emu::{CallerMemory, args};
 use aclmem_hal::{PhysicalAllocator, RawHandle, VirtAddr, VirtualMemory};
 use aclmem_sys::{aclrtDrvMemHandle, aclrtMemAccessDesc, aclrtPtrAttributes, aclrtStream};
 
@@ -279,12 +279,14 @@ pub(crate) fn copy(
     else {
         return Ok(());
     };
-    // SAFETY: the C caller's buffers; host ranges are read and written by
-    // the kernel (or checked by it first), which refuses addresses the
-    // process may not use.
-    with_global(|g| unsafe {
+    // SAFETY: the C caller's buffers, which `aclrtMemcpy`'s contract makes
+    // its own to read and write for the call (Rust holds no reference into
+    // them); host ranges are still checked by the kernel, which refuses
+    // addresses the process may not use.
+    let caller = unsafe { CallerMemory::vouch() };
+    with_global(|g| {
         g.emu
-            .memcpy_checked(request, stream.map(|s| s as usize as u64))
+            .memcpy_checked(request, stream.map(|s| s as usize as u64), &caller)
     })
 }
 
@@ -336,9 +338,9 @@ pub unsafe extern "C" fn aclrtMemset(
         else {
             return Ok(());
         };
-        // SAFETY: device memory is the emulator's; host memory must be the
-        // caller's `aclrtMallocHost` memory (checked).
-        with_global(|g| unsafe { g.emu.memset_checked(request) })
+        // Device memory is the emulator's; host memory must be the caller's
+        // `aclrtMallocHost` memory (checked).
+        with_global(|g| g.emu.memset_checked(request))
     })
 }
 

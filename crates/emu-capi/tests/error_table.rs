@@ -216,22 +216,22 @@ fn provoke(s: Situation) -> Option<AclError> {
             let (_, r) = mapped(&e, 2 * MIB);
             let mut buf = [0u8; 16];
             // Device to host, declared host to device.
-            // SAFETY: `buf` is a live local of 16 bytes; `r` is mapped.
-            unsafe {
-                e.memcpy(
-                    buf.as_mut_ptr() as usize,
-                    16,
-                    r.get(),
-                    16,
-                    MemcpyKind::HostToDevice,
-                )
-            }
+            // SAFETY: `buf` is a live local of 16 bytes, borrowed by no one
+            // else during the call.
+            let caller = unsafe { aclmem_emu::CallerMemory::vouch() };
+            e.memcpy(
+                buf.as_mut_ptr() as usize,
+                16,
+                r.get(),
+                16,
+                MemcpyKind::HostToDevice,
+                &caller,
+            )
             .err()?
         }
         Situation::MemsetOverflow => {
             let (_, r) = mapped(&e, 2 * MIB);
-            // SAFETY: device memory of this process, mapped above.
-            unsafe { e.memset(r.get(), 16, 0, 32) }.err()?
+            e.memset(r.get(), 16, 0, 32).err()?
         }
         Situation::NotAllocated => err(e.free_device(21 << 40))?,
         Situation::BadContextOrStream => err(e.destroy_context(0xdead))?,

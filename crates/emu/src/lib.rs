@@ -63,6 +63,9 @@
 //! ```
 
 #![warn(missing_docs)]
+// Unsafe code lives in `os` alone, behind owning types; the compiler
+// holds every other module to that.
+#![deny(unsafe_code)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub use aclmem_hal::{ShareHandleType, ShareableHandleV2};
@@ -75,6 +78,7 @@ pub mod env;
 pub mod errors;
 pub mod faults;
 mod machine;
+#[allow(unsafe_code)]
 mod os;
 mod process;
 mod report;
@@ -93,6 +97,7 @@ pub use env::DEFAULT_MACHINE;
 pub use machine::{
     JoinError, MAX_EXPORTS, MAX_PROCS, PoolId, WHITELIST, machine_path, machine_state_path,
 };
+pub use os::host::CallerMemory;
 pub use os::hostmem;
 pub use process::instrument::Op;
 pub use process::runtime::{DEFAULT_CONTEXT, Target};

@@ -56,10 +56,55 @@ fn window_chunks() -> MutexGuard<'static, (u64, Vec<Arc<Mutex<Arena>>>)> {
     w
 }
 
+/// Every arena of this OS process (start → length), per fork generation:
+/// where a window may be mapped (see `window`).
+static ALL: Mutex<(u64, BTreeMap<usize, usize>)> = Mutex::new((0, BTreeMap::new()));
+
+fn all() -> MutexGuard<'static, (u64, BTreeMap<usize, usize>)> {
+    let mut a = ALL.lock();
+    let generation = crate::os::fork::generation();
+    if a.0 != generation {
+        *a = (generation, BTreeMap::new());
+    }
+    a
+}
+
+/// Records an arena just reserved (for a forked child to drop, and for
+/// windows to be mapped in).
+fn reserved(start: usize, len: usize) {
+    crate::os::fork::register_mapping(start, len);
+    all().1.insert(start, len);
+}
+
+/// Returns an arena to the kernel, unless a window is still mapped in it
+/// (then the range stays reserved: never unmapped under a window).
+fn release(start: usize, len: usize) {
+    super::window::unless_windows_within(start, len, || {
+        all().1.remove(&start);
+        crate::os::fork::unregister_mapping(start);
+        // SAFETY: the arena is this process's; no window is mapped in it
+        // (checked, with the windows' registry held so that none is made
+        // meanwhile) and nothing else of it is ever referenced.
+        let _ = unsafe { sys::release_arena(start, len) };
+    });
+}
+
+/// Whether `addr..addr + len` lies in one arena of this OS process.
+pub(crate) fn contains(addr: usize, len: usize) -> bool {
+    let Some(end) = addr.checked_add(len) else {
+        return false;
+    };
+    all()
+        .1
+        .range(..=addr)
+        .next_back()
+        .is_some_and(|(&a, &l)| end <= a + l)
+}
+
 /// Reserves `len` bytes at exactly `addr` as a new window chunk.
 fn new_chunk(addr: usize, len: usize) -> Result<Arc<Mutex<Arena>>, rustix::io::Errno> {
     let start = sys::reserve_arena(len, Some(addr))?;
-    crate::os::fork::register_mapping(start, len);
+    reserved(start, len);
     Ok(Arc::new(Mutex::new(Arena::new(start, len))))
 }
 
@@ -94,7 +139,7 @@ impl Arenas {
         loop {
             match sys::reserve_arena(size, None) {
                 Ok(start) => {
-                    crate::os::fork::register_mapping(start, size);
+                    reserved(start, size);
                     let mut arena = Arena::new(start, size);
                     let addr = arena.take(len, align).ok_or(Taken::NoSpace);
                     self.own.push(arena);
@@ -133,7 +178,7 @@ impl Arenas {
         // returned to the kernel as soon as the reservation is released.
         match sys::reserve_arena(len, Some(addr)) {
             Ok(start) => {
-                crate::os::fork::register_mapping(start, len);
+                reserved(start, len);
                 let mut arena = Arena::new(start, len);
                 arena.exact = true;
                 let taken = arena.take_exact(addr, len);
@@ -166,10 +211,7 @@ impl Arenas {
             a.give(addr, len);
             if a.exact && a.free.get(&a.start) == Some(&a.len) {
                 let a = self.own.remove(i);
-                crate::os::fork::unregister_mapping(a.start);
-                // SAFETY: the arena is this process's and wholly free: no
-                // reservation, so no mapping, is in it.
-                let _ = unsafe { sys::release_arena(a.start, a.len) };
+                release(a.start, a.len);
             }
         }
     }
@@ -179,10 +221,7 @@ impl Arenas {
     /// unmapped already).
     pub fn release_all(&mut self) {
         for a in self.own.drain(..) {
-            crate::os::fork::unregister_mapping(a.start);
-            // SAFETY: the arena is this process's and, with the process
-            // leaving, no mapping in it is used any more.
-            let _ = unsafe { sys::release_arena(a.start, a.len) };
+            release(a.start, a.len);
         }
     }
 

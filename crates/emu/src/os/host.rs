@@ -289,3 +289,79 @@ impl Drop for HostBlock {
         let _ = unsafe { super::sys::unmap_region(self.addr, self.len) };
     }
 }
+
+/// A caller's promise about the host addresses it passes in one call (a
+/// copy, a fill): what the caller of `memcpy(3)` promises. The emulator
+/// still asks the kernel before it touches host memory directly, so an
+/// address the process may not use is an error code, never a crash; the
+/// promise covers what the kernel cannot see (Rust references).
+#[derive(Debug)]
+pub struct CallerMemory(());
+
+impl CallerMemory {
+    /// The promise.
+    ///
+    /// # Safety
+    /// For the call the value is passed to: every host byte of a
+    /// destination range is memory the caller may overwrite, with no Rust
+    /// reference into it alive, and the host bytes of a source range are
+    /// not written by anyone during the call.
+    pub unsafe fn vouch() -> CallerMemory {
+        CallerMemory(())
+    }
+}
+
+/// Copies `count` bytes between host ranges a C caller passed, directly
+/// when the kernel says both are private anonymous memory with the access
+/// the copy needs (they may overlap): `false` otherwise (then the kernel's
+/// path is taken).
+pub(crate) fn copy_plain(dst: usize, src: usize, count: usize, _caller: &CallerMemory) -> bool {
+    if !(plain(src, count, Use::Read) && plain(dst, count, Use::Write)) {
+        return false;
+    }
+    // SAFETY: both ranges are private anonymous memory the process may
+    // read (source) and write (destination), as the kernel just said, and
+    // the caller vouched that no Rust reference covers them; `copy`
+    // allows overlap.
+    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, count) };
+    true
+}
+
+impl HostBlock {
+    /// Sets `count` bytes at `addr` (inside the block) to `value`, directly
+    /// when the kernel says the range is writable private memory (the
+    /// program may have changed its protection): `false` otherwise.
+    pub(crate) fn fill(&self, addr: usize, value: u8, count: usize) -> bool {
+        let inside = addr >= self.addr
+            && addr
+                .checked_add(count)
+                .is_some_and(|end| end <= self.addr + self.len);
+        if !inside || !plain(addr, count, Use::Write) {
+            return false;
+        }
+        // SAFETY: inside this block, which is mapped while it lives (the
+        // caller holds it), writable as the kernel just said; Rust never
+        // borrows a block.
+        unsafe { std::ptr::write_bytes(addr as *mut u8, value, count) };
+        true
+    }
+}
+
+/// Runs `f` with the address of `data` and the promise it needs as the
+/// source of a copy: `data` is borrowed for the whole call, so no one
+/// writes it meanwhile. `f` must pass no other host address with it.
+pub(crate) fn from_slice<R>(data: &[u8], f: impl FnOnce(usize, &CallerMemory) -> R) -> R {
+    // SAFETY: the only host range of the call is `data`, a source that
+    // stays borrowed (read-only) until `f` returns.
+    let caller = unsafe { CallerMemory::vouch() };
+    f(data.as_ptr() as usize, &caller)
+}
+
+/// As [`from_slice`], for `buf` as the destination: borrowed exclusively
+/// for the whole call, so no other reference into it is alive.
+pub(crate) fn into_slice<R>(buf: &mut [u8], f: impl FnOnce(usize, &CallerMemory) -> R) -> R {
+    // SAFETY: the only host range of the call is `buf`, a destination
+    // borrowed mutably until `f` returns.
+    let caller = unsafe { CallerMemory::vouch() };
+    f(buf.as_mut_ptr() as usize, &caller)
+}

@@ -13,3 +13,4 @@ pub(crate) mod pool;
 pub(crate) mod shared;
 pub(crate) mod sys;
 pub(crate) mod transfer;
+pub(crate) mod window;

@@ -15,6 +15,7 @@ use crate::errors::Situation;
 use crate::os::arena::{Arenas, Taken};
 use crate::os::pool::PAGE;
 use crate::os::sys;
+use crate::os::window::Window;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum MapState {
@@ -27,15 +28,16 @@ pub(crate) enum MapState {
     Moving,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub(crate) struct MapEntry {
     pub(crate) size: usize,
     pub(crate) resv: usize,
     pub(crate) shard: u8,
     pub(crate) alloc: u32,
     pub(crate) state: MapState,
-    /// In-flight copies using the mapping.
-    pub(crate) pins: u32,
+    /// The mapping itself, once made (`None` while `Pending` or
+    /// `Unmapping`); in-flight copies pin it.
+    pub(crate) window: Option<Window>,
     /// `aclrtMemSetAccess` / `aclrtMemGetAccess`.
     pub(crate) access: AccessDesc,
 }
@@ -78,13 +80,10 @@ impl Va {
         (addr < start + e.size).then_some((start, e))
     }
 
-    /// Unmaps and forgets everything (process exit).
+    /// Unmaps and forgets everything (process exit): each window goes
+    /// with its entry (after the last copy that pins it, if any).
     pub(crate) fn tear_down(&mut self) {
-        for (&addr, e) in &std::mem::take(&mut self.maps) {
-            // SAFETY: our mapping in our arena; the process is leaving,
-            // nothing reads or writes it any more.
-            let _ = unsafe { sys::unmap_fixed(addr, e.size) };
-        }
+        self.maps.clear();
         for (&addr, r) in &std::mem::take(&mut self.resvs) {
             self.arenas.give(addr, r.span);
         }
@@ -292,7 +291,7 @@ impl Process {
                     shard: id.shard,
                     alloc: h.alloc,
                     state: MapState::Pending,
-                    pins: 0,
+                    window: None,
                     access: AccessDesc {
                         flags: AccessFlags::ReadWrite,
                         location: if binding.location == Location::Device {
@@ -307,16 +306,16 @@ impl Process {
             (file, offset, len)
         };
         self.maps.live.fetch_add(1, Ordering::AcqRel);
-        // SAFETY: `addr..addr + len` lies in a reservation of this process
-        // (checked above), so inside one of its arenas; it is marked Pending,
-        // so no other call maps, reads or writes it until the commit below.
-        let mapped = unsafe { sys::map_fixed(addr, len, file.fd(), offset) };
+        // The range lies in a reservation of this process (checked above)
+        // and is marked Pending: no other call maps it until the commit.
+        let mapped = Window::map(addr, len, file.fd(), offset);
         // Commit, or roll back.
         let mut va = self.va.lock();
         match mapped {
-            Ok(()) => {
+            Ok(window) => {
                 if let Some(e) = va.maps.get_mut(&addr) {
                     e.state = MapState::Ready;
+                    e.window = Some(window);
                 }
                 Ok(())
             }
@@ -347,7 +346,7 @@ impl Process {
 
     /// Unmaps the mapping that starts at `addr`.
     pub(crate) fn unmap_at(&self, addr: usize, plain: bool) -> Result<()> {
-        let len = {
+        let window = {
             let mut va = self.va.lock();
             let (_, r) = va
                 .containing_resv(addr)
@@ -356,27 +355,30 @@ impl Process {
                 return Err(Situation::NotReserved.code());
             }
             let e = va.maps.get_mut(&addr).ok_or(Situation::NotMapped.code())?;
-            match (e.state, e.pins) {
-                (MapState::Ready, 0) => {}
+            match (e.state, e.window.as_ref().is_some_and(Window::pinned)) {
+                (MapState::Ready, false) => {}
                 (MapState::Ready | MapState::Moving, _) => {
                     return Err(Situation::MappingInUse.code());
                 }
                 _ => return Err(Situation::NotMapped.code()),
             }
             e.state = MapState::Unmapping;
-            e.size
+            e.window.take().ok_or(AclError::INTERNAL_ERROR)?
         };
-        // SAFETY: the mapping was made by `map_fixed` in our arena and is
-        // marked Unmapping: no copy reads or writes it (pins are 0 and new
-        // pins skip it).
-        let unmapped = unsafe { sys::unmap_fixed(addr, len) };
+        // Marked Unmapping, the window out of its entry: no copy pins it
+        // any more (and the window refuses if one still does).
+        let unmapped = window.unmap();
         let mut va = self.va.lock();
-        if unmapped.is_err() {
+        if let Err((window, why)) = unmapped {
             // The mapping stays; a later unmap retries.
             if let Some(e) = va.maps.get_mut(&addr) {
                 e.state = MapState::Ready;
+                e.window = Some(window);
             }
-            return Err(AclError::RT_DRV_INTERNAL_ERROR);
+            return Err(match why {
+                None => Situation::MappingInUse.code(),
+                Some(_) => AclError::RT_DRV_INTERNAL_ERROR,
+            });
         }
         self.forget_mapping(va, addr);
         Ok(())

@@ -1,5 +1,7 @@
-//! Pinning device ranges for a copy, and the copies and fills
-//! themselves once their arguments are checked.
+//! Pinning device ranges for a copy, and the copies and fills themselves
+//! once their arguments are checked. Memory is reached only through
+//! windows pinned for the copy (`os::window`) and host memory the kernel
+//! checked (`os::host`): nothing here touches an address itself.
 
 use std::os::fd::AsFd;
 use std::sync::Arc;
@@ -8,9 +10,10 @@ use super::address_space::MapState;
 use super::{Process, Result};
 use crate::args::{CopyRequest, FillRequest};
 use crate::errors::Situation;
-use crate::os::host::{self, Use};
+use crate::os::host::{self, CallerMemory};
 use crate::os::pool::PoolFile;
 use crate::os::transfer::{self, Way};
+use crate::os::window;
 
 /// A piece of a pinned device range.
 pub(crate) struct Segment {
@@ -22,21 +25,11 @@ pub(crate) struct Segment {
     pub(crate) len: usize,
 }
 
-/// The pinned mappings covering a device range; unpinned on drop.
-pub(crate) struct Pinned<'p> {
-    process: &'p Process,
+/// The pinned mappings covering a device range: its memory, and the file
+/// behind each piece (for copies the kernel makes); unpinned on drop.
+pub(crate) struct Pinned {
+    pub(crate) memory: window::Pinned,
     pub(crate) segments: Vec<Segment>,
-}
-
-impl Drop for Pinned<'_> {
-    fn drop(&mut self) {
-        let mut va = self.process.va.lock();
-        for seg in &self.segments {
-            if let Some((_, e)) = va.maps.range_mut(..=seg.addr).next_back() {
-                e.pins = e.pins.saturating_sub(1);
-            }
-        }
-    }
 }
 
 impl Process {
@@ -44,12 +37,13 @@ impl Process {
     /// lie in one reservation (mappings back to back in it, as an
     /// expandable segment has them); running into the next reservation is
     /// an overrun, not a copy.
-    pub(crate) fn pin(&self, addr: usize, len: usize) -> Result<Pinned<'_>> {
+    pub(crate) fn pin(&self, addr: usize, len: usize) -> Result<Pinned> {
         let end = addr
             .checked_add(len)
             .ok_or(Situation::BadCopyAddress.code())?;
-        let mut va = self.va.lock();
+        let va = self.va.lock();
         let mut segments = Vec::new();
+        let mut pins = Vec::new();
         let mut at = addr;
         let mut resv = None;
         while at < end {
@@ -64,6 +58,8 @@ impl Process {
                 .filter(|(_, e)| e.state == MapState::Ready)
                 .filter(|(_, e)| *resv.get_or_insert(e.resv) == e.resv)
                 .ok_or(Situation::BadCopyAddress.code())?;
+            let window = e.window.as_ref().ok_or(Situation::BadCopyAddress.code())?;
+            pins.push(window.pin().map_err(|_| Situation::MappingInUse.code())?);
             let shard = self.shards.lock(e.shard);
             let a = shard
                 .allocs
@@ -78,21 +74,15 @@ impl Process {
             });
             at += n;
         }
-        for seg in &segments {
-            if let Some((_, e)) = va.maps.range_mut(..=seg.addr).next_back() {
-                e.pins += 1;
-            }
-        }
-        Ok(Pinned {
-            process: self,
-            segments,
-        })
+        let memory =
+            window::Pinned::new(addr, len, pins).ok_or(Situation::BadCopyAddress.code())?;
+        Ok(Pinned { memory, segments })
     }
 
     /// `aclrtMemcpy` after its argument checks: `kind` decides the
     /// direction (`ACL_MEMCPY_DEFAULT` from the addresses). Device ranges
     /// must be mapped; host ranges are checked by the kernel.
-    pub(crate) fn copy(&self, request: CopyRequest) -> Result<()> {
+    pub(crate) fn copy(&self, request: CopyRequest, caller: &CallerMemory) -> Result<()> {
         let CopyRequest {
             dst,
             src,
@@ -106,15 +96,7 @@ impl Process {
             return Err(Situation::CopyKindMismatch.code());
         }
         match (to_dev, from_dev) {
-            (false, false)
-                if host::plain(src, count, Use::Read) && host::plain(dst, count, Use::Write) =>
-            {
-                // SAFETY: both ranges are private anonymous memory the
-                // process may read (source) and write (destination), as
-                // the kernel just said; `copy` allows overlap.
-                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, count) };
-                Ok(())
-            }
+            (false, false) if host::copy_plain(dst, src, count, caller) => Ok(()),
             (false, false) => {
                 transfer::copy_host_to_host(dst, src, count, || Some(self.scratch().ok()?.as_fd()))
                     .map_err(|e| {
@@ -125,17 +107,15 @@ impl Process {
                         }
                     })
             }
-            (true, false) => self.host_device(dst, src, count, Way::ToFile),
-            (false, true) => self.host_device(src, dst, count, Way::FromFile),
+            (true, false) => self.host_device(dst, src, count, Way::ToFile, caller),
+            (false, true) => self.host_device(src, dst, count, Way::FromFile, caller),
             (true, true) => {
-                let _d = self.pin(dst, count)?;
-                let _s = self.pin(src, count)?;
-                // SAFETY: `src..src + count` and `dst..dst + count` are
-                // covered by Ready mappings of ours (checked by the pins),
-                // which stay mapped read-write until unpinned; `copy`
-                // allows overlap.
-                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, count) };
-                Ok(())
+                let d = self.pin(dst, count)?;
+                let s = self.pin(src, count)?;
+                d.memory
+                    .copy_from(&s.memory, count)
+                    .then_some(())
+                    .ok_or(Situation::BadCopyAddress.code())
             }
         }
     }
@@ -143,29 +123,25 @@ impl Process {
     /// A copy between the device range at `device` and the host range at
     /// `host`, `way` seen from the device: a plain `memcpy` when the
     /// kernel says the host range allows it, else through the pool files.
-    pub(crate) fn host_device(
+    fn host_device(
         &self,
         device: usize,
         host: usize,
         count: usize,
         way: Way,
+        caller: &CallerMemory,
     ) -> Result<()> {
         let pinned = self.pin(device, count)?;
-        let access = match way {
-            Way::ToFile => Use::Read,
-            Way::FromFile => Use::Write,
+        let (access, to_host) = match way {
+            Way::ToFile => (host::Use::Read, false),
+            Way::FromFile => (host::Use::Write, true),
         };
         if host::plain(host, count, access) {
-            let (dst, src) = match way {
-                Way::ToFile => (device, host),
-                Way::FromFile => (host, device),
-            };
-            // SAFETY: the device range is covered by pinned Ready mappings
-            // of ours (read-write); the host range is private anonymous
-            // memory with the access the copy needs, outside every arena,
-            // so the two do not overlap.
-            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, count) };
-            return Ok(());
+            return pinned
+                .memory
+                .copy_host(host, count, to_host, caller)
+                .then_some(())
+                .ok_or(Situation::BadCopyAddress.code());
         }
         pinned.segments.iter().try_for_each(|s| {
             transfer::copy_with_file(s.file.fd(), s.offset, host + (s.addr - device), s.len, way)
@@ -178,21 +154,28 @@ impl Process {
     pub(crate) fn fill(&self, request: FillRequest) -> Result<()> {
         let FillRequest { dst, count, value } = request;
         if self.is_reserved(dst) {
-            let _pinned = self.pin(dst, count)?;
-            // SAFETY: covered by pinned Ready mappings (read-write).
-            unsafe { std::ptr::write_bytes(dst as *mut u8, value, count) };
-            Ok(())
-        } else if self.is_host_allocation(dst, count) && host::plain(dst, count, Use::Write) {
-            // SAFETY: an `aclrtMallocHost` block of this process, private
-            // anonymous memory the process may write, as the kernel just
-            // said.
-            unsafe { std::ptr::write_bytes(dst as *mut u8, value, count) };
-            Ok(())
-        } else if self.is_host_allocation(dst, count) {
-            transfer::fill_host(dst, value, count, self.scratch()?)
-                .map_err(|_| Situation::BadCopyAddress.code())
-        } else {
-            Err(Situation::BadCopyAddress.code())
+            return self
+                .pin(dst, count)?
+                .memory
+                .fill(value, count)
+                .then_some(())
+                .ok_or(Situation::BadCopyAddress.code());
         }
+        let hosts = self.hosts.lock();
+        let block = hosts
+            .range(..=dst)
+            .next_back()
+            .map(|(_, b)| b)
+            .filter(|b| {
+                dst.checked_add(count)
+                    .is_some_and(|end| end <= b.addr() + b.bytes())
+            })
+            .ok_or(Situation::BadCopyAddress.code())?;
+        if block.fill(dst, value, count) {
+            return Ok(());
+        }
+        drop(hosts);
+        transfer::fill_host(dst, value, count, self.scratch()?)
+            .map_err(|_| Situation::BadCopyAddress.code())
     }
 }

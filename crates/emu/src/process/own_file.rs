@@ -16,12 +16,13 @@ use std::sync::Arc;
 
 use aclmem_core::AclError;
 
-use super::address_space::MapState;
+use super::address_space::{MapEntry, MapState};
 use super::handles::Source;
 use super::{Process, Result};
 use crate::errors::Situation;
 use crate::os::pool::PoolFile;
 use crate::os::sys;
+use crate::os::window::Window;
 
 impl Process {
     /// Moves allocation `alloc` of shard `index` (which the caller holds a
@@ -41,25 +42,23 @@ impl Process {
                 return Ok(());
             }
             let pool = pool.ok_or(AclError::INTERNAL_ERROR)?;
-            let maps: Vec<(usize, usize)> = va
-                .maps
-                .iter()
-                .filter(|(_, e)| e.shard == index && e.alloc == alloc)
-                .map(|(&at, e)| (at, e.size))
-                .collect();
-            let busy = maps.iter().any(|(at, _)| {
-                va.maps
-                    .get(at)
-                    .is_none_or(|e| e.state != MapState::Ready || e.pins > 0)
+            let ours = |e: &MapEntry| e.shard == index && e.alloc == alloc;
+            let busy = va.maps.values().filter(|e| ours(e)).any(|e| {
+                e.state != MapState::Ready || e.window.as_ref().is_none_or(Window::pinned)
             });
             if busy {
                 return Err(Situation::MappingInUse.code());
             }
-            for (at, _) in &maps {
-                if let Some(e) = va.maps.get_mut(at) {
+            // Out of their entries, marked Moving: no copy pins them.
+            let maps: Vec<(usize, Window)> = va
+                .maps
+                .iter_mut()
+                .filter(|(_, e)| ours(e))
+                .filter_map(|(&at, e)| {
                     e.state = MapState::Moving;
-                }
-            }
+                    Some((at, e.window.take()?))
+                })
+                .collect();
             a.moving = true;
             (pool, a.offset, a.extent_len(), maps)
         };
@@ -68,9 +67,10 @@ impl Process {
         // Commit, or roll back (the mappings are the pool's again then).
         {
             let mut va = self.va.lock();
-            for (at, _) in &maps {
-                if let Some(e) = va.maps.get_mut(at) {
+            for (at, window) in maps {
+                if let Some(e) = va.maps.get_mut(&at) {
                     e.state = MapState::Ready;
+                    e.window = Some(window);
                 }
             }
         }
@@ -97,26 +97,29 @@ impl Process {
 }
 
 /// Copies `len` bytes at `offset` of `pool` into a new sealed file and maps
-/// that file over each of `maps` (address, length); on failure the
-/// mappings already replaced are put back on the pool.
+/// that file over each of the windows `maps` (by address); on failure the
+/// windows already re-bound are put back on the pool.
 fn move_into_own_file(
     pool: &PoolFile,
     offset: u64,
     len: u64,
-    maps: &[(usize, usize)],
+    maps: &[(usize, Window)],
 ) -> Result<Arc<PoolFile>> {
     let fd = sys::new_pool_file("aclmem-emu-export", len).map_err(crate::env::fd_error)?;
     let file = Arc::new(PoolFile::adopt(fd));
     crate::os::transfer::copy_between(pool.fd(), offset, file.fd(), 0, len)
         .map_err(|_| AclError::RT_MEMORY_ALLOCATION)?;
-    for (i, &(at, size)) in maps.iter().enumerate() {
-        // SAFETY: `at..at + size` is a mapping of this process in one of
-        // its arenas, marked Moving: no other call maps, unmaps, reads or
-        // writes it until the commit; the new file holds the same bytes.
-        if let Err(e) = unsafe { sys::map_fixed(at, size, file.fd(), 0) } {
-            for &(back, size) in &maps[..i] {
-                // SAFETY: as above; the pool still holds the bytes.
-                let _ = unsafe { sys::map_fixed(back, size, pool.fd(), offset) };
+    let frozen: Vec<_> = maps
+        .iter()
+        .map(|(_, w)| w.freeze())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| Situation::MappingInUse.code())?;
+    for (i, w) in frozen.iter().enumerate() {
+        // The new file holds the same bytes.
+        if let Err(e) = w.rebind(file.fd(), 0) {
+            for back in &frozen[..i] {
+                // The pool still holds the bytes.
+                let _ = back.rebind(pool.fd(), offset);
             }
             return Err(if e == rustix::io::Errno::NOMEM {
                 Situation::MapCountLimit.code()
