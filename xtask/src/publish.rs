@@ -25,6 +25,7 @@ pub(crate) const PUBLISHED: &[&str] = &[
     "aclmem-emu",
     "aclmem-driver",
     "aclmem-emu-capi",
+    "aclmem-formats",
     "aclmem",
     "aclmem-cli",
 ];

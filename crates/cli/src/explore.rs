@@ -24,6 +24,7 @@
 //! answers: 207001 (out of memory) for a function that allocates or
 //! reserves, 107000 (invalid value) for any other.
 
+use aclmem_formats::finding::{self, Class};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -87,19 +88,11 @@ impl Outcome {
     }
 }
 
-/// The finding classes that are what a run left held.
-const LEAKS: [&str; 4] = [
-    "leak",
-    "import-held-at-exit",
-    "exporter-exited-while-mapped",
-    "cycle-growth",
-];
-
 /// A run's result.
 struct Ran {
     /// `None`: killed at the timeout.
     code: Option<i32>,
-    findings: Vec<serde_json::Value>,
+    findings: Vec<finding::Record>,
 }
 
 /// The code a fault answers for `function`.
@@ -165,11 +158,8 @@ impl Runner {
                 Err(e) => return Err(e.to_string()),
             }
         };
-        let findings = std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
+        let findings =
+            finding::Record::parse_all(&std::fs::read_to_string(&log).unwrap_or_default());
         let _ = std::fs::remove_file(&log);
         Ok(Ran {
             code: Some(code.unwrap_or(128)),
@@ -179,32 +169,26 @@ impl Runner {
 }
 
 /// A finding's identity across runs: its class and site.
-fn key(f: &serde_json::Value) -> (String, String) {
-    (
-        f["class"].as_str().unwrap_or("?").to_owned(),
-        f["site"].as_str().unwrap_or("?").to_owned(),
-    )
+fn key(f: &finding::Record) -> (Class, String) {
+    (f.class, f.site.clone())
 }
 
 /// The outcome of a run, against the clean run's findings.
-fn judge(ran: &Ran, baseline: &BTreeSet<(String, String)>) -> (Outcome, Vec<serde_json::Value>) {
+fn judge(ran: &Ran, baseline: &BTreeSet<(Class, String)>) -> (Outcome, Vec<finding::Record>) {
     let Some(code) = ran.code else {
         return (Outcome::Hang, Vec::new());
     };
-    let new: Vec<serde_json::Value> = ran
+    let new: Vec<finding::Record> = ran
         .findings
         .iter()
-        .filter(|f| f["class"] != "out-of-memory" && !baseline.contains(&key(f)))
+        .filter(|f| f.class != Class::OutOfMemory && !baseline.contains(&key(f)))
         .cloned()
         .collect();
     // `aclmem sanitize` answers 128 + the signal for a program killed by
     // one (the shell's convention).
     let outcome = if (129..=128 + 64).contains(&code) {
         Outcome::Crash
-    } else if new
-        .iter()
-        .any(|f| !LEAKS.contains(&f["class"].as_str().unwrap_or("")))
-    {
+    } else if new.iter().any(|f| !f.class.is_leak()) {
         Outcome::Misuse
     } else if !new.is_empty() {
         Outcome::Leak
@@ -375,13 +359,7 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
             Outcome::Handled => format!("exit {}", exit.unwrap_or_default()),
             _ => findings
                 .iter()
-                .map(|f| {
-                    format!(
-                        "{} at {}",
-                        f["class"].as_str().unwrap_or("?"),
-                        f["site"].as_str().unwrap_or("?")
-                    )
-                })
+                .map(|f| format!("{} at {}", f.class, f.site))
                 .collect::<Vec<_>>()
                 .join("; "),
         };
@@ -395,8 +373,8 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
                 "outcome": outcome.name(),
                 "exit": exit,
                 "findings": findings.iter().map(|f| serde_json::json!({
-                    "class": f["class"],
-                    "site": f["site"],
+                    "class": f.class,
+                    "site": f.site,
                 })).collect::<Vec<_>>(),
             });
             writeln!(f, "{record}").map_err(|e| e.to_string())?;

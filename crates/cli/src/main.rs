@@ -11,7 +11,6 @@ use clap::{Parser, Subcommand, ValueEnum};
 mod catalogue;
 mod errors;
 mod explore;
-mod jsonl;
 mod matrix;
 mod memory_viz;
 mod replay;

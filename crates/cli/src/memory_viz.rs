@@ -23,6 +23,7 @@
 //! A reservation's device is the device of its first mapping (device 0
 //! when it was never mapped).
 
+use aclmem_formats::trace::Record;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -109,33 +110,6 @@ pub struct Snapshot {
     pub device_traces: Vec<Vec<Event>>,
 }
 
-/// A record of the trace, as far as this export reads it.
-#[derive(serde::Deserialize)]
-struct Record {
-    #[serde(default)]
-    t: u64,
-    #[serde(default)]
-    pid: u64,
-    #[serde(default)]
-    call: String,
-    #[serde(default)]
-    size: u64,
-    #[serde(default)]
-    ret: i64,
-    #[serde(default)]
-    device: Option<serde_json::Value>,
-    #[serde(default)]
-    va: Option<u64>,
-    #[serde(default)]
-    h: Option<u64>,
-    #[serde(default)]
-    share: Option<String>,
-    #[serde(default)]
-    site: Option<u32>,
-    #[serde(default)]
-    sites: Option<HashMap<String, Vec<String>>>,
-}
-
 /// A frame from the sanitizer's text: `function (file:line)`, or
 /// `0xADDRESS in object` for code without debug information.
 fn frame(text: &str) -> Frame {
@@ -218,10 +192,6 @@ struct Process {
     sites: HashMap<u32, Vec<Frame>>,
 }
 
-fn device_of(v: &Option<serde_json::Value>) -> Option<u32> {
-    v.as_ref()?.as_u64().and_then(|d| u32::try_from(d).ok())
-}
-
 impl Process {
     fn push(
         &mut self,
@@ -256,8 +226,8 @@ impl Process {
         if r.ret != 0 {
             return;
         }
-        let device = device_of(&r.device);
-        match (r.call.as_str(), r.va) {
+        let device = r.device_id();
+        match (r.call(), r.va) {
             ("aclrtReserveMemAddress", Some(va)) => {
                 self.resvs.insert(
                     va,
@@ -322,14 +292,14 @@ impl Process {
                 }
             }
             (call, _) if call.starts_with("aclrtMemExport") => {
-                if let (Some(h), Some(share)) = (r.h, &r.share) {
-                    self.exported.insert(h, share.clone());
+                if let (Some(h), Some(share)) = (r.h, r.share.as_deref()) {
+                    self.exported.insert(h, share.to_owned());
                 }
             }
             (call, _) if call.starts_with("aclrtMemImport") => {
-                if let (Some(h), Some(share)) = (r.h, &r.share) {
+                if let (Some(h), Some(share)) = (r.h, r.share.as_deref()) {
                     self.imported
-                        .insert(h, (owner.get(share).copied(), share.clone()));
+                        .insert(h, (owner.get(share).copied(), share.to_owned()));
                 }
             }
             ("sites", _) => {
@@ -483,16 +453,17 @@ fn segment(
 /// pid (processes that only asked questions, such as a tool reading
 /// `aclrtGetMemInfo`, have none).
 pub fn snapshots(trace: &Path) -> Result<BTreeMap<u64, Snapshot>, String> {
-    let read = |path: &Path| -> Result<Vec<Record>, String> {
+    let read = |path: &Path| -> Result<Vec<Record<'static>>, String> {
         let mut out = Vec::new();
-        for line in crate::jsonl::open(path)? {
+        for line in aclmem_formats::jsonl::open(path)? {
             let (number, line) = line?;
             if line.trim().is_empty() {
                 continue;
             }
             out.push(
-                serde_json::from_str(&line)
-                    .map_err(|e| format!("{}:{number}: {e}", path.display()))?,
+                serde_json::from_str::<Record<'_>>(&line)
+                    .map_err(|e| format!("{}:{number}: {e}", path.display()))?
+                    .into_owned(),
             );
         }
         Ok(out)
@@ -502,12 +473,15 @@ pub fn snapshots(trace: &Path) -> Result<BTreeMap<u64, Snapshot>, String> {
     // come in blocks, so an import may precede its export in the file).
     let owner: HashMap<String, u64> = records
         .iter()
-        .filter(|r| r.ret == 0 && r.call.starts_with("aclrtMemExport"))
-        .filter_map(|r| Some((r.share.clone()?, r.pid)))
+        .filter(|r| r.ret == 0 && r.call().starts_with("aclrtMemExport"))
+        .filter_map(|r| Some((r.share.as_deref()?.to_owned(), r.pid.unwrap_or(0))))
         .collect();
     let mut processes: BTreeMap<u64, Process> = BTreeMap::new();
     for r in &records {
-        processes.entry(r.pid).or_default().record(r, &owner);
+        processes
+            .entry(r.pid.unwrap_or(0))
+            .or_default()
+            .record(r, &owner);
     }
     Ok(processes
         .into_iter()

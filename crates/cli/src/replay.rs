@@ -14,6 +14,7 @@
 //! replayed; a trace from before the sanitizer recorded those details has
 //! nothing to replay and is said to be so.
 
+use aclmem_formats::trace::Record;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -76,49 +77,42 @@ struct Recorded {
     step: Step,
 }
 
-fn field(v: &serde_json::Value, name: &str) -> Option<u64> {
-    v.get(name).and_then(serde_json::Value::as_u64)
-}
-
 /// The steps of a trace: its successful physical-memory calls that carry
 /// what replaying them needs.
 fn steps(text: &str) -> Vec<Recorded> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+        let Ok(r) = serde_json::from_str::<Record<'_>>(line) else {
             continue;
         };
-        if field(&v, "ret") != Some(0) {
+        if r.ret != 0 {
             continue;
         }
-        let size = field(&v, "size").unwrap_or(0) as usize;
-        let step = match v["call"].as_str() {
-            Some("aclrtMallocPhysical") => (|| {
-                let location = RawMemLocation {
-                    id: u32::try_from(field(&v, "id")?).ok()?,
-                    type_: u32::try_from(field(&v, "loc")?).ok()?,
-                };
+        let size = r.size as usize;
+        let step = match r.call() {
+            "aclrtMallocPhysical" => (|| {
                 Some(Step::Malloc {
                     size,
                     prop: RawPhysicalMemProp {
-                        mem_attr: u32::try_from(field(&v, "attr")?).ok()?,
-                        location,
+                        mem_attr: r.attr?,
+                        location: RawMemLocation {
+                            id: r.id?,
+                            type_: r.loc?,
+                        },
                         ..RawPhysicalMemProp::default()
                     },
-                    h: field(&v, "h")?,
+                    h: r.h?,
                 })
             })(),
-            Some("aclrtFreePhysical") => field(&v, "h").map(|h| Step::Free { h }),
-            Some("aclrtReserveMemAddress") => field(&v, "va").map(|va| Step::Reserve {
+            "aclrtFreePhysical" => r.h.map(|h| Step::Free { h }),
+            "aclrtReserveMemAddress" => r.va.map(|va| Step::Reserve {
                 size,
-                align: field(&v, "align").unwrap_or(0) as usize,
-                flags: field(&v, "flags").unwrap_or(0),
+                align: r.align.unwrap_or(0) as usize,
+                flags: r.flags.unwrap_or(0),
                 va: va as usize,
             }),
-            Some("aclrtReleaseMemAddress") => {
-                field(&v, "va").map(|va| Step::Release { va: va as usize })
-            }
-            Some("aclrtMapMem") => match (field(&v, "va"), field(&v, "h")) {
+            "aclrtReleaseMemAddress" => r.va.map(|va| Step::Release { va: va as usize }),
+            "aclrtMapMem" => match (r.va, r.h) {
                 (Some(va), Some(h)) => Some(Step::Map {
                     va: va as usize,
                     size,
@@ -126,13 +120,13 @@ fn steps(text: &str) -> Vec<Recorded> {
                 }),
                 _ => None,
             },
-            Some("aclrtUnmapMem") => field(&v, "va").map(|va| Step::Unmap { va: va as usize }),
+            "aclrtUnmapMem" => r.va.map(|va| Step::Unmap { va: va as usize }),
             _ => None,
         };
         if let Some(step) = step {
             out.push(Recorded {
                 line: i + 1,
-                t: field(&v, "t").unwrap_or(0),
+                t: r.t,
                 step,
             });
         }
@@ -280,7 +274,7 @@ pub fn run(o: Options) -> ExitCode {
         Some(Err(e)) => return fail(format!("--hbm: {e}")),
         None => None,
     };
-    let text = match crate::jsonl::read_to_string(&o.trace) {
+    let text = match aclmem_formats::jsonl::read_to_string(&o.trace) {
         Ok(t) => t,
         Err(e) => return fail(e),
     };

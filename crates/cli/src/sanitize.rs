@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+use aclmem_formats::LeakCheck;
+use aclmem_formats::finding;
+
 /// Options of `aclmem sanitize`.
 #[derive(clap::Args)]
 pub struct Options {
@@ -42,32 +45,27 @@ pub struct Options {
     /// (what the program's code made; memory a framework's caching
     /// allocator, torch_npu's, still caches is summed up in one line),
     /// `full` (everything), `none`.
-    #[arg(long, value_enum, default_value_t = LeakCheck::Program)]
+    #[arg(
+        long,
+        default_value = "program",
+        value_parser = leak_check_parser()
+    )]
     pub leak_check: LeakCheck,
     /// The program and its arguments (after `--`).
     #[arg(last = true, required = true)]
     pub program: Vec<String>,
 }
 
-/// What is reported as leaked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LeakCheck {
-    /// What the program's own code made and still holds.
-    Program,
-    /// Everything still held, a framework's cache included.
-    Full,
-    /// Nothing.
-    None,
-}
-
-impl LeakCheck {
-    fn name(self) -> &'static str {
-        match self {
-            LeakCheck::Program => "program",
-            LeakCheck::Full => "full",
-            LeakCheck::None => "none",
-        }
-    }
+/// `--leak-check`: one of the settings' names, each with its help.
+fn leak_check_parser() -> impl clap::builder::TypedValueParser<Value = LeakCheck> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let help = |l: LeakCheck| match l {
+        LeakCheck::Program => "What the program's own code made and still holds",
+        LeakCheck::Full => "Everything still held, a framework's cache included",
+        LeakCheck::None => "Nothing",
+    };
+    PossibleValuesParser::new(LeakCheck::ALL.map(|l| PossibleValue::new(l.name()).help(help(l))))
+        .map(|name| LeakCheck::from_name(&name).unwrap_or_default())
 }
 
 const LIB: &str = "libaclmem_sanitizer.so";
@@ -209,7 +207,7 @@ pub fn run(o: Options) -> ExitCode {
         let mut records = String::new();
         for f in &across {
             eprintln!("{}", crate::sharing::describe(f));
-            records.push_str(&f.to_string());
+            records.push_str(&serde_json::to_string(f).unwrap_or_default());
             records.push('\n');
         }
         let appended = std::fs::File::options()
@@ -221,19 +219,25 @@ pub fn run(o: Options) -> ExitCode {
             eprintln!("aclmem sanitize: cannot add to {}: {e}", log.display());
         }
     }
-    let findings: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+    // Every record counts, one this build cannot read too (by the class
+    // it names, or `?`).
+    let findings: Vec<String> = std::fs::read_to_string(&log)
         .unwrap_or_default()
         .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            Some(match serde_json::from_value::<finding::Record>(v.clone()) {
+                Ok(f) => f.class.name().to_owned(),
+                Err(_) => v["class"].as_str().unwrap_or("?").to_owned(),
+            })
+        })
         .collect();
     if o.log.is_none() {
         let _ = std::fs::remove_file(&log);
     }
-    let mut classes = std::collections::BTreeMap::<String, usize>::new();
-    for f in &findings {
-        *classes
-            .entry(f["class"].as_str().unwrap_or("?").to_owned())
-            .or_default() += 1;
+    let mut classes = std::collections::BTreeMap::<&str, usize>::new();
+    for class in &findings {
+        *classes.entry(class).or_default() += 1;
     }
     if findings.is_empty() && matches!(status.code(), Some(126 | 127)) {
         // The shell's codes for a command it could not find or execute: the

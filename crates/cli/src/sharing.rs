@@ -21,38 +21,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde::Deserialize;
-
-use crate::sanitize::LeakCheck;
-
-/// One event, as the sanitizer writes it.
-#[derive(Debug, Clone, Deserialize)]
-struct Event {
-    ev: String,
-    #[serde(default)]
-    call: String,
-    pid: u32,
-    t: u64,
-    #[serde(default)]
-    site: Option<String>,
-    #[serde(default)]
-    stack: Vec<String>,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    h: Option<u64>,
-    #[serde(default)]
-    va: Option<u64>,
-    #[serde(default)]
-    ret: Option<i64>,
-    #[serde(default)]
-    pids: Vec<i64>,
-    #[serde(default)]
-    imported: Option<bool>,
-    /// An export of a handle a framework's caching allocator made.
-    #[serde(default)]
-    cache: bool,
-}
+use aclmem_formats::LeakCheck;
+use aclmem_formats::finding::{self, Class};
+use aclmem_formats::sharing::{Event, Kind};
 
 /// One side of a finding: the process, the call and where it was made.
 fn side(e: &Event) -> serde_json::Value {
@@ -74,7 +45,7 @@ fn lifecycle(events: &[&Event]) -> Vec<String> {
                 let pids: Vec<String> = e.pids.iter().map(i64::to_string).collect();
                 let _ = write!(s, " [{}]", pids.join(", "));
             }
-            if let Some(va) = e.va.filter(|_| e.ev == "map" || e.ev == "unmap") {
+            if let Some(va) = e.va.filter(|_| e.ev == Kind::Map || e.ev == Kind::Unmap) {
                 let _ = write!(s, " at {va:#x}");
             }
             if let Some(r) = e.ret.filter(|&r| r != 0) {
@@ -86,25 +57,33 @@ fn lifecycle(events: &[&Event]) -> Vec<String> {
 }
 
 fn finding(
-    class: &str,
+    class: Class,
     primary: &Event,
     id: &str,
     message: String,
     other: Option<&Event>,
     chain: &[&Event],
-) -> serde_json::Value {
-    serde_json::json!({
-        "class": class,
-        "call": primary.call,
-        "args": id,
-        "message": message,
-        "code": primary.ret.filter(|&r| r != 0),
-        "site": primary.site.as_deref().unwrap_or("unknown call site"),
-        "stack": primary.stack,
-        "pid": primary.pid,
-        "other": other.map(side),
-        "lifecycle": lifecycle(chain),
-    })
+) -> finding::Record {
+    let mut more = serde_json::Map::new();
+    more.insert("other".into(), other.map(side).into());
+    more.insert("lifecycle".into(), lifecycle(chain).into());
+    finding::Record {
+        class,
+        call: primary.call.clone(),
+        args: id.to_owned(),
+        message,
+        code: primary
+            .ret
+            .filter(|&r| r != 0)
+            .and_then(|r| i32::try_from(r).ok()),
+        site: primary
+            .site
+            .clone()
+            .unwrap_or_else(|| "unknown call site".into()),
+        stack: primary.stack.clone(),
+        pid: primary.pid,
+        more,
+    }
 }
 
 /// The findings of a run's sharing events (the file's lines in any order;
@@ -112,15 +91,12 @@ fn finding(
 /// `leaks` decides whether an exported handle never freed is a `leak`:
 /// always (`full`), unless a framework's caching allocator made it
 /// (`program`), never (`none`).
-pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
-    let mut events: Vec<Event> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+pub fn check(text: &str, leaks: LeakCheck) -> Vec<finding::Record> {
+    let mut events = Event::parse_all(text);
     events.sort_by_key(|e| e.t);
     // Each process's earliest exit (its own, or the watcher's).
     let mut exits: BTreeMap<u32, &Event> = BTreeMap::new();
-    for e in events.iter().filter(|e| e.ev == "exit") {
+    for e in events.iter().filter(|e| e.ev == Kind::Exit) {
         exits.entry(e.pid).or_insert(e);
     }
     let ran: BTreeSet<u32> = events.iter().map(|e| e.pid).collect();
@@ -132,7 +108,7 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
     }
     let mut out = Vec::new();
     for (id, evs) in &by_id {
-        let Some(export) = evs.iter().copied().find(|e| e.ev == "export") else {
+        let Some(export) = evs.iter().copied().find(|e| e.ev == Kind::Export) else {
             // Exported by a process outside the run: nothing to join.
             continue;
         };
@@ -141,7 +117,7 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
         let freed = evs
             .iter()
             .copied()
-            .find(|e| e.ev == "free" && e.pid == a && e.imported != Some(true));
+            .find(|e| e.ev == Kind::Free && e.pid == a && e.imported != Some(true));
         let exit = exits.get(&a).copied();
         let gone = match (freed, exit) {
             (Some(f), Some(x)) => Some(if f.t <= x.t { f } else { x }),
@@ -155,10 +131,10 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
         for imp in evs
             .iter()
             .copied()
-            .filter(|e| e.ev == "import" && e.pid != a)
+            .filter(|e| e.ev == Kind::Import && e.pid != a)
         {
             if let Some(g) = gone.filter(|g| g.t < imp.t) {
-                let how = if g.ev == "exit" {
+                let how = if g.ev == Kind::Exit {
                     "exited".to_owned()
                 } else {
                     format!(
@@ -168,7 +144,7 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
                     )
                 };
                 out.push(finding(
-                    "import-after-free",
+                    Class::ImportAfterFree,
                     imp,
                     id,
                     format!(
@@ -183,11 +159,11 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
         for wl in evs
             .iter()
             .copied()
-            .filter(|e| e.ev == "set-pid" && e.ret == Some(0))
+            .filter(|e| e.ev == Kind::SetPid && e.ret == Some(0))
         {
             for &p in &wl.pids {
                 let imported = u32::try_from(p)
-                    .is_ok_and(|p| evs.iter().any(|e| e.ev == "import" && e.pid == p));
+                    .is_ok_and(|p| evs.iter().any(|e| e.ev == Kind::Import && e.pid == p));
                 if imported {
                     continue;
                 }
@@ -199,7 +175,7 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
                     _ => format!("pid {p} (no process of this run that called ACL)"),
                 };
                 out.push(finding(
-                    "whitelisted-never-imported",
+                    Class::WhitelistedNeverImported,
                     wl,
                     id,
                     format!(
@@ -214,7 +190,7 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
         for imp in evs
             .iter()
             .copied()
-            .filter(|e| e.ev == "import" && e.pid != a && e.ret == Some(0) && e.h.is_some())
+            .filter(|e| e.ev == Kind::Import && e.pid != a && e.ret == Some(0) && e.h.is_some())
         {
             let b = imp.pid;
             let end = exits.get(&b).map_or(u64::MAX, |x| x.t);
@@ -226,13 +202,13 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
             let still_mapped = mine
                 .iter()
                 .copied()
-                .filter(|e| e.ev == "map" && e.h == imp.h)
+                .filter(|e| e.ev == Kind::Map && e.h == imp.h)
                 .find(|m| {
                     !mine
                         .iter()
-                        .any(|u| u.ev == "unmap" && u.va == m.va && u.t >= m.t)
+                        .any(|u| u.ev == Kind::Unmap && u.va == m.va && u.t >= m.t)
                 });
-            let freed = mine.iter().any(|e| e.ev == "free" && e.h == imp.h);
+            let freed = mine.iter().any(|e| e.ev == Kind::Free && e.h == imp.h);
             let what = match (still_mapped, freed) {
                 (Some(m), _) => format!(
                     "still mapped it at {:#x} (mapped at {})",
@@ -248,7 +224,7 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
                 "ended (without exit handlers)"
             };
             out.push(finding(
-                "import-held-at-exit",
+                Class::ImportHeldAtExit,
                 still_mapped.unwrap_or(imp),
                 id,
                 format!(
@@ -266,10 +242,10 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
                 .map(|x| {
                     evs.iter()
                         .copied()
-                        .filter(|m| m.ev == "map" && m.pid != a && m.t < x.t)
+                        .filter(|m| m.ev == Kind::Map && m.pid != a && m.t < x.t)
                         .filter(|m| {
                             !evs.iter().any(|u| {
-                                u.ev == "unmap"
+                                u.ev == Kind::Unmap
                                     && u.pid == m.pid
                                     && u.va == m.va
                                     && u.t >= m.t
@@ -281,7 +257,7 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
                 .unwrap_or_default();
             for m in &mapped_at_exit {
                 out.push(finding(
-                    "exporter-exited-while-mapped",
+                    Class::ExporterExitedWhileMapped,
                     export,
                     id,
                     format!(
@@ -300,7 +276,7 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<serde_json::Value> {
             };
             if mapped_at_exit.is_empty() && leak_reported {
                 out.push(finding(
-                    "leak",
+                    Class::Leak,
                     export,
                     id,
                     format!(
@@ -396,18 +372,15 @@ fn watch(path: &Path, done: &std::sync::atomic::AtomicBool) {
         // half written).
         if let Some(end) = pending.rfind('\n') {
             for line in pending[..end].lines() {
-                let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                let Ok(e) = serde_json::from_str::<Event>(line) else {
                     continue;
                 };
-                let Some(pid) = v["pid"].as_u64().and_then(|p| u32::try_from(p).ok()) else {
-                    continue;
-                };
-                match v["ev"].as_str() {
-                    Some("start") => {
-                        live.insert(pid);
+                match e.ev {
+                    Kind::Start => {
+                        live.insert(e.pid);
                     }
-                    Some("exit") => {
-                        live.remove(&pid);
+                    Kind::Exit => {
+                        live.remove(&e.pid);
                     }
                     _ => {}
                 }
@@ -417,10 +390,9 @@ fn watch(path: &Path, done: &std::sync::atomic::AtomicBool) {
         let ended: Vec<u32> = live.iter().copied().filter(|&p| !running(p)).collect();
         for pid in ended {
             live.remove(&pid);
-            let line = format!(
-                "{}\n",
-                serde_json::json!({ "ev": "exit", "pid": pid, "t": now_us(), "observed": true })
-            );
+            let mut exit = Event::new(Kind::Exit, "", pid, now_us());
+            exit.observed = true;
+            let line = format!("{}\n", serde_json::to_string(&exit).unwrap_or_default());
             if let Ok(mut f) = std::fs::File::options().append(true).open(path) {
                 let _ = f.write_all(line.as_bytes());
             }
@@ -434,20 +406,13 @@ fn watch(path: &Path, done: &std::sync::atomic::AtomicBool) {
 
 /// A finding as the sanitizer writes it on stderr, with the other side and
 /// the lifecycle below it.
-pub fn describe(f: &serde_json::Value) -> String {
+pub fn describe(f: &finding::Record) -> String {
     let mut line = format!(
         "aclmem-sanitizer: {}: {}({}): {}",
-        f["class"].as_str().unwrap_or("?"),
-        f["call"].as_str().unwrap_or("?"),
-        f["args"].as_str().unwrap_or(""),
-        f["message"].as_str().unwrap_or("")
+        f.class, f.call, f.args, f.message
     );
-    if let Some(c) = f["code"].as_i64() {
-        let name = i32::try_from(c)
-            .ok()
-            .and_then(aclmem_core::AclError::from_code)
-            .and_then(|e| e.name());
-        match name {
+    if let Some(c) = f.code {
+        match aclmem_core::AclError::from_code(c).and_then(|e| e.name()) {
             Some(n) => {
                 let _ = write!(line, " [the runtime answered {c} {n}]");
             }
@@ -456,19 +421,15 @@ pub fn describe(f: &serde_json::Value) -> String {
             }
         }
     }
-    let _ = write!(
-        line,
-        " at {} (pid {})",
-        f["site"].as_str().unwrap_or("?"),
-        f["pid"]
-    );
+    let _ = write!(line, " at {} (pid {})", f.site, f.pid);
     let frames = |line: &mut String, stack: &serde_json::Value| {
         for (i, fr) in stack.as_array().into_iter().flatten().enumerate().skip(1) {
             let _ = write!(line, "\n    #{i} {}", fr.as_str().unwrap_or("?"));
         }
     };
-    frames(&mut line, &f["stack"]);
-    let o = &f["other"];
+    frames(&mut line, &serde_json::Value::from(f.stack.clone()));
+    let none = serde_json::Value::Null;
+    let o = f.more.get("other").unwrap_or(&none);
     if o.is_object() {
         let _ = write!(
             line,
@@ -479,7 +440,10 @@ pub fn describe(f: &serde_json::Value) -> String {
         );
         frames(&mut line, &o["stack"]);
     }
-    let chain: Vec<&str> = f["lifecycle"]
+    let chain: Vec<&str> = f
+        .more
+        .get("lifecycle")
+        .unwrap_or(&none)
         .as_array()
         .into_iter()
         .flatten()
@@ -492,7 +456,7 @@ pub fn describe(f: &serde_json::Value) -> String {
 }
 
 /// Reads the events of a run (a missing file: no events).
-pub fn check_file(path: &Path, leaks: LeakCheck) -> Vec<serde_json::Value> {
+pub fn check_file(path: &Path, leaks: LeakCheck) -> Vec<finding::Record> {
     std::fs::read_to_string(path)
         .map(|t| check(&t, leaks))
         .unwrap_or_default()
@@ -522,11 +486,11 @@ mod tests {
         .join("\n");
         let f = check(&text, LeakCheck::Program);
         assert_eq!(f.len(), 1, "{f:?}");
-        assert_eq!(f[0]["class"], "import-after-free");
-        assert_eq!(f[0]["pid"], 11);
-        assert_eq!(f[0]["other"]["pid"], 10);
-        assert_eq!(f[0]["other"]["site"], "main (a.c:4)");
-        assert_eq!(f[0]["code"], 107000);
+        assert_eq!(f[0].class, Class::ImportAfterFree);
+        assert_eq!(f[0].pid, 11);
+        assert_eq!(f[0].more["other"]["pid"], 10);
+        assert_eq!(f[0].more["other"]["site"], "main (a.c:4)");
+        assert_eq!(f[0].code, Some(107000));
         let text = describe(&f[0]);
         assert!(
             text.contains("and pid 10: aclrtFreePhysical at main (a.c:4)"),
@@ -553,10 +517,7 @@ mod tests {
             ev(serde_json::json!({"ev":"exit","pid":10,"t":9})),
         ]
         .join("\n");
-        assert_eq!(
-            check(&text, LeakCheck::Program),
-            Vec::<serde_json::Value>::new()
-        );
+        assert_eq!(check(&text, LeakCheck::Program), []);
     }
 
     #[test]
@@ -571,7 +532,7 @@ mod tests {
         let classes = |t: &str, l| -> Vec<String> {
             check(t, l)
                 .iter()
-                .map(|f| f["class"].as_str().unwrap().to_owned())
+                .map(|f| f.class.name().to_owned())
                 .collect()
         };
         assert_eq!(classes(&text(false), LeakCheck::Program), ["leak"]);
@@ -592,7 +553,7 @@ mod tests {
         ]
         .join("\n");
         let f = check(&text, LeakCheck::Program);
-        let classes: Vec<&str> = f.iter().filter_map(|f| f["class"].as_str()).collect();
+        let classes: Vec<&str> = f.iter().map(|f| f.class.name()).collect();
         assert_eq!(
             classes,
             [
@@ -601,18 +562,8 @@ mod tests {
                 "exporter-exited-while-mapped"
             ]
         );
-        assert!(
-            f[0]["message"]
-                .as_str()
-                .unwrap()
-                .contains("pid 12 (a process of this run)")
-        );
-        assert!(
-            f[1]["message"]
-                .as_str()
-                .unwrap()
-                .contains("still mapped it at 0x1000")
-        );
-        assert_eq!(f[2]["other"]["pid"], 11);
+        assert!(f[0].message.contains("pid 12 (a process of this run)"));
+        assert!(f[1].message.contains("still mapped it at 0x1000"));
+        assert_eq!(f[2].more["other"]["pid"], 11);
     }
 }

@@ -12,6 +12,7 @@
 //! out-of-memory high) survive any amount of downsampling. Peaks and the
 //! sequence of levels in the summary are computed from every record.
 
+use aclmem_formats::trace::{Device, Record};
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -89,47 +90,6 @@ impl Track {
         }
         self.points = out;
     }
-}
-
-/// A record of the trace, as far as the timeline reads it.
-#[derive(serde::Deserialize)]
-struct Record<'a> {
-    #[serde(default)]
-    t: u64,
-    #[serde(default)]
-    pid: Option<u64>,
-    #[serde(default)]
-    tid: i64,
-    #[serde(borrow, default)]
-    call: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default)]
-    size: u64,
-    #[serde(default)]
-    ret: i64,
-    #[serde(default)]
-    device: Option<Device<'a>>,
-    #[serde(default)]
-    phys: Option<u64>,
-    #[serde(default)]
-    mapped: Option<u64>,
-    /// A phase marker's name (`aclmem_sanitizer_phase`).
-    #[serde(borrow, default)]
-    name: Option<std::borrow::Cow<'a, str>>,
-    /// The address of a reservation or mapping.
-    #[serde(default)]
-    va: Option<u64>,
-    /// The physical handle made, freed, mapped, exported or imported.
-    #[serde(default)]
-    h: Option<u64>,
-    /// The shareable handle of an export or import.
-    #[serde(borrow, default)]
-    share: Option<std::borrow::Cow<'a, str>>,
-    /// The call site's number (described by the process's `sites` record).
-    #[serde(default)]
-    site: Option<u32>,
-    /// A `sites` record: every call site's frames, by number.
-    #[serde(default)]
-    sites: Option<std::collections::HashMap<String, Vec<String>>>,
 }
 
 /// Exports and imports drawn as arrows on the page (the first ones).
@@ -367,27 +327,26 @@ const OUT_OF_MEMORY: i64 = 207_001;
 /// Phase markers kept per process (the first ones).
 const MARKERS: usize = 1000;
 
-/// A device number, or `"host"`.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum Device<'a> {
-    Number(u64),
-    #[serde(borrow)]
-    Name(std::borrow::Cow<'a, str>),
+/// How the timeline names and writes a record's device.
+trait DeviceExt {
+    /// The track's name: `device N`, or `host`.
+    fn track(&self) -> String;
+    /// The device as JSON.
+    fn json(&self) -> String;
 }
 
-impl Device<'_> {
+impl DeviceExt for Device<'_> {
     fn track(&self) -> String {
         match self {
-            Device::Number(n) => format!("device {n}"),
-            Device::Name(s) => s.to_string(),
+            Device::Id(n) => format!("device {n}"),
+            Device::Named(s) => s.to_string(),
         }
     }
 
     fn json(&self) -> String {
         match self {
-            Device::Number(n) => n.to_string(),
-            Device::Name(s) => serde_json::to_string(s).unwrap_or_default(),
+            Device::Id(n) => n.to_string(),
+            Device::Named(s) => serde_json::to_string(s).unwrap_or_default(),
         }
     }
 }
@@ -395,7 +354,7 @@ impl Device<'_> {
 /// Reads the trace; writes `<out>.json` and `<out>.html`. Returns the
 /// number of records and the tracks' names.
 pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
-    let lines = crate::jsonl::open(trace)?;
+    let lines = aclmem_formats::jsonl::open(trace)?;
     let json_path = out.with_extension("json");
     let json =
         std::fs::File::create(&json_path).map_err(|e| format!("{}: {e}", json_path.display()))?;

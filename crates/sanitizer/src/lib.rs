@@ -55,8 +55,9 @@ pub mod report;
 mod sharing;
 mod trace;
 
+use aclmem_formats::sharing::Kind;
 use model::Model;
-use report::{Caller, Finding, Site, report};
+use report::{Caller, Class, Finding, Site, report};
 
 /// The settings, read once from the environment.
 pub struct Config {
@@ -74,34 +75,22 @@ pub struct Config {
     pub leak_check: LeakCheck,
 }
 
-/// What the sanitizer reports as leaked at `aclFinalize` and at exit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeakCheck {
-    /// What the program's own code made and still holds; memory a
-    /// framework's caching allocator still caches ([`report::FRAMEWORK_ALLOCATORS`])
-    /// is summed up in one line, not reported (the default).
-    Program,
-    /// Everything still held, a framework's cache included.
-    Full,
-    /// Nothing.
-    None,
-}
+pub use aclmem_formats::LeakCheck;
 
-impl LeakCheck {
-    /// `full`, `program` or `none` (anything else: the default, named on
-    /// stderr).
-    fn from_env() -> LeakCheck {
-        match std::env::var("ACLMEM_SANITIZER_LEAK_CHECK").as_deref() {
-            Ok("full") => LeakCheck::Full,
-            Ok("none") => LeakCheck::None,
-            Ok("program") | Ok("") | Err(_) => LeakCheck::Program,
-            Ok(other) => {
-                eprintln!(
-                    "aclmem-sanitizer: ACLMEM_SANITIZER_LEAK_CHECK={other}: not full, program or none; using program"
-                );
-                LeakCheck::Program
-            }
-        }
+/// What the sanitizer reports as leaked at `aclFinalize` and at exit:
+/// `ACLMEM_SANITIZER_LEAK_CHECK` (anything else than a setting's name:
+/// the default, named on stderr). Memory a framework's caching allocator
+/// still caches ([`report::FRAMEWORK_ALLOCATORS`]) is what `program`
+/// leaves out.
+fn leak_check_from_env() -> LeakCheck {
+    match std::env::var("ACLMEM_SANITIZER_LEAK_CHECK").as_deref() {
+        Ok("") | Err(_) => LeakCheck::default(),
+        Ok(name) => LeakCheck::from_name(name).unwrap_or_else(|| {
+            eprintln!(
+                "aclmem-sanitizer: ACLMEM_SANITIZER_LEAK_CHECK={name}: not full, program or none; using program"
+            );
+            LeakCheck::default()
+        }),
     }
 }
 
@@ -136,7 +125,7 @@ pub fn config() -> &'static Config {
                     .min(report::MAX_STACK),
             ),
             targets: parse_targets(&std::env::var("ACLMEM_SANITIZER_TARGETS").unwrap_or_default()),
-            leak_check: LeakCheck::from_env(),
+            leak_check: leak_check_from_env(),
         }
     })
 }
@@ -214,7 +203,7 @@ fn api_error(call: &'static str, r: sys::aclError, site: Site) {
         return;
     }
     report::report(report::Finding {
-        class: "api-error",
+        class: Class::ApiError,
         call,
         args: String::new(),
         message: "the library refused the call".into(),
@@ -293,7 +282,7 @@ fn out_of_memory(
     );
     report::report_with(
         report::Finding {
-            class: "out-of-memory",
+            class: Class::OutOfMemory,
             call,
             args: format!("{size} bytes on device {device}"),
             message: format!(
@@ -485,7 +474,7 @@ fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
         p.mem_attr,
     ) {
         report(Finding {
-            class: "rule",
+            class: Class::Rule,
             call: "aclrtMallocPhysical",
             args: args(),
             // The rule once; the code follows in the report's brackets.
@@ -508,7 +497,7 @@ fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
             aclmem_core::check_raw(t.product, run_mode, cann, p.location.type_, p.mem_attr)
         {
             report(Finding {
-                class: "portability",
+                class: Class::Portability,
                 call: "aclrtMallocPhysical",
                 args: args(),
                 message: format!(
@@ -566,7 +555,7 @@ fn unsupported_calls() {
             .and_then(aclmem_sys::catalogue::find)
             .map_or("?", |e| e.name);
         report::report(report::Finding {
-            class: "unsupported-call",
+            class: Class::UnsupportedCall,
             call,
             args: String::new(),
             message: format!(
@@ -594,7 +583,7 @@ extern "C" fn at_exit() {
     model().report_leaks("exit", None);
     trace::write_sites();
     trace::flush();
-    sharing::event("exit", "", None, serde_json::json!({}));
+    sharing::event(Kind::Exit, "", None, |_| {});
     report::summary();
 }
 
@@ -709,14 +698,12 @@ unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
         totals = Some(m.totals(device));
         made = Some(h as usize);
     }
-    trace::call_with("aclrtMallocPhysical", totals, size, r, || {
-        serde_json::json!({
-            "h": made,
-            "attr": copy.map(|p| p.mem_attr),
-            "loc": copy.map(|p| p.location.type_),
-            "id": copy.map(|p| p.location.id),
-            "site": trace::site_id(site),
-        })
+    trace::call_with("aclrtMallocPhysical", totals, size, r, |t| {
+        t.h = made.map(|h| h as u64);
+        t.attr = copy.map(|p| p.mem_attr);
+        t.loc = copy.map(|p| p.location.type_);
+        t.id = copy.map(|p| p.location.id);
+        t.site = Some(trace::site_id(site));
     });
     r
 }
@@ -739,12 +726,11 @@ unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
     if r == 0
         && let Some((id, imported)) = shared
     {
-        sharing::event(
-            "free",
-            "aclrtFreePhysical",
-            Some(site),
-            serde_json::json!({ "id": id, "h": handle as usize, "imported": imported }),
-        );
+        sharing::event(Kind::Free, "aclrtFreePhysical", Some(site), |e| {
+            e.id = Some(id);
+            e.h = Some(handle as u64);
+            e.imported = Some(imported);
+        });
     }
     if r == 0 {
         let mut m = model();
@@ -752,13 +738,9 @@ unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
         m.handle_freed(handle as usize);
         totals = Some(m.totals(device));
     }
-    trace::call_with(
-        "aclrtFreePhysical",
-        totals,
-        0,
-        r,
-        || serde_json::json!({ "h": handle as usize }),
-    );
+    trace::call_with("aclrtFreePhysical", totals, 0, r, |t| {
+        t.h = Some(handle as u64)
+    });
     r
 }
 
@@ -785,13 +767,12 @@ unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
         model().resv_made(va as usize, size, site);
         made = Some(va as usize);
     }
-    trace::call_with(
-        "aclrtReserveMemAddress",
-        None,
-        size,
-        r,
-        || serde_json::json!({ "va": made, "align": alignment, "flags": flags, "site": trace::site_id(site) }),
-    );
+    trace::call_with("aclrtReserveMemAddress", None, size, r, |t| {
+        t.va = made.map(|va| va as u64);
+        t.align = Some(alignment as u64);
+        t.flags = Some(flags);
+        t.site = Some(trace::site_id(site));
+    });
     r
 }
 
@@ -808,13 +789,9 @@ unsafe extern "C" fn aclmem_san_aclrtReleaseMemAddress(
     if r == 0 {
         model().resv_released(vir_ptr as usize);
     }
-    trace::call_with(
-        "aclrtReleaseMemAddress",
-        None,
-        0,
-        r,
-        || serde_json::json!({ "va": vir_ptr as usize }),
-    );
+    trace::call_with("aclrtReleaseMemAddress", None, 0, r, |t| {
+        t.va = Some(vir_ptr as u64)
+    });
     r
 }
 
@@ -845,20 +822,18 @@ unsafe extern "C" fn aclmem_san_aclrtMapMem(
         (None, None)
     };
     if let Some(id) = shared {
-        sharing::event(
-            "map",
-            "aclrtMapMem",
-            Some(site),
-            serde_json::json!({ "id": id, "h": handle as usize, "va": vir_ptr as usize, "size": size }),
-        );
+        sharing::event(Kind::Map, "aclrtMapMem", Some(site), |e| {
+            e.id = Some(id);
+            e.h = Some(handle as u64);
+            e.va = Some(vir_ptr as u64);
+            e.size = Some(size as u64);
+        });
     }
-    trace::call_with(
-        "aclrtMapMem",
-        totals,
-        size,
-        r,
-        || serde_json::json!({ "va": vir_ptr as usize, "h": handle as usize, "site": trace::site_id(site) }),
-    );
+    trace::call_with("aclrtMapMem", totals, size, r, |t| {
+        t.va = Some(vir_ptr as u64);
+        t.h = Some(handle as u64);
+        t.site = Some(trace::site_id(site));
+    });
     r
 }
 
@@ -880,25 +855,19 @@ unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
     if r == 0
         && let Some(id) = shared
     {
-        sharing::event(
-            "unmap",
-            "aclrtUnmapMem",
-            Some(site),
-            serde_json::json!({ "id": id, "va": vir_ptr as usize }),
-        );
+        sharing::event(Kind::Unmap, "aclrtUnmapMem", Some(site), |e| {
+            e.id = Some(id);
+            e.va = Some(vir_ptr as u64);
+        });
     }
     let totals = if r == 0 {
         model().unmapped(vir_ptr as usize)
     } else {
         None
     };
-    trace::call_with(
-        "aclrtUnmapMem",
-        totals,
-        0,
-        r,
-        || serde_json::json!({ "va": vir_ptr as usize }),
-    );
+    trace::call_with("aclrtUnmapMem", totals, 0, r, |t| {
+        t.va = Some(vir_ptr as u64)
+    });
     r
 }
 
@@ -1082,19 +1051,16 @@ fn exported(call: &'static str, h: usize, id: u64, site: Site) {
     .and_then(|s| s.framework_allocator())
     .is_some();
     // In the timeline: the start of an arrow to each import.
-    trace::call_with(
-        call,
-        None,
-        0,
-        0,
-        || serde_json::json!({ "h": h, "share": sharing::shareable(id), "site": trace::site_id(site) }),
-    );
-    sharing::event(
-        "export",
-        call,
-        Some(site),
-        serde_json::json!({ "id": sharing::shareable(id), "h": h, "cache": cache }),
-    );
+    trace::call_with(call, None, 0, 0, |t| {
+        t.h = Some(h as u64);
+        t.share = Some(sharing::shareable(id).into());
+        t.site = Some(trace::site_id(site));
+    });
+    sharing::event(Kind::Export, call, Some(site), |e| {
+        e.id = Some(sharing::shareable(id));
+        e.h = Some(h as u64);
+        e.cache = cache;
+    });
 }
 
 /// After an import of `id` answered `r` (`made`: the handle it made): the
@@ -1115,23 +1081,16 @@ fn imported(
         m.handle_made(h as usize, 0, device, site, false);
         m.imported(h as usize, id);
     }
-    trace::call_with(
-        call,
-        None,
-        0,
-        r,
-        || serde_json::json!({ "h": made.map(|h| h as usize), "share": sharing::shareable(id), "site": trace::site_id(site) }),
-    );
-    sharing::event(
-        "import",
-        call,
-        Some(site),
-        serde_json::json!({
-            "id": sharing::shareable(id),
-            "ret": r,
-            "h": made.map(|h| h as usize),
-        }),
-    );
+    trace::call_with(call, None, 0, r, |t| {
+        t.h = made.map(|h| h as u64);
+        t.share = Some(sharing::shareable(id).into());
+        t.site = Some(trace::site_id(site));
+    });
+    sharing::event(Kind::Import, call, Some(site), |e| {
+        e.id = Some(sharing::shareable(id));
+        e.ret = Some(i64::from(r));
+        e.h = made.map(|h| h as u64);
+    });
 }
 
 /// The constants a program might pass where `aclrtMemImportFromShareableHandle`
@@ -1175,7 +1134,7 @@ fn check_import_device(id: u64, device_id: i32, site: Site) {
         return;
     }
     report(Finding {
-        class: "handle-type-as-device",
+        class: Class::HandleTypeAsDevice,
         call: "aclrtMemImportFromShareableHandle",
         args: format!("{id:#x}, {device_id}"),
         message: format!(
@@ -1212,13 +1171,10 @@ unsafe fn device_malloc(
         totals = Some(model().device_alloc(p as usize, size, DEVICE.with(Cell::get), site));
         made = Some(p as usize);
     }
-    trace::call_with(
-        name,
-        totals,
-        size,
-        r,
-        || serde_json::json!({ "va": made, "site": trace::site_id(site) }),
-    );
+    trace::call_with(name, totals, size, r, |t| {
+        t.va = made.map(|va| va as u64);
+        t.site = Some(trace::site_id(site));
+    });
     r
 }
 
@@ -1274,13 +1230,7 @@ pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
     } else {
         None
     };
-    trace::call_with(
-        "aclrtFree",
-        totals,
-        0,
-        r,
-        || serde_json::json!({ "va": dev_ptr as usize }),
-    );
+    trace::call_with("aclrtFree", totals, 0, r, |t| t.va = Some(dev_ptr as u64));
     r
 }
 
@@ -1398,19 +1348,13 @@ pub unsafe extern "C" fn aclrtIpcMemImportByKey(
     let site = Site::outside();
     api_error("aclrtIpcMemImportByKey", r, site);
     if let Some(id) = key_text(key) {
-        trace::call_with(
-            "aclrtIpcMemImportByKey",
-            None,
-            0,
-            r,
-            || serde_json::json!({ "share": id }),
-        );
-        sharing::event(
-            "import",
-            "aclrtIpcMemImportByKey",
-            Some(site),
-            serde_json::json!({ "id": id, "ret": r }),
-        );
+        trace::call_with("aclrtIpcMemImportByKey", None, 0, r, |t| {
+            t.share = Some(id.as_str().into())
+        });
+        sharing::event(Kind::Import, "aclrtIpcMemImportByKey", Some(site), |e| {
+            e.id = Some(id.clone());
+            e.ret = Some(i64::from(r));
+        });
     }
     if r == 0
         // SAFETY: a pointer is plain data; the kernel checks the address.
@@ -1493,12 +1437,11 @@ passthrough! {
 fn whitelisted(call: &'static str, id: String, pid: *const i32, num: usize, r: sys::aclError) {
     let site = Site::outside();
     api_error(call, r, site);
-    sharing::event(
-        "set-pid",
-        call,
-        Some(site),
-        serde_json::json!({ "id": id, "pids": sharing::pids(pid, num), "ret": r }),
-    );
+    sharing::event(Kind::SetPid, call, Some(site), |e| {
+        e.id = Some(id);
+        e.pids = sharing::pids(pid, num).into_iter().map(i64::from).collect();
+        e.ret = Some(i64::from(r));
+    });
 }
 
 /// # Safety
@@ -1583,7 +1526,7 @@ pub unsafe extern "C" fn aclrtIpcMemGetExportKey(
     let site = Site::outside();
     if let Some((start, h, made)) = vmm {
         report(Finding {
-            class: "ipc-key-on-vmm",
+            class: Class::IpcKeyOnVmm,
             call: "aclrtIpcMemGetExportKey",
             args: format!("{:#x}, {size:#x}", dev_ptr as usize),
             message: format!(
@@ -1601,19 +1544,14 @@ pub unsafe extern "C" fn aclrtIpcMemGetExportKey(
     if r == 0
         && let Some(id) = key_text(key)
     {
-        trace::call_with(
-            "aclrtIpcMemGetExportKey",
-            None,
-            size,
-            r,
-            || serde_json::json!({ "va": dev_ptr as usize, "share": id }),
-        );
-        sharing::event(
-            "export",
-            "aclrtIpcMemGetExportKey",
-            Some(site),
-            serde_json::json!({ "id": id, "va": dev_ptr as usize }),
-        );
+        trace::call_with("aclrtIpcMemGetExportKey", None, size, r, |t| {
+            t.va = Some(dev_ptr as u64);
+            t.share = Some(id.as_str().into());
+        });
+        sharing::event(Kind::Export, "aclrtIpcMemGetExportKey", Some(site), |e| {
+            e.id = Some(id.clone());
+            e.va = Some(dev_ptr as u64);
+        });
     }
     r
 }
@@ -1789,7 +1727,7 @@ fn phase(which: Option<&str>, label: &str) {
     if let Some(which) = which {
         model().phase(which);
     }
-    trace::call_with("phase", None, 0, 0, || serde_json::json!({ "name": label }));
+    trace::call_with("phase", None, 0, 0, |t| t.name = Some(label.into()));
 }
 
 /// `unsigned aclmem_sanitizer_stacks(unsigned depth)`: from now on, keep

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, VecDeque};
 type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 type HashSet<K> = rustc_hash::FxHashSet<K>;
 
-use crate::report::{Finding, Site, report};
+use crate::report::{Class, Finding, Site, report};
 use crate::trace;
 
 /// A live physical handle.
@@ -214,7 +214,7 @@ impl Model {
     pub fn check_free(&self, h: usize, site: Site) {
         if self.freed.contains(&h) || self.lingering.contains_key(&h) {
             report(Finding {
-                class: "double-free",
+                class: Class::DoubleFree,
                 call: "aclrtFreePhysical",
                 args: format!("{h:#x}"),
                 message: "the handle was freed already".into(),
@@ -225,7 +225,7 @@ impl Model {
             && hd.maps > 0
         {
             report(Finding {
-                class: "free-while-mapped",
+                class: Class::FreeWhileMapped,
                 call: "aclrtFreePhysical",
                 args: format!("{h:#x}"),
                 message: format!(
@@ -263,7 +263,7 @@ impl Model {
     pub fn check_live(&self, call: &'static str, h: usize, site: Site) {
         if self.freed.contains(&h) || self.lingering.contains_key(&h) {
             report(Finding {
-                class: "use-after-free",
+                class: Class::UseAfterFree,
                 call,
                 args: format!("{h:#x}"),
                 message: "the handle was freed".into(),
@@ -286,7 +286,7 @@ impl Model {
                 "no reservation of this process starts at this address"
             };
             report(Finding {
-                class: "release-unreserved",
+                class: Class::ReleaseUnreserved,
                 call: "aclrtReleaseMemAddress",
                 args: format!("{addr:#x}"),
                 message: message.into(),
@@ -298,7 +298,7 @@ impl Model {
             let inside = self.maps.range(addr..addr.saturating_add(size)).count();
             if inside > 0 {
                 report(Finding {
-                    class: "release-while-mapped",
+                    class: Class::ReleaseWhileMapped,
                     call: "aclrtReleaseMemAddress",
                     args: format!("{addr:#x}"),
                     message: format!("{inside} mapping(s) are still inside the range"),
@@ -330,7 +330,7 @@ impl Model {
             || self.maps.range(addr..end).next().is_some();
         if overlapping {
             report(Finding {
-                class: "overlapping-map",
+                class: Class::OverlappingMap,
                 call: "aclrtMapMem",
                 args: format!("{addr:#x}, {size:#x}, 0, {h:#x}"),
                 message: "the range overlaps a live mapping".into(),
@@ -371,7 +371,7 @@ impl Model {
     pub fn check_unmap(&self, addr: usize, site: Site) {
         if !self.maps.contains_key(&addr) {
             report(Finding {
-                class: "unmap-unmapped",
+                class: Class::UnmapUnmapped,
                 call: "aclrtUnmapMem",
                 args: format!("{addr:#x}"),
                 message: "no mapping starts at this address".into(),
@@ -443,7 +443,7 @@ impl Model {
     pub fn check_import(&self, call: &'static str, shareable: u64, site: Site) {
         if self.exports.contains(&shareable) {
             report(Finding {
-                class: "import-own-export",
+                class: Class::ImportOwnExport,
                 call,
                 args: format!("{shareable:#x}"),
                 message: "a process cannot import what it exported itself".into(),
@@ -548,7 +548,7 @@ impl Model {
         for (check, addr, side) in [(check_dst, dst, "destination"), (check_src, src, "source")] {
             if check && !self.device_range(addr, count) {
                 report(Finding {
-                    class: "copy-unmapped",
+                    class: Class::CopyUnmapped,
                     call,
                     args: match kind {
                         Some(k) => format!("{dst:#x}, _, {src:#x}, {count:#x}, {k}"),
@@ -666,7 +666,7 @@ impl Model {
             levels.push(format!("… {:.1}", mib(last)));
         }
         report(Finding {
-            class: "cycle-growth",
+            class: Class::CycleGrowth,
             call: "aclrtMallocPhysical",
             args: String::new(),
             message: format!(
@@ -824,7 +824,7 @@ impl Model {
         }
         for (site, what, _) in findings {
             report(Finding {
-                class: "leak",
+                class: Class::Leak,
                 call,
                 args: String::new(),
                 message: format!("{what} never released before {when}; made"),

@@ -1,6 +1,7 @@
 //! Findings: one line each on stderr, JSON lines to `ACLMEM_SANITIZER_LOG`,
 //! a summary at exit, and `ACLMEM_SANITIZER_HALT_ON_ERROR`.
 
+pub use aclmem_formats::finding::{self, Class};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, c_void};
@@ -396,8 +397,8 @@ pub fn module_of(addr: usize) -> Option<String> {
 /// One finding.
 #[derive(Debug, Clone)]
 pub struct Finding {
-    /// The class: `rule`, `portability`, `double-free`, `leak`, ...
-    pub class: &'static str,
+    /// What it is about.
+    pub class: Class,
     /// The ACL function.
     pub call: &'static str,
     /// Its arguments, as written in the report.
@@ -412,7 +413,7 @@ pub struct Finding {
 
 struct Sink {
     log: Option<File>,
-    counts: BTreeMap<&'static str, u64>,
+    counts: BTreeMap<Class, u64>,
 }
 
 static SINK: Mutex<Option<Sink>> = Mutex::new(None);
@@ -465,22 +466,20 @@ pub fn report_with(
     for more in &lines {
         let _ = write!(line, "\n  {more}");
     }
-    let mut json = serde_json::json!({
-        "class": f.class,
-        "call": f.call,
-        "args": f.args,
-        "message": f.message,
-        "code": f.code,
-        "site": site,
-        "stack": stack,
-        "pid": std::process::id(),
-    });
-    if let serde_json::Value::Object(record) = &mut json {
-        record.extend(fields);
-    }
+    let json = finding::Record {
+        class: f.class,
+        call: f.call.to_owned(),
+        args: f.args.clone(),
+        message: f.message.clone(),
+        code: f.code,
+        site,
+        stack,
+        pid: std::process::id(),
+        more: fields,
+    };
     // One write per record, to the log (opened to append) and to stderr:
     // the records of several processes sharing them never interleave.
-    let mut record = json.to_string();
+    let mut record = serde_json::to_string(&json).unwrap_or_default();
     record.push('\n');
     line.push('\n');
     with_sink(|s| {

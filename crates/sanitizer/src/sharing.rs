@@ -19,6 +19,8 @@ use std::fs::File;
 use std::io::Write;
 use std::sync::OnceLock;
 
+use aclmem_formats::sharing::{Event, Kind};
+
 use crate::report::Site;
 
 fn file() -> Option<&'static File> {
@@ -46,30 +48,23 @@ pub fn enabled() -> bool {
     file().is_some()
 }
 
-/// The text of a shareable handle, as the events and findings write it.
-pub fn shareable(id: u64) -> String {
-    format!("{id:#x}")
-}
+pub use aclmem_formats::sharing::shareable;
 
-/// One event: `what` with the fields of `fields` (an object), the process,
-/// the time and, when `site` is given, the call's site and stack.
-pub fn event(what: &str, call: &str, site: Option<Site>, fields: serde_json::Value) {
+/// One event: `what` of `call`, with the process, the time and, when
+/// `site` is given, the call's site and stack; `fill` adds what the event
+/// carries.
+pub fn event(what: Kind, call: &str, site: Option<Site>, fill: impl FnOnce(&mut Event)) {
     let Some(mut out) = file() else { return };
-    let mut line = serde_json::json!({
-        "ev": what,
-        "call": call,
-        "pid": std::process::id(),
-        "t": crate::trace::now_us(),
-    });
+    let mut e = Event::new(what, call, std::process::id(), crate::trace::now_us());
     if let Some(site) = site {
         let site = site.with_stack();
-        line["site"] = site.describe().into();
-        line["stack"] = site.frames().into();
+        e.site = Some(site.describe());
+        e.stack = site.frames();
     }
-    if let (serde_json::Value::Object(l), serde_json::Value::Object(f)) = (&mut line, fields) {
-        l.extend(f);
-    }
-    let mut text = line.to_string();
+    fill(&mut e);
+    let Ok(mut text) = serde_json::to_string(&e) else {
+        return;
+    };
     text.push('\n');
     // One write per event, appended: whole against other processes'.
     let _ = out.write_all(text.as_bytes());
@@ -78,7 +73,7 @@ pub fn event(what: &str, call: &str, site: Option<Site>, fields: serde_json::Val
 /// The start of a process: at `aclInit`, and in a child forked by a
 /// process that initialised (`parent` is then its pid).
 pub fn started(parent: Option<u32>) {
-    event("start", "", None, serde_json::json!({ "parent": parent }));
+    event(Kind::Start, "", None, |e| e.parent = parent);
 }
 
 /// The pids of a whitelist a program passed (`num` of them), read through

@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
+use aclmem_formats::trace::{Device, Record};
+
 use crate::report::Site;
 
 struct Trace {
@@ -82,41 +84,44 @@ fn tid() -> i64 {
 
 /// One call. `device` is `u32::MAX` for host memory.
 pub fn call(call: &str, totals: Option<(u32, usize, usize)>, size: usize, ret: i32) {
-    call_with(call, totals, size, ret, || serde_json::Value::Null);
+    call_with(call, totals, size, ret, |_| {});
 }
 
 /// One call, with the details `aclmem replay` needs to make it again
-/// (`extra`, an object whose fields join the record: the handle, the
-/// address, the attribute and location).
-pub fn call_with(
-    call: &str,
+/// (`extra` fills them in: the handle, the address, the attribute and
+/// location).
+pub fn call_with<'a>(
+    call: &'a str,
     totals: Option<(u32, usize, usize)>,
     size: usize,
     ret: i32,
-    extra: impl FnOnce() -> serde_json::Value,
+    extra: impl FnOnce(&mut Record<'a>),
 ) {
     if !enabled() {
         return;
     }
-    let t = now_us();
-    let line = match totals {
-        Some((d, phys, mapped)) => serde_json::json!({
-            "t": t, "pid": std::process::id(), "tid": tid(), "call": call, "size": size, "ret": ret,
-            "device": if d == u32::MAX { serde_json::Value::from("host") } else { d.into() },
-            "phys": phys, "mapped": mapped,
-        }),
-        None => serde_json::json!({
-            "t": t, "pid": std::process::id(), "tid": tid(), "call": call, "size": size, "ret": ret,
-        }),
+    let mut record = Record {
+        t: now_us(),
+        pid: Some(u64::from(std::process::id())),
+        tid: tid(),
+        size: size as u64,
+        ret: i64::from(ret),
+        ..Record::of(call)
     };
-    let mut line = line;
-    if let (serde_json::Value::Object(fields), serde_json::Value::Object(more)) =
-        (&mut line, extra())
-    {
-        fields.extend(more);
+    if let Some((d, phys, mapped)) = totals {
+        record.device = Some(if d == u32::MAX {
+            Device::HOST
+        } else {
+            Device::Id(d)
+        });
+        record.phys = Some(phys as u64);
+        record.mapped = Some(mapped as u64);
     }
+    extra(&mut record);
     if let Some(tr) = TRACE.lock().as_mut() {
-        let _ = writeln!(tr.pending, "{line}");
+        if serde_json::to_writer(&mut tr.pending, &record).is_ok() {
+            tr.pending.push(b'\n');
+        }
         if tr.pending.len() >= BLOCK {
             tr.write_pending();
         }
@@ -188,7 +193,7 @@ pub fn write_sites() {
     if all.is_empty() {
         return;
     }
-    let described: serde_json::Map<String, serde_json::Value> = all
+    let described: std::collections::BTreeMap<String, Vec<String>> = all
         .iter()
         .enumerate()
         .map(|(i, site)| {
@@ -196,16 +201,10 @@ pub fn write_sites() {
             if frames.is_empty() {
                 frames.push(site.describe());
             }
-            ((i + 1).to_string(), frames.into())
+            ((i + 1).to_string(), frames)
         })
         .collect();
-    call_with(
-        "sites",
-        None,
-        0,
-        0,
-        || serde_json::json!({ "sites": described }),
-    );
+    call_with("sites", None, 0, 0, |t| t.sites = Some(described));
 }
 
 /// A non-call event (everything released at finalize or exit).
