@@ -201,12 +201,12 @@ pub fn run(o: Options) -> ExitCode {
     watcher.finish();
     // What only the processes' events together show: printed as the
     // processes print theirs, and kept in the same log.
-    let across = crate::sharing::check_file(&sharing, o.leak_check);
+    let across = aclmem_formats::across::check_file(&sharing, o.leak_check);
     let _ = std::fs::remove_file(&sharing);
     if !across.is_empty() {
         let mut records = String::new();
         for f in &across {
-            eprintln!("{}", crate::sharing::describe(f));
+            eprintln!("{}", aclmem_formats::across::describe(f));
             records.push_str(&serde_json::to_string(f).unwrap_or_default());
             records.push('\n');
         }

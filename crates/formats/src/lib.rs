@@ -9,12 +9,14 @@
 //! - [`finding`]: the findings (`ACLMEM_SANITIZER_LOG`), one
 //!   [`finding::Record`] each, and their [`finding::Class`]es, from which
 //!   the sanitizer's README table and the tests' lists come;
+//! - [`across`]: the checks across processes over a run's sharing events;
 //! - [`jsonl`]: reading any of them with a bound on a line.
 //!
 //! Every file is JSON lines: one record per line, each line written with
 //! one `write` to a file opened to append, so the records of several
 //! processes never interleave.
 
+pub mod across;
 pub mod finding;
 pub mod jsonl;
 pub mod sharing;
