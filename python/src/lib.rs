@@ -692,7 +692,7 @@ fn read_memory<'py>(py: Python<'py>, addr: usize, size: usize) -> PyResult<Bound
         )));
     }
     let mut probe = [0u8; 1];
-    if !aclmem_emu::hostmem::read(addr, &mut probe) || !aclmem_emu::hostmem::read(last, &mut probe)
+    if !aclmem_cmem::read_bytes(addr, &mut probe) || !aclmem_cmem::read_bytes(last, &mut probe)
     {
         return Err(refused());
     }
@@ -702,7 +702,7 @@ fn read_memory<'py>(py: Python<'py>, addr: usize, size: usize) -> PyResult<Bound
         return Err(refused());
     }
     PyBytes::new_with(py, size, |buf| {
-        if aclmem_emu::hostmem::read(addr, buf) {
+        if aclmem_cmem::read_bytes(addr, buf) {
             Ok(())
         } else {
             Err(refused())
@@ -718,7 +718,7 @@ fn write_memory(addr: usize, data: &[u8]) -> PyResult<()> {
     // (mapped device memory of the emulator, or host memory it owns); no
     // Rust reference points into it. The kernel refuses addresses the
     // process cannot write.
-    if !data.is_empty() && !unsafe { aclmem_emu::hostmem::write(addr, data) } {
+    if !data.is_empty() && !unsafe { aclmem_cmem::write_bytes(addr, data) } {
         return Err(PyValueError::new_err(format!(
             "cannot write {} bytes at {addr:#x}",
             data.len()

@@ -19,6 +19,7 @@ use crate::{Result, cargo, run, step};
 /// workspace has `publish = false`.
 pub(crate) const PUBLISHED: &[&str] = &[
     "aclmem-core",
+    "aclmem-cmem",
     "aclmem-sys",
     "aclmem-hal",
     "aclmem-rc-stub",

@@ -98,7 +98,6 @@ pub use machine::{
     JoinError, MAX_EXPORTS, MAX_PROCS, PoolId, WHITELIST, machine_path, machine_state_path,
 };
 pub use os::host::CallerMemory;
-pub use os::hostmem;
 pub use process::instrument::Op;
 pub use process::runtime::{DEFAULT_CONTEXT, Target};
 pub use report::{LeakReport, LeakedHandle, LeakedRange, MemKind, PoolStats, Stats};

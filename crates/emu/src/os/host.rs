@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rustix::fs::{Mode, OFlags, open};
+use rustix::io::Errno;
 
 use super::sys::pid;
 
@@ -328,22 +329,27 @@ pub(crate) fn copy_plain(dst: usize, src: usize, count: usize, _caller: &CallerM
 }
 
 impl HostBlock {
-    /// Sets `count` bytes at `addr` (inside the block) to `value`, directly
-    /// when the kernel says the range is writable private memory (the
-    /// program may have changed its protection): `false` otherwise.
-    pub(crate) fn fill(&self, addr: usize, value: u8, count: usize) -> bool {
+    /// Sets `count` bytes at `addr` (inside the block) to `value`:
+    /// directly when the kernel says the range is writable private memory,
+    /// else through the kernel (the program may have changed its
+    /// protection), which refuses what may not be written.
+    pub(crate) fn fill(&self, addr: usize, value: u8, count: usize) -> Result<(), Errno> {
         let inside = addr >= self.addr
             && addr
                 .checked_add(count)
                 .is_some_and(|end| end <= self.addr + self.len);
-        if !inside || !plain(addr, count, Use::Write) {
-            return false;
+        if !inside {
+            return Err(Errno::FAULT);
         }
-        // SAFETY: inside this block, which is mapped while it lives (the
-        // caller holds it), writable as the kernel just said; Rust never
-        // borrows a block.
-        unsafe { std::ptr::write_bytes(addr as *mut u8, value, count) };
-        true
+        if plain(addr, count, Use::Write) {
+            // SAFETY: inside this block, which is mapped while it lives (the
+            // caller holds it), writable as the kernel just said; Rust never
+            // borrows a block.
+            unsafe { std::ptr::write_bytes(addr as *mut u8, value, count) };
+            return Ok(());
+        }
+        // SAFETY: as above; the kernel checks every byte.
+        unsafe { aclmem_cmem::fill(addr, value, count) }.map_err(Errno::from_raw_os_error)
     }
 }
 

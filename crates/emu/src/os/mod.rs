@@ -8,7 +8,6 @@
 pub(crate) mod arena;
 pub(crate) mod fork;
 pub(crate) mod host;
-pub mod hostmem;
 pub(crate) mod pool;
 pub(crate) mod shared;
 pub(crate) mod sys;

@@ -1,11 +1,11 @@
 //! Copies between files and memory that the kernel makes, so that an
 //! address a C caller passed and the process may not use is an error code,
 //! never a fault: between a pool file and host memory (`pread`/`pwrite`),
-//! between two host ranges (`process_vm_readv`, or a scratch file), and
+//! between two host ranges (`aclmem-cmem`), and
 //! between two files (`copy_file_range`, holes kept).
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd};
 
 use libc::c_void;
 use rustix::io::Errno;
@@ -153,64 +153,15 @@ pub fn copy_with_file(
 }
 
 /// Copies `count` bytes between two host addresses a C caller passed,
-/// letting the kernel check both (`process_vm_readv` on this process, or,
-/// where that call is missing, as under qemu-user, through `scratch`).
-pub fn copy_host_to_host<'f>(
+/// letting the kernel check both (`aclmem-cmem`: `process_vm_readv` on
+/// this process, or a pipe where that call is missing, as under qemu-user).
+pub fn copy_host_to_host(
     dst: usize,
     src: usize,
     count: usize,
-    scratch: impl FnOnce() -> Option<BorrowedFd<'f>>,
+    _caller: &super::host::CallerMemory,
 ) -> Result<(), Errno> {
-    let local = libc::iovec {
-        iov_base: dst as *mut c_void,
-        iov_len: count,
-    };
-    let remote = libc::iovec {
-        iov_base: src as *mut c_void,
-        iov_len: count,
-    };
-    // SAFETY: the kernel reads `remote` and writes `local`, checking both;
-    // the iovecs are live locals.
-    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
-    if n == count as isize {
-        return Ok(());
-    }
-    let e = Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(Errno::IO);
-    if n >= 0 || e != Errno::NOSYS {
-        return Err(if n >= 0 { Errno::FAULT } else { e });
-    }
-    // Chunked through a scratch file (made only now, when it is needed):
-    // each half is checked by the kernel.
-    let scratch = scratch().ok_or(Errno::MFILE)?;
-    const CHUNK: usize = 1 << 20;
-    let mut done = 0;
-    while done < count {
-        let n = CHUNK.min(count - done);
-        copy_with_file(scratch, 0, src + done, n, Way::ToFile)?;
-        copy_with_file(scratch, 0, dst + done, n, Way::FromFile)?;
-        done += n;
-    }
-    Ok(())
-}
-
-/// Fills `count` bytes at the host address `dst` with `value`, letting the
-/// kernel check the destination (through `scratch`, which holds a page of
-/// the value).
-pub fn fill_host(dst: usize, value: u8, count: usize, scratch: &OwnedFd) -> Result<(), Errno> {
-    const CHUNK: usize = 1 << 20;
-    let pattern = vec![value; CHUNK.min(count)];
-    let mut done = 0;
-    copy_with_file(
-        scratch.as_fd(),
-        0,
-        pattern.as_ptr() as usize,
-        pattern.len(),
-        Way::ToFile,
-    )?;
-    while done < count {
-        let n = CHUNK.min(count - done);
-        copy_with_file(scratch.as_fd(), 0, dst + done, n, Way::FromFile)?;
-        done += n;
-    }
-    Ok(())
+    // SAFETY: the caller vouched for the host addresses of the call; the
+    // kernel checks both.
+    unsafe { aclmem_cmem::copy(dst, src, count) }.map_err(Errno::from_raw_os_error)
 }

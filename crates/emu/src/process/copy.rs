@@ -3,7 +3,6 @@
 //! windows pinned for the copy (`os::window`) and host memory the kernel
 //! checked (`os::host`): nothing here touches an address itself.
 
-use std::os::fd::AsFd;
 use std::sync::Arc;
 
 use super::address_space::MapState;
@@ -97,16 +96,13 @@ impl Process {
         }
         match (to_dev, from_dev) {
             (false, false) if host::copy_plain(dst, src, count, caller) => Ok(()),
-            (false, false) => {
-                transfer::copy_host_to_host(dst, src, count, || Some(self.scratch().ok()?.as_fd()))
-                    .map_err(|e| {
-                        if crate::os::sys::out_of_descriptors(e) {
-                            Situation::FdLimit.code()
-                        } else {
-                            Situation::BadCopyAddress.code()
-                        }
-                    })
-            }
+            (false, false) => transfer::copy_host_to_host(dst, src, count, caller).map_err(|e| {
+                if crate::os::sys::out_of_descriptors(e) {
+                    Situation::FdLimit.code()
+                } else {
+                    Situation::BadCopyAddress.code()
+                }
+            }),
             (true, false) => self.host_device(dst, src, count, Way::ToFile, caller),
             (false, true) => self.host_device(src, dst, count, Way::FromFile, caller),
             (true, true) => {
@@ -171,11 +167,8 @@ impl Process {
                     .is_some_and(|end| end <= b.addr() + b.bytes())
             })
             .ok_or(Situation::BadCopyAddress.code())?;
-        if block.fill(dst, value, count) {
-            return Ok(());
-        }
-        drop(hosts);
-        transfer::fill_host(dst, value, count, self.scratch()?)
+        block
+            .fill(dst, value, count)
             .map_err(|_| Situation::BadCopyAddress.code())
     }
 }

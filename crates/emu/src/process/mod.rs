@@ -28,7 +28,6 @@ use instrument::Instrument;
 use runtime::Runtime;
 
 use std::collections::BTreeMap;
-use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -38,7 +37,6 @@ use parking_lot::Mutex;
 use crate::errors::Situation;
 use crate::machine::Machine;
 use crate::os::host::HostBlock;
-use crate::os::sys;
 use crate::{MemKind, Op};
 use address_space::{MapBudget, Va};
 use handles::Shards;
@@ -64,7 +62,6 @@ pub(crate) struct Process {
     pub(crate) imported: Mutex<Vec<ImportedPool>>,
     pub(crate) instrument: Instrument,
     pub(crate) maps: MapBudget,
-    scratch: OnceLock<Option<OwnedFd>>,
     /// Whether calls need a device set on their thread (the C runtime's
     /// rule; see `Emulator::use_thread_devices`).
     pub(crate) thread_devices: AtomicBool,
@@ -99,7 +96,6 @@ impl Process {
             imported: Mutex::new(Vec::new()),
             instrument: Instrument::default(),
             maps: MapBudget::new(),
-            scratch: OnceLock::new(),
             thread_devices: AtomicBool::new(false),
             default_device: AtomicI64::new(-1),
             visible: OnceLock::new(),
@@ -199,15 +195,6 @@ impl Process {
     pub(crate) fn device_count(&self) -> Result<u32> {
         let devices = self.machine.config.devices;
         self.visible.get().map_or(Ok(devices), |v| v.count(devices))
-    }
-
-    /// A small memfd for copies between host addresses that the kernel
-    /// checks.
-    pub(crate) fn scratch(&self) -> Result<&OwnedFd> {
-        self.scratch
-            .get_or_init(|| sys::new_pool_file("aclmem-emu-scratch", 1 << 20).ok())
-            .as_ref()
-            .ok_or(Situation::FdLimit.code())
     }
 
     /// Process exit: everything the process holds goes, as the driver tears
