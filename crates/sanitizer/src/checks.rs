@@ -1,0 +1,141 @@
+//! Checks shared by the hooks: the rules of a prop, unsupported calls at exit, the exit handler.
+
+use super::*;
+
+pub(crate) fn prop_text(p: &RawPhysicalMemProp) -> String {
+    let attr = MemAttr::from_raw(p.mem_attr)
+        .map_or_else(|| p.mem_attr.to_string(), |a| a.c_name().to_owned());
+    let loc = Location::from_raw(p.location.type_)
+        .map_or_else(|| p.location.type_.to_string(), |l| l.c_name().to_owned());
+    format!("{{memAttr {attr}, location {loc} {}}}", p.location.id)
+}
+
+/// A denial in words, without the code (the report adds it).
+pub(crate) fn plain(d: &aclmem_core::Denial) -> String {
+    d.reason().to_string()
+}
+
+pub(crate) fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
+    let Some(pl) = platform() else { return };
+    // Formatted only when there is something to report.
+    let args = || format!("{size:#x}, {}", prop_text(p));
+    if let Err(d) = aclmem_core::check_raw(
+        pl.product,
+        pl.run_mode,
+        pl.cann,
+        p.location.type_,
+        p.mem_attr,
+    ) {
+        report(Finding {
+            class: Class::Rule,
+            call: "aclrtMallocPhysical",
+            args: args(),
+            // The rule once; the code follows in the report's brackets.
+            message: format!(
+                "{} ({} form, CANN {}): {}",
+                pl.product,
+                pl.run_mode,
+                pl.cann.release(),
+                plain(&d)
+            ),
+            code: Some(d.code().code()),
+            site,
+        });
+        return;
+    }
+    for t in &config().targets {
+        let cann = t.cann.unwrap_or(pl.cann);
+        let run_mode = t.run_mode.unwrap_or(pl.run_mode);
+        if let Err(d) =
+            aclmem_core::check_raw(t.product, run_mode, cann, p.location.type_, p.mem_attr)
+        {
+            report(Finding {
+                class: Class::Portability,
+                call: "aclrtMallocPhysical",
+                args: args(),
+                message: format!(
+                    "{} ({} form, CANN {}) would refuse it: {}",
+                    t.product,
+                    run_mode,
+                    cann.release(),
+                    plain(&d)
+                ),
+                code: Some(d.code().code()),
+                site,
+            });
+        }
+    }
+}
+
+/// The calls the emulated library did not carry out because it does not
+/// support them (operators, graphs, ...), from its record: one
+/// `unsupported-call` finding per function, with the count and the first
+/// call site. (A real library has no such record: nothing is reported.)
+pub(crate) fn unsupported_calls() {
+    let lib = std::env::var("ACLMEM_ASCENDCL")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "libascendcl.so".into());
+    let Ok(lib) = std::ffi::CString::new(lib) else {
+        return;
+    };
+    // SAFETY: a handle of a library already loaded (RTLD_NOLOAD), or NULL;
+    // never closed (the library stays loaded).
+    let handle = unsafe { libc::dlopen(lib.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    if handle.is_null() {
+        return;
+    }
+    // SAFETY: dlsym on a live handle, with a NUL-terminated name.
+    let f = unsafe { libc::dlsym(handle, c"aclmem_emu_calls_json".as_ptr()) };
+    if f.is_null() || own(f) {
+        return;
+    }
+    // SAFETY: the emulated library's `const char *aclmem_emu_calls_json(void)`.
+    let text = unsafe {
+        let f: unsafe extern "C" fn() -> *const c_char = std::mem::transmute(f);
+        let p = f();
+        if p.is_null() {
+            return;
+        }
+        std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+    };
+    let Ok(serde_json::Value::Array(rows)) = serde_json::from_str(&text) else {
+        return;
+    };
+    for r in rows.iter().filter(|r| r["answer"] == "not supported") {
+        let call = r["name"]
+            .as_str()
+            .and_then(aclmem_sys::catalogue::find)
+            .map_or("?", |e| e.name);
+        report::report(report::Finding {
+            class: Class::UnsupportedCall,
+            call,
+            args: String::new(),
+            message: format!(
+                "the emulator does not carry it out ({}): answered {}, {} call(s); first",
+                r["library"].as_str().unwrap_or("?"),
+                r["answered"].as_str().unwrap_or("?"),
+                r["count"]
+            ),
+            code: r["code"].as_i64().and_then(|c| i32::try_from(c).ok()),
+            site: Site::described(r["first_site"].as_str().unwrap_or("?").to_owned()),
+        });
+    }
+}
+
+pub(crate) fn at_exit_registered() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registers a function of this library, which stays loaded.
+        unsafe { libc::atexit(at_exit) };
+    });
+}
+
+extern "C" fn at_exit() {
+    unsupported_calls();
+    model().report_leaks("exit", None);
+    trace::write_sites();
+    trace::flush();
+    sharing::event(Kind::Exit, "", None, |_| {});
+    report::summary();
+}

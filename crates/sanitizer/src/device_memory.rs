@@ -1,0 +1,206 @@
+//! The hooks of `aclrtMalloc` and host memory, copies, fills and legacy IPC imports.
+
+use super::*;
+
+/// # Safety
+/// The C prototype's contract.
+pub(crate) unsafe extern "C" fn aclmem_san_aclrtMalloc(
+    caller: Caller,
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: u32,
+) -> sys::aclError {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        device_malloc(
+            Site::made_at(caller),
+            "aclrtMalloc",
+            next().aclrtMalloc,
+            dev_ptr,
+            size,
+            policy,
+        )
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocAlign32(
+    caller: Caller,
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: u32,
+) -> sys::aclError {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        device_malloc(
+            Site::made_at(caller),
+            "aclrtMallocAlign32",
+            next().aclrtMallocAlign32,
+            dev_ptr,
+            size,
+            policy,
+        )
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
+    let r = forward!(aclrtFree(dev_ptr));
+    let totals = if r == 0 {
+        model().device_freed(dev_ptr as usize)
+    } else {
+        None
+    };
+    trace::call_with("aclrtFree", totals, 0, r, |t| t.va = Some(dev_ptr as u64));
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocHost(
+    caller: Caller,
+    host_ptr: *mut *mut c_void,
+    size: usize,
+) -> sys::aclError {
+    let site = Site::made_at(caller);
+    let r = forward!(aclrtMallocHost(host_ptr, size));
+    api_error("aclrtMallocHost", r, site);
+    if r == 0
+        // SAFETY: a pointer is plain data; the kernel checks the address.
+        && let Some(p) = unsafe { cmem::read(host_ptr) }
+    {
+        model().host_alloc(p as usize, size, site);
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> sys::aclError {
+    let r = forward!(aclrtFreeHost(host_ptr));
+    if r == 0 {
+        model().host_freed(host_ptr as usize);
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemcpy(
+    caller: Caller,
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: sys::aclrtMemcpyKind,
+) -> sys::aclError {
+    let site = Site::called(caller);
+    model().check_copy(
+        "aclrtMemcpy",
+        dst as usize,
+        src as usize,
+        count,
+        Some(kind),
+        site,
+    );
+    let r = forward!(aclrtMemcpy(dst, dest_max, src, count, kind));
+    api_error("aclrtMemcpy", r, site);
+    trace::call("aclrtMemcpy", None, count, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemcpyAsync(
+    caller: Caller,
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: sys::aclrtMemcpyKind,
+    stream: sys::aclrtStream,
+) -> sys::aclError {
+    let site = Site::called(caller);
+    model().check_copy(
+        "aclrtMemcpyAsync",
+        dst as usize,
+        src as usize,
+        count,
+        Some(kind),
+        site,
+    );
+    let r = forward!(aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream));
+    api_error("aclrtMemcpyAsync", r, site);
+    trace::call("aclrtMemcpyAsync", None, count, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemset(
+    caller: Caller,
+    dev_ptr: *mut c_void,
+    max_count: usize,
+    value: i32,
+    count: usize,
+) -> sys::aclError {
+    let site = Site::called(caller);
+    model().check_copy(
+        "aclrtMemset",
+        dev_ptr as usize,
+        0,
+        count.min(max_count),
+        None,
+        site,
+    );
+    forward!(aclrtMemset(dev_ptr, max_count, value, count))
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtIpcMemImportByKey(
+    dev_ptr: *mut *mut c_void,
+    key: *const c_char,
+    flags: u64,
+) -> sys::aclError {
+    let r = forward!(aclrtIpcMemImportByKey(dev_ptr, key, flags));
+    let site = Site::outside();
+    api_error("aclrtIpcMemImportByKey", r, site);
+    if let Some(id) = key_text(key) {
+        trace::call_with("aclrtIpcMemImportByKey", None, 0, r, |t| {
+            t.share = Some(id.as_str().into())
+        });
+        sharing::event(Kind::Import, "aclrtIpcMemImportByKey", Some(site), |e| {
+            e.id = Some(id.clone());
+            e.ret = Some(i64::from(r));
+        });
+    }
+    if r == 0
+        // SAFETY: a pointer is plain data; the kernel checks the address.
+        && let Some(p) = unsafe { cmem::read(dev_ptr) }
+        && let Some(range) = next().aclrtMemGetAddressRange
+    {
+        let (mut base, mut size) = (std::ptr::null_mut(), 0usize);
+        // SAFETY: the library's documented prototype; live locals.
+        if unsafe { range(p, &mut base, &mut size) } == 0 {
+            model().foreign_range(base as usize, size);
+        }
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetSocName() -> *const c_char {
+    match next().aclrtGetSocName {
+        // SAFETY: forwarded unchanged.
+        Some(f) => unsafe { f() },
+        None => std::ptr::null(),
+    }
+}

@@ -1,0 +1,137 @@
+//! The model of the process's memory, fork, and what the program runs on (product, release, run mode), asked of the library underneath once.
+
+use super::*;
+
+pub(crate) fn model_lock() -> &'static Mutex<Model> {
+    static MODEL: OnceLock<Mutex<Model>> = OnceLock::new();
+    MODEL.get_or_init(|| Mutex::new(Model::default()))
+}
+
+pub(crate) fn model() -> MutexGuard<'static, Model> {
+    model_lock().lock()
+}
+
+// ----- fork ---------------------------------------------------------------------
+
+/// A child forked after `aclInit` is a new process of the machine (its
+/// calls answer 100001 until it initialises): none of its parent's
+/// handles, mappings or exports are its own. Its model starts empty, and
+/// its findings are its own (the summary at its exit counts only those).
+/// The model and the findings are locked across `fork` so that the child
+/// never inherits them half-changed or locked by a thread it lacks.
+pub(crate) fn fork_handlers_registered() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registers functions of this library, which stays loaded.
+        unsafe {
+            libc::pthread_atfork(
+                Some(before_fork),
+                Some(parent_after_fork),
+                Some(child_after_fork),
+            )
+        };
+    });
+}
+
+extern "C" fn before_fork() {
+    std::mem::forget(model());
+    report::hold_for_fork();
+    trace::hold_for_fork();
+}
+
+extern "C" fn parent_after_fork() {
+    trace::release_after_fork();
+    report::release_after_fork(false);
+    // SAFETY: `before_fork` left the model locked by this thread, the one
+    // that forked; nothing else unlocks it.
+    unsafe { model_lock().force_unlock() };
+}
+
+extern "C" fn child_after_fork() {
+    trace::release_after_fork();
+    report::release_after_fork(true);
+    // SAFETY: as in the parent: the lock `before_fork` took, in the copy of
+    // it this child has (the only thread of the child is the forking one).
+    unsafe { model_lock().force_unlock() };
+    *model() = Model::default();
+    // SAFETY: getppid has no preconditions.
+    let parent = unsafe { libc::getppid() };
+    sharing::started(u32::try_from(parent).ok());
+}
+
+/// What the program runs on, asked of the library underneath once.
+#[derive(Clone, Copy)]
+pub(crate) struct Platform {
+    pub(crate) product: Product,
+    pub(crate) run_mode: RunMode,
+    pub(crate) cann: CannVersion,
+}
+
+thread_local! {
+    /// Whether this thread is making the sanitizer's own calls of the
+    /// library (not the program's).
+    static INTERNAL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `int aclmem_sanitizer_internal(void)`: 1 while the calling thread makes
+/// the sanitizer's own calls of the library (finding the platform), which
+/// are not the program's: the emulated library neither counts them for
+/// its faults nor fails them. 0 otherwise.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclmem_sanitizer_internal() -> std::ffi::c_int {
+    std::ffi::c_int::from(INTERNAL.with(Cell::get))
+}
+
+pub(crate) fn platform() -> Option<Platform> {
+    static PLATFORM: OnceLock<Option<Platform>> = OnceLock::new();
+    *PLATFORM.get_or_init(|| {
+        INTERNAL.with(|i| i.set(true));
+        let found = find_platform();
+        INTERNAL.with(|i| i.set(false));
+        found
+    })
+}
+
+pub(crate) fn find_platform() -> Option<Platform> {
+    {
+        let n = next();
+        // SAFETY: documented prototypes; live locals.
+        unsafe {
+            let soc = n.aclrtGetSocName.map(|f| f()).filter(|p| !p.is_null())?;
+            let product = Product::from_soc_name(&CStr::from_ptr(soc).to_string_lossy()).ok()?;
+            let mut mode = 1u32;
+            if let Some(f) = n.aclrtGetRunMode {
+                f(&mut mode);
+            }
+            let run_mode = RunMode::from_acl_run_mode(mode).unwrap_or(RunMode::Ep);
+            let cann = std::env::var("ACLMEM_CANN")
+                .ok()
+                .and_then(|v| CannVersion::for_installed(&v))
+                .or_else(|| {
+                    let f = n.aclsysGetCANNVersion?;
+                    let mut v = sys::aclCANNPackageVersion::default();
+                    (f(sys::ACL_PKG_NAME_CANN, &mut v) == 0).then_some(())?;
+                    let text = CStr::from_ptr(v.version.as_ptr())
+                        .to_string_lossy()
+                        .into_owned();
+                    CannVersion::for_installed(&text)
+                })
+                .unwrap_or(CannVersion::DEFAULT);
+            Some(Platform {
+                product,
+                run_mode,
+                cann,
+            })
+        }
+    }
+}
+
+thread_local! {
+    /// The device set on this thread (for the timeline's attribution).
+    pub(crate) static DEVICE: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+pub(crate) fn contexts() -> MutexGuard<'static, HashMap<usize, u32>> {
+    static CONTEXTS: OnceLock<Mutex<HashMap<usize, u32>>> = OnceLock::new();
+    CONTEXTS.get_or_init(|| Mutex::new(HashMap::new())).lock()
+}

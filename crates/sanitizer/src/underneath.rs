@@ -1,0 +1,164 @@
+//! The library underneath: finding it, forwarding to it, and what the sanitizer says when a call of it fails (a refused call, memory run out, a function it lacks).
+
+use super::*;
+
+/// Whether `p` is one of this library's own definitions (never "the next
+/// one": that would call itself).
+pub(crate) fn own(p: *mut c_void) -> bool {
+    !p.is_null() && report::module_of(p as usize) == report::module_of(own as *const () as usize)
+}
+
+/// The next definition of every function.
+pub(crate) fn next() -> &'static AclFunctions {
+    static NEXT: OnceLock<AclFunctions> = OnceLock::new();
+    NEXT.get_or_init(|| {
+        let mut fallback: *mut c_void = std::ptr::null_mut();
+        let lookup = |name: &'static str| -> *mut c_void {
+            let Ok(c) = std::ffi::CString::new(name) else {
+                return std::ptr::null_mut();
+            };
+            // SAFETY: dlsym with a NUL-terminated name.
+            let p = unsafe { libc::dlsym(libc::RTLD_NEXT, c.as_ptr()) };
+            if !p.is_null() && !own(p) {
+                return p;
+            }
+            if fallback.is_null() {
+                let lib = std::env::var("ACLMEM_ASCENDCL")
+                    .ok()
+                    .filter(|v| !v.is_empty())
+                    .unwrap_or_else(|| "libascendcl.so".into());
+                if let Ok(path) = std::ffi::CString::new(lib) {
+                    // SAFETY: dlopen of a path; the handle is kept for the
+                    // life of the process.
+                    fallback =
+                        unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+                }
+            }
+            if fallback.is_null() {
+                return std::ptr::null_mut();
+            }
+            // SAFETY: dlsym on a live handle.
+            let p = unsafe { libc::dlsym(fallback, c.as_ptr()) };
+            if own(p) { std::ptr::null_mut() } else { p }
+        };
+        // SAFETY: every symbol found has the documented prototype of its
+        // name (the library underneath implements the ACL API); handles
+        // are never closed.
+        unsafe { AclFunctions::from_lookup(lookup) }
+    })
+}
+
+/// With `ACLMEM_SANITIZER_REPORT_API_ERRORS`, a call the library refused
+/// is a finding (`api-error`) with its code and where it was made.
+pub(crate) fn api_error(call: &'static str, r: sys::aclError, site: Site) {
+    if r == 0 || !config().report_api_errors {
+        return;
+    }
+    report::report(report::Finding {
+        class: Class::ApiError,
+        call,
+        args: String::new(),
+        message: "the library refused the call".into(),
+        code: Some(r),
+        site,
+    });
+}
+
+/// An allocation refused for lack of device memory (207001, what
+/// torch_npu takes for an OOM): an `out-of-memory` finding at the call,
+/// with what held the device in this process then, grouped by the call site
+/// that made it, largest first, and the process's reserved address space.
+pub(crate) fn out_of_memory(
+    call: &'static str,
+    r: sys::aclError,
+    size: usize,
+    device: Option<u32>,
+    site: Site,
+) {
+    if r != AclError::RT_MEMORY_ALLOCATION.code() {
+        return;
+    }
+    let Some(device) = device else {
+        return;
+    };
+    let (holders, (reserved, mapped, gap)) = {
+        let m = model();
+        (m.holders(device), m.address_space())
+    };
+    let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
+    let held: usize = holders.iter().map(|h| h.1).sum();
+    let mut lines: Vec<String> = holders
+        .iter()
+        .take(OOM_HOLDERS)
+        .map(|(s, bytes, count)| {
+            format!(
+                "{:.1} MiB in {count} object(s) made at {}",
+                mib(*bytes),
+                s.describe()
+            )
+        })
+        .collect();
+    if holders.len() > OOM_HOLDERS {
+        lines.push(format!(
+            "... and {} more place(s)",
+            holders.len() - OOM_HOLDERS
+        ));
+    }
+    lines.push(format!(
+        "address space: {:.1} MiB reserved, {:.1} MiB of it mapped, the largest unmapped run {:.1} MiB",
+        mib(reserved),
+        mib(mapped),
+        mib(gap)
+    ));
+    let mut fields = serde_json::Map::new();
+    fields.insert("device".into(), device.into());
+    fields.insert("requested".into(), size.into());
+    fields.insert("held".into(), held.into());
+    fields.insert(
+        "holders".into(),
+        holders
+            .iter()
+            .map(|(s, bytes, count)| {
+                serde_json::json!({
+                    "site": s.describe(),
+                    "bytes": bytes,
+                    "count": count,
+                    "stack": s.frames(),
+                })
+            })
+            .collect(),
+    );
+    fields.insert(
+        "address_space".into(),
+        serde_json::json!({ "reserved": reserved, "mapped": mapped, "largest_unmapped": gap }),
+    );
+    report::report_with(
+        report::Finding {
+            class: Class::OutOfMemory,
+            call,
+            args: format!("{size} bytes on device {device}"),
+            message: format!(
+                "device {device} is out of memory; this process held {:.1} MiB of it, made at {} place(s), largest first:",
+                mib(held),
+                holders.len()
+            ),
+            code: Some(r),
+            site,
+        },
+        lines,
+        fields,
+    );
+}
+
+/// Places listed on stderr in an out-of-memory report (the log has all).
+pub(crate) const OOM_HOLDERS: usize = 16;
+
+pub(crate) fn missing(name: &str) -> i32 {
+    static WARNED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut w = WARNED.lock();
+    if !w.iter().any(|n| n == name) {
+        eprintln!("aclmem-sanitizer: the library underneath has no {name}; answering 207000");
+        w.push(name.to_owned());
+    }
+    AclError::RT_FEATURE_NOT_SUPPORT.code()
+}
