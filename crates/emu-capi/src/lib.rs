@@ -62,6 +62,8 @@ mod site;
 mod state;
 
 pub use device::*;
+pub use framework::host_memory::*;
+pub use framework::mstx::*;
 pub use framework::runtime::*;
 pub use memory::*;
 pub use sharing::*;

@@ -374,7 +374,7 @@ unsafe fn generated_answers() {
 /// gets 0, the documented failure.
 #[test]
 fn mstx_ranges_hand_out_ids_and_refuse_bad_messages() {
-    use aclmem_emu_capi::framework::runtime::{
+    use aclmem_emu_capi::framework::mstx::{
         MSTX_MESSAGE_MAX, mstxMarkA, mstxRangeEnd, mstxRangeStartA,
     };
     let first = mstxRangeStartA(c"sleep".as_ptr(), ptr::null_mut());

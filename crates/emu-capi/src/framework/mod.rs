@@ -15,12 +15,16 @@
 //! cleans up the arguments, and a callee that reads none of them is called
 //! correctly with any argument list (variadic ones included).
 
+pub mod host_memory;
+pub mod mstx;
 pub mod ops;
 pub mod record;
 pub mod runtime;
 
 /// Every emulated framework function, wherever it is written out.
 mod emulated {
+    pub use super::host_memory::*;
+    pub use super::mstx::*;
     pub use super::ops::*;
     pub use super::runtime::*;
 }
@@ -29,6 +33,8 @@ use std::ffi::c_void;
 
 use aclmem_sys::catalogue::{Answer, Library, Returns};
 
+pub use host_memory::*;
+pub use mstx::*;
 pub use ops::*;
 pub use runtime::*;
 
