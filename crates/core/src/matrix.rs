@@ -146,7 +146,7 @@ impl fmt::Display for Markdown {
              # aclmem support matrix\n\n\
              Which memory attribute `aclrtMallocPhysical` accepts at which location on which Ascend \
              product, in each CANN release aclmem models, generated from the single rules table in \
-             `crates/core/src/rules.rs`. The same table makes a refused combination a compile error \
+             `crates/core/src/rules/mod.rs`. The same table makes a refused combination a compile error \
              and drives the run-time `aclmem_core::check`. The facts and their sources are in \
              `docs/facts.md`.\n\n\
              - **yes**: allowed.\n\
