@@ -1,0 +1,373 @@
+//! `aclmem sanitize` over whole runs: copies across mappings, calls found
+//! with `dlsym`, programs that did not run, sleep/wake growth, refused
+//! calls, out-of-memory forensics, unsupported calls, replay of a trace and
+//! marked phases.
+
+mod sanitizer_harness;
+
+use sanitizer_harness::*;
+
+/// A copy may span adjacent mappings (an expandable segment is mapped
+/// handle by handle and used as one range); across a gap it is a finding.
+#[test]
+fn copies_across_adjacent_mappings_are_not_findings_across_a_gap_they_are() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("adjacent");
+    let (findings, code) = sanitize(&[], &exe, &["adjacent"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    let (findings, code) = sanitize(&[], &exe, &["adjacent", "gap"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0]["class"], "copy-unmapped");
+    assert_eq!(code, 1);
+}
+
+/// A program that opens libascendcl.so itself and calls every function
+/// through a pointer `dlsym` found on that handle (as torch_npu does):
+/// `LD_PRELOAD` alone sees none of its calls; with the sanitizer auditing
+/// the bindings (`aclmem sanitize` sets `LD_AUDIT`), each seeded defect is
+/// reported as for a program linked against the library, with the
+/// program's call site.
+#[test]
+fn calls_looked_up_with_dlsym_are_checked_too() {
+    if under_test_runner() {
+        return;
+    }
+    let header = repo().join("crates/sanitizer/tests/by_name.h");
+    let header = header.to_str().unwrap();
+    let exe = compile_c(
+        &repo().join("crates/sanitizer/tests/defects.c"),
+        "sanitize-defects-by-name",
+        &["-include", header, "-Wl,--as-needed"],
+    );
+    let needed = Command::new("readelf")
+        .arg("-d")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&needed.stdout).contains("libascendcl"),
+        "the program does not link the library: it opens it"
+    );
+    for class in ["double-free", "use-after-free", "overlapping-map", "leak"] {
+        let (findings, code) = sanitize(&[], &exe, &[class]);
+        assert_eq!(findings.len(), 1, "{class}: {findings:#?}");
+        assert_eq!(findings[0]["class"], class);
+        let site = findings[0]["site"].as_str().unwrap();
+        assert!(site.contains("defects.c:"), "{class}: call site {site}");
+        assert_eq!(code, 1);
+    }
+    let (findings, code) = sanitize(&[], &exe, &["clean"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    // Without the auditor (the sanitizer only preloaded), the same defect
+    // goes unseen: what the test above sees is the audit's doing.
+    let lib = target_profile_dir().join("libaclmem_sanitizer.so");
+    let log =
+        std::env::temp_dir().join(format!("aclmem-preload-only-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let out = Command::new(&exe)
+        .arg("double-free")
+        .env("LD_PRELOAD", &lib)
+        .env("ACLMEM_SANITIZER_LOG", &log)
+        .env(
+            "ACLMEM_ASCENDCL",
+            target_profile_dir().join("libascendcl.so"),
+        )
+        .env(
+            "ACLMEM_EMU_MACHINE",
+            format!("preload-only-{}", std::process::id()),
+        )
+        .env("ACLMEM_EMU_QUIET", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let seen = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    assert!(seen.trim().is_empty(), "preload alone saw: {seen}");
+}
+
+/// A program that never ran (the shell's 127) is said to be so, with its
+/// exit code, never reported as a clean run.
+#[test]
+fn a_program_that_did_not_run_is_not_a_clean_run() {
+    if under_test_runner() {
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
+        .arg("sanitize")
+        .arg("--lib")
+        .arg(target_profile_dir().join("libaclmem_sanitizer.so"))
+        .args(["--", "sh", "-c", "exec ./no-such-program-here"])
+        .output()
+        .expect("aclmem runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(127), "{err}");
+    assert!(err.contains("did not run (exit 127"), "{err}");
+    assert!(!err.contains("no findings"), "{err}");
+}
+
+/// A child forked after `aclInit` starts with nothing of its parent's: its
+/// import of the parent's export is not "its own", the parent's handle is
+/// not its leak; the clean program stays clean in both processes.
+#[test]
+fn a_child_forked_after_init_inherits_no_findings() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("fork");
+    for _ in 0..3 {
+        let (findings, code) = sanitize(&[], &exe, &["fork"]);
+        assert!(findings.is_empty(), "{findings:#?}");
+        assert_eq!(code, 0);
+    }
+}
+
+/// vllm-ascend #9563's shape: each wake makes a 2 MiB handle it never
+/// frees. The memory held at the end of each sleep grows by 2 MiB per
+/// cycle, and the finding names that and the place that makes the handle;
+/// the same loop without the extra handle is clean.
+#[test]
+fn growth_per_sleep_wake_cycle_is_reported_with_its_site() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("cycles");
+    let (findings, code) = sanitize(&[], &exe, &["cycle-growth"]);
+    assert_growth(&findings, "GROWTH-SITE");
+    let growth = findings
+        .iter()
+        .find(|f| f["class"] == "cycle-growth")
+        .unwrap();
+    let message = growth["message"].as_str().unwrap();
+    assert!(
+        message.contains("5 handle(s) of 10.0 MiB made in 5 of the wakes"),
+        "{message}"
+    );
+    // The handles themselves are leaks too, each with the same site.
+    assert_eq!(findings.iter().filter(|f| f["class"] == "leak").count(), 5);
+    assert_eq!(code, 1);
+    let (findings, code) = sanitize(&[], &exe, &["sleep-wake"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+}
+
+/// `--report-api-errors`: every call the library refused is a finding with
+/// its code and call site, checked calls and forwarded ones alike; without
+/// the option, refused calls are the program's business.
+#[test]
+fn refused_calls_are_reported_when_asked() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("api-error");
+    let source = std::fs::read_to_string(repo().join("crates/sanitizer/tests/defects.c")).unwrap();
+    let line = |marker: &str| {
+        source
+            .lines()
+            .position(|l| l.contains(marker))
+            .expect("marked")
+            + 1
+    };
+    let (findings, code) = sanitize(&["--report-api-errors"], &exe, &["api-error"]);
+    assert_eq!(findings.len(), 2, "{findings:#?}");
+    assert_eq!(code, 1);
+    for (f, (call, marker)) in findings.iter().zip([
+        ("aclrtMallocPhysical", "API-ERROR-1"),
+        ("aclrtGetDeviceCount", "API-ERROR-2"),
+    ]) {
+        assert_eq!(f["class"], "api-error");
+        assert_eq!(f["call"], call);
+        assert_eq!(f["code"], 100000);
+        let site = f["site"].as_str().unwrap();
+        assert!(
+            site.ends_with(&format!("defects.c:{})", line(marker))),
+            "{site}"
+        );
+    }
+    let (findings, code) = sanitize(&[], &exe, &["api-error"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+}
+
+/// An allocation refused for lack of memory is an `out-of-memory` finding
+/// at the refused call, naming what held the device: three places, largest
+/// first, each with its bytes, count and stack.
+#[test]
+fn out_of_memory_names_what_held_the_device() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("out-of-memory");
+    let (findings, code) = sanitize(&[], &exe, &["out-of-memory"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(code, 1);
+    let f = &findings[0];
+    assert_eq!(f["class"], "out-of-memory");
+    assert_eq!(f["call"], "aclrtMallocPhysical");
+    assert_eq!(f["code"], 207001);
+    let at = |marker: &str| format!("defects.c:{})", defects_line(marker));
+    assert!(
+        f["site"].as_str().unwrap().ends_with(&at("OOM-REFUSED")),
+        "{f:#}"
+    );
+    assert_eq!(f["device"], 0);
+    assert_eq!(f["requested"], 1u64 << 40);
+    let mib = 1u64 << 20;
+    assert_eq!(f["held"], 68 * mib);
+    let holders = f["holders"].as_array().unwrap();
+    let got: Vec<_> = holders
+        .iter()
+        .map(|h| (h["bytes"].as_u64().unwrap(), h["count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(got, [(48 * mib, 3), (16 * mib, 2), (4 * mib, 1)]);
+    for (h, (marker, function)) in holders.iter().zip([
+        ("OOM-WEIGHTS", "load_weights"),
+        ("OOM-CACHE", "fill_cache"),
+        ("OOM-ACTIVATIONS", "activations"),
+    ]) {
+        let site = h["site"].as_str().unwrap();
+        assert!(
+            site.ends_with(&at(marker)) && site.contains(function),
+            "{site}"
+        );
+        let stack = h["stack"].as_array().unwrap();
+        assert!(
+            stack
+                .iter()
+                .any(|fr| fr.as_str().unwrap().starts_with("main ")),
+            "{stack:?}"
+        );
+    }
+    assert!(f["address_space"]["reserved"].is_u64());
+}
+
+/// A function the emulator does not support, called by a program under the
+/// sanitizer, is reported from the emulator's record: once per function,
+/// with its count, its code and where it was first called.
+#[test]
+fn calls_the_emulator_does_not_support_are_findings() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("unsupported");
+    let (findings, code) = sanitize(&[], &exe, &["unsupported"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!(f["class"], "unsupported-call");
+    assert_eq!(f["call"], "aclrtGetDeviceUtilizationRate");
+    assert_eq!(f["code"], 207000);
+    assert!(f["message"].as_str().unwrap().contains("2 call(s)"), "{f}");
+    assert!(
+        f["site"]
+            .as_str()
+            .unwrap()
+            .contains("sanitize-defects-unsupported"),
+        "{f}"
+    );
+    assert_eq!(code, 1);
+}
+
+/// `aclmem replay`: a trace recorded under the sanitizer is made again on
+/// other products, releases and capacities; the first call that would
+/// fail on each is named with its code and rule, and the exit code says
+/// whether any target fails.
+#[test]
+fn a_recorded_trace_replays_on_other_targets() {
+    if under_test_runner() {
+        return;
+    }
+    let record = |mode: &str| {
+        let exe = defects(&format!("replay-{mode}"));
+        let trace =
+            std::env::temp_dir().join(format!("aclmem-replay-{}-{mode}.jsonl", std::process::id()));
+        let (findings, code) = sanitize(&["--trace", trace.to_str().unwrap()], &exe, &[mode]);
+        assert!(findings.is_empty() && code == 0, "{findings:#?}");
+        trace
+    };
+    let replay = |trace: &Path, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
+            .arg("replay")
+            .arg(trace)
+            .args(args)
+            .output()
+            .expect("aclmem runs");
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            out.status.code(),
+        )
+    };
+    let sleep_wake = record("sleep-wake");
+    let (text, code) = replay(&sleep_wake, &["--targets", "a2@8.0,a3,inference"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("26 physical-memory calls to replay"),
+        "{text}"
+    );
+    assert_eq!(text.matches("runs through").count(), 3, "{text}");
+    // No physical-memory API in the RC form; too little memory for the
+    // weights.
+    let (text, code) = replay(&sleep_wake, &["--targets", "200i-a2:rc"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("fails at call 1 of 26 (trace line 2,")
+            && text.contains(
+                "aclrtReserveMemAddress(0x400000) answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)"
+            ),
+        "{text}"
+    );
+    let (text, code) = replay(&sleep_wake, &["--targets", "a2", "--hbm", "3MiB"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("aclrtMallocPhysical(0x400000") && text.contains("(207001)"),
+        "{text}"
+    );
+    // ACL_MEM_HUGE came with CANN 8.5: refused before it, with the rule.
+    let huge = record("portability");
+    let (text, code) = replay(&huge, &["--targets", "a2@8.3,a2@8.5"]);
+    assert_eq!(code, Some(1), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].contains("a2@8.3")
+            && lines[1].contains(
+                "answers ACL_ERROR_INVALID_PARAM (100000): ACL_MEM_HUGE needs CANN 8.5 or later"
+            ),
+        "{text}"
+    );
+    assert!(
+        lines[2].contains("a2@8.5") && lines[2].ends_with("runs through"),
+        "{text}"
+    );
+    // A misspelt target is refused before anything runs.
+    let (_, code) = replay(&huge, &["--targets", "a9"]);
+    assert_eq!(code, Some(2));
+    for t in [sleep_wake, huge] {
+        let _ = std::fs::remove_file(t);
+    }
+}
+
+/// Phases the program marks (`aclmem_sanitizer_phase("sleep" / "wake")`)
+/// bound the cycles where the heuristic cannot see them (each wake maps at
+/// another address): the growth is reported with its site; unmarked, the
+/// same loop is not taken for sleep/wake cycles. (The handles are freed at
+/// the end, so what grows is found while the loop runs, not as a leak.)
+#[test]
+fn marked_phases_bound_the_cycles() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("phases");
+    let (findings, _) = sanitize(&[], &exe, &["phases"]);
+    assert_growth(&findings, "PHASE-GROWTH-SITE");
+    // The same phases as mstx ranges around each sleep, the functions
+    // looked up with dlsym in libms_tools_ext.so (the emulated library
+    // under that name): the program exits 0 only if every range got an id.
+    let (findings, code) = sanitize(&[], &exe, &["phases-mstx"]);
+    assert_growth(&findings, "PHASE-GROWTH-SITE");
+    assert_eq!(code, 1, "{findings:#?}");
+    let (findings, code) = sanitize(&[], &exe, &["phases-unmarked"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+}
