@@ -64,6 +64,7 @@ mod state;
 pub use device::*;
 pub use framework::host_memory::*;
 pub use framework::mstx::*;
+pub use framework::options::*;
 pub use framework::runtime::*;
 pub use memory::*;
 pub use sharing::*;

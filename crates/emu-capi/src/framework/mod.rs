@@ -18,6 +18,7 @@
 pub mod host_memory;
 pub mod mstx;
 pub mod ops;
+pub mod options;
 pub mod record;
 pub mod runtime;
 
@@ -26,6 +27,7 @@ mod emulated {
     pub use super::host_memory::*;
     pub use super::mstx::*;
     pub use super::ops::*;
+    pub use super::options::*;
     pub use super::runtime::*;
 }
 
@@ -36,6 +38,7 @@ use aclmem_sys::catalogue::{Answer, Library, Returns};
 pub use host_memory::*;
 pub use mstx::*;
 pub use ops::*;
+pub use options::*;
 pub use runtime::*;
 
 /// Records a generated answer's call and gives its value.
