@@ -3,7 +3,7 @@
 //! watchdog on its replies. Shared by `processes.rs` and `hostile.rs`,
 //! which do not each use every helper.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub use std::io::{BufRead, BufReader, Write};
 pub use std::process::{Child, ChildStdin, Stdio};
