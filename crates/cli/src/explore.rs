@@ -92,7 +92,40 @@ impl Outcome {
 struct Ran {
     /// `None`: killed at the timeout.
     code: Option<i32>,
-    findings: Vec<finding::Record>,
+    findings: Vec<Found>,
+}
+
+/// A finding of a run, as far as exploring judges it: its class (by name:
+/// a record this build cannot type still counts, as a misuse) and site.
+#[derive(Debug, Clone)]
+struct Found {
+    class: String,
+    site: String,
+    /// What a run left held, rather than a misuse.
+    leak: bool,
+}
+
+impl Found {
+    /// The findings of a log's text.
+    fn parse_all(text: &str) -> Vec<Found> {
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .map(
+                |v| match serde_json::from_value::<finding::Record>(v.clone()) {
+                    Ok(f) => Found {
+                        class: f.class.name().to_owned(),
+                        site: f.site,
+                        leak: f.class.is_leak(),
+                    },
+                    Err(_) => Found {
+                        class: v["class"].as_str().unwrap_or("?").to_owned(),
+                        site: v["site"].as_str().unwrap_or("?").to_owned(),
+                        leak: false,
+                    },
+                },
+            )
+            .collect()
+    }
 }
 
 /// The code a fault answers for `function`.
@@ -158,8 +191,7 @@ impl Runner {
                 Err(e) => return Err(e.to_string()),
             }
         };
-        let findings =
-            finding::Record::parse_all(&std::fs::read_to_string(&log).unwrap_or_default());
+        let findings = Found::parse_all(&std::fs::read_to_string(&log).unwrap_or_default());
         let _ = std::fs::remove_file(&log);
         Ok(Ran {
             code: Some(code.unwrap_or(128)),
@@ -169,26 +201,26 @@ impl Runner {
 }
 
 /// A finding's identity across runs: its class and site.
-fn key(f: &finding::Record) -> (Class, String) {
-    (f.class, f.site.clone())
+fn key(f: &Found) -> (String, String) {
+    (f.class.clone(), f.site.clone())
 }
 
 /// The outcome of a run, against the clean run's findings.
-fn judge(ran: &Ran, baseline: &BTreeSet<(Class, String)>) -> (Outcome, Vec<finding::Record>) {
+fn judge(ran: &Ran, baseline: &BTreeSet<(String, String)>) -> (Outcome, Vec<Found>) {
     let Some(code) = ran.code else {
         return (Outcome::Hang, Vec::new());
     };
-    let new: Vec<finding::Record> = ran
+    let new: Vec<Found> = ran
         .findings
         .iter()
-        .filter(|f| f.class != Class::OutOfMemory && !baseline.contains(&key(f)))
+        .filter(|f| f.class != Class::OutOfMemory.name() && !baseline.contains(&key(f)))
         .cloned()
         .collect();
     // `aclmem sanitize` answers 128 + the signal for a program killed by
     // one (the shell's convention).
     let outcome = if (129..=128 + 64).contains(&code) {
         Outcome::Crash
-    } else if new.iter().any(|f| !f.class.is_leak()) {
+    } else if new.iter().any(|f| !f.leak) {
         Outcome::Misuse
     } else if !new.is_empty() {
         Outcome::Leak

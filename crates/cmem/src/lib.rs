@@ -21,44 +21,49 @@ use std::mem::{MaybeUninit, size_of};
 use parking_lot::Mutex;
 
 thread_local! {
-    /// The top (highest address) of this thread's stack, found once.
-    static STACK_TOP: Cell<usize> = const { Cell::new(0) };
+    /// This thread's stack, `(lowest, highest)` address, found once.
+    static STACK: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
 
-fn stack_top() -> usize {
-    STACK_TOP.with(|top| {
-        if top.get() == 0 {
-            top.set(find_stack_top());
+fn stack() -> (usize, usize) {
+    STACK.with(|stack| {
+        if stack.get().1 == 0 {
+            stack.set(find_stack());
         }
-        top.get()
+        stack.get()
     })
 }
 
-fn find_stack_top() -> usize {
+fn find_stack() -> (usize, usize) {
     let mut attr = MaybeUninit::<libc::pthread_attr_t>::uninit();
     // SAFETY: `pthread_getattr_np` initialises `attr` for the calling thread
     // on success (0); only then is it read and destroyed.
     unsafe {
         if libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) != 0 {
-            return 0;
+            return (0, 0);
         }
         let mut addr: *mut c_void = std::ptr::null_mut();
         let mut size: usize = 0;
         let ok = libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size) == 0;
         libc::pthread_attr_destroy(attr.as_mut_ptr());
-        if ok { addr as usize + size } else { 0 }
+        if ok {
+            (addr as usize, addr as usize + size)
+        } else {
+            (0, 0)
+        }
     }
 }
 
 /// Whether `p..p + len` lies in the part of the calling thread's stack that
 /// holds live frames (between this frame and the stack's top): mapped and
-/// writable for certain.
+/// writable for certain. Only while this frame is on the thread's own
+/// stack: on another one (a fiber's, a signal stack), nothing is.
 #[inline(never)]
 pub fn on_live_stack(p: usize, len: usize) -> bool {
     let here = 0u8;
     let sp = &here as *const u8 as usize;
-    let top = stack_top();
-    p > sp && p.checked_add(len).is_some_and(|end| end <= top)
+    let (bottom, top) = stack();
+    bottom <= sp && sp < top && p > sp && p.checked_add(len).is_some_and(|end| end <= top)
 }
 
 /// The word at `p`, when it lies in the live part of the calling thread's
@@ -88,6 +93,26 @@ enum Kernel {
 /// The local side must be memory the caller may write (for a read) or
 /// read (for a write); the remote side is checked by the kernel.
 unsafe fn process_vm(local: usize, remote: usize, len: usize, write: bool) -> Kernel {
+    // The kernel moves at most about 2 GiB per call: larger copies go in
+    // pieces.
+    const PIECE: usize = 1 << 30;
+    let mut done = 0;
+    while done < len {
+        let n = PIECE.min(len - done);
+        // SAFETY: the caller's contract, for a part of the range.
+        match unsafe { process_vm_once(local + done, remote + done, n, write) } {
+            Kernel::Done => done += n,
+            other => return other,
+        }
+    }
+    Kernel::Done
+}
+
+/// One `process_vm_readv`/`_writev` call of at most [`process_vm`]'s piece.
+///
+/// # Safety
+/// As for [`process_vm`].
+unsafe fn process_vm_once(local: usize, remote: usize, len: usize, write: bool) -> Kernel {
     let local = libc::iovec {
         iov_base: local as *mut c_void,
         iov_len: len,
@@ -126,8 +151,16 @@ unsafe fn process_vm(local: usize, remote: usize, len: usize, write: bool) -> Ke
 /// # Safety
 /// Any byte of `dst..dst + count` the kernel lets through may be written.
 unsafe fn through_pipe(dst: usize, src: usize, count: usize) -> Result<(), i32> {
-    static PIPE: Mutex<Option<[libc::c_int; 2]>> = Mutex::new(None);
+    // The pipe, and the process that made it: a forked child makes its own
+    // (sharing its parent's would mix their bytes; the inherited ends are
+    // left open, as the child may exec).
+    static PIPE: Mutex<Option<([libc::c_int; 2], libc::pid_t)>> = Mutex::new(None);
     let mut guard = PIPE.lock();
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    if guard.is_some_and(|(_, pid)| pid != me) {
+        *guard = None;
+    }
     if guard.is_none() {
         let mut fds = [0 as libc::c_int; 2];
         // SAFETY: `pipe2` writes two descriptors into a live local array.
@@ -136,9 +169,9 @@ unsafe fn through_pipe(dst: usize, src: usize, count: usize) -> Result<(), i32> 
                 .raw_os_error()
                 .unwrap_or(libc::EMFILE));
         }
-        *guard = Some(fds);
+        *guard = Some((fds, me));
     }
-    let Some([rd, wr]) = *guard else {
+    let Some(([rd, wr], _)) = *guard else {
         return Err(libc::EIO);
     };
     // Page-sized pieces: below the pipe's capacity, so a write never

@@ -193,18 +193,24 @@ pub fn write_sites() {
     if all.is_empty() {
         return;
     }
-    let described: std::collections::BTreeMap<String, Vec<String>> = all
-        .iter()
-        .enumerate()
-        .map(|(i, site)| {
-            let mut frames = site.frames();
-            if frames.is_empty() {
-                frames.push(site.describe());
-            }
-            ((i + 1).to_string(), frames)
-        })
-        .collect();
-    call_with("sites", None, 0, 0, |t| t.sites = Some(described));
+    // In records of at most SITES_PER_RECORD sites, so that a line stays
+    // far below what a reader takes (`aclmem_formats::jsonl::MAX_LINE`);
+    // the readers merge the records.
+    const SITES_PER_RECORD: usize = 256;
+    for (c, chunk) in all.chunks(SITES_PER_RECORD).enumerate() {
+        let described: std::collections::BTreeMap<String, Vec<String>> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, site)| {
+                let mut frames = site.frames();
+                if frames.is_empty() {
+                    frames.push(site.describe());
+                }
+                ((c * SITES_PER_RECORD + i + 1).to_string(), frames)
+            })
+            .collect();
+        call_with("sites", None, 0, 0, |t| t.sites = Some(described));
+    }
 }
 
 /// A non-call event (everything released at finalize or exit).

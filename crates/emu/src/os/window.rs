@@ -101,15 +101,23 @@ impl Inner {
 
     /// Puts inaccessible arena back over the window and forgets it (once).
     /// The range stays registered until it is arena again, so nothing is
-    /// mapped over it meanwhile.
+    /// mapped over it meanwhile; one the kernel unmapped but would not put
+    /// arena back over (at `vm.max_map_count`) stays registered for good,
+    /// so that no window is ever mapped into a hole someone else may fill.
     fn unmap(&self) -> Result<(), Errno> {
         // SAFETY: the window lies in an arena of ours (checked when it was
         // mapped) and is `Gone`: no pin exists (pins are only taken while
         // `Ready`, and every pin holds the state, which reached `Gone`
         // with none), and no Rust reference into it ever exists.
-        unsafe { sys::unmap_fixed(self.addr, self.len) }?;
-        live().1.remove(&self.addr);
-        Ok(())
+        match unsafe { sys::unmap_fixed(self.addr, self.len) } {
+            Ok(()) => {
+                live().1.remove(&self.addr);
+                Ok(())
+            }
+            // Gone, but not arena again: done, and the range kept.
+            Err(_) if !sys::is_mapped(self.addr, self.len) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -189,8 +197,12 @@ impl Window {
         self.inner.word.load(Ordering::Acquire) & PINS != 0
     }
 
-    /// A pin, while the window is ready (`Busy` while it is frozen).
+    /// A pin, while the window is ready (`Busy` while it is frozen, and in
+    /// a forked child, whose copy of the window is not the engine's).
     pub fn pin(&self) -> Result<Pin, Busy> {
+        if fork::forked_since(self.inner.fork_gen) {
+            return Err(Busy);
+        }
         let mut current = self.inner.word.load(Ordering::Acquire);
         loop {
             if current >> 32 != State::Ready as u64 || current & PINS == PINS {
@@ -215,7 +227,7 @@ impl Window {
     /// Unmaps it now (inaccessible arena again): `Busy` (with the window
     /// back) while it is pinned or frozen; a system error leaves it mapped.
     pub fn unmap(self) -> Result<(), (Window, Option<Errno>)> {
-        if self.inner.seize(State::Gone).is_err() {
+        if fork::forked_since(self.inner.fork_gen) || self.inner.seize(State::Gone).is_err() {
             return Err((self, None));
         }
         match self.inner.unmap() {
@@ -231,6 +243,9 @@ impl Window {
 
     /// Freezes it for re-binding (no pin meanwhile): `Busy` while pinned.
     pub fn freeze(&self) -> Result<Frozen<'_>, Busy> {
+        if fork::forked_since(self.inner.fork_gen) {
+            return Err(Busy);
+        }
         self.inner.seize(State::Frozen)?;
         Ok(Frozen { window: self })
     }

@@ -29,9 +29,9 @@ pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinE
     joined.retain(|(_, w)| w.strong_count() > 0);
     if let Some(p) = joined
         .iter()
-        .find(|(n, _)| n == name)
-        .and_then(|(_, w)| w.upgrade())
-        .filter(|p| !crate::os::fork::forked_since(p.fork_generation()) && !p.has_left())
+        .filter(|(n, _)| n == name)
+        .filter_map(|(_, w)| w.upgrade())
+        .find(|p| !crate::os::fork::forked_since(p.fork_generation()) && !p.has_left())
     {
         if p.machine.config != *config {
             return Err(JoinError::ConfigMismatch {

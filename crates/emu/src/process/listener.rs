@@ -20,7 +20,7 @@ use std::time::Duration;
 use aclmem_core::AclError;
 use rustix::net::{
     AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
-    SendAncillaryMessage, SendFlags, SocketAddrUnix, SocketFlags, SocketType, accept, bind,
+    SendAncillaryMessage, SendFlags, SocketAddrUnix, SocketFlags, SocketType, accept_with, bind,
     connect, listen, recvmsg, sendmsg, socket_with, sockopt,
 };
 
@@ -43,7 +43,7 @@ const REQUEST_WAIT: Duration = Duration::from_millis(250);
 
 /// A running listener.
 pub struct Listener {
-    socket: Arc<OwnedFd>,
+    socket: Arc<ListenSocket>,
     stop: Arc<AtomicBool>,
 }
 
@@ -62,6 +62,22 @@ fn socket_name(process: &Process, slot: u32, nonce: u64) -> Result<SocketAddrUni
         process.machine.name.as_deref().unwrap_or("private")
     );
     SocketAddrUnix::new_abstract_name(name.as_bytes()).map_err(|_| AclError::INTERNAL_ERROR)
+}
+
+/// The listening socket, registered for a forked child to close, and
+/// forgotten there when it closes (its number may name another file then).
+struct ListenSocket(OwnedFd);
+
+impl AsFd for ListenSocket {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.0.as_fd()
+    }
+}
+
+impl Drop for ListenSocket {
+    fn drop(&mut self) {
+        crate::os::fork::unregister_fd(&self.0);
+    }
 }
 
 /// A new Unix sequenced-packet socket (one message is one request or
@@ -92,7 +108,7 @@ pub fn ensure_listener(process: &Process) -> Result<(), AclError> {
     bind(&socket, &addr).map_err(|_| AclError::RT_IPC_ERROR)?;
     listen(&socket, 64).map_err(|_| AclError::RT_IPC_ERROR)?;
     crate::os::fork::register_fd(&socket);
-    let socket = Arc::new(socket);
+    let socket = Arc::new(ListenSocket(socket));
     let stop = Arc::new(AtomicBool::new(false));
     let listener = Listener {
         socket: Arc::clone(&socket),
@@ -148,7 +164,7 @@ const MAX_WAITING: usize = 128;
 /// The listener's loop: it accepts connections and answers each as its
 /// request arrives, so a silent connection delays no other importer; one
 /// silent for [`REQUEST_WAIT`] is closed.
-fn serve(socket: Arc<OwnedFd>, stop: Arc<AtomicBool>, process: Weak<Process>, spare: Spare) {
+fn serve(socket: Arc<ListenSocket>, stop: Arc<AtomicBool>, process: Weak<Process>, spare: Spare) {
     let mut spare = spare;
     let mut waiting: std::collections::VecDeque<(OwnedFd, std::time::Instant)> =
         std::collections::VecDeque::new();
@@ -158,9 +174,9 @@ fn serve(socket: Arc<OwnedFd>, stop: Arc<AtomicBool>, process: Weak<Process>, sp
     };
     while !stop.load(Ordering::Acquire) {
         let (listening, ready) = {
-            let mut fds: Vec<rustix::event::PollFd<'_>> = std::iter::once(&*socket)
-                .chain(waiting.iter().map(|(c, _)| c))
-                .map(|fd| rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN))
+            let mut fds: Vec<rustix::event::PollFd<'_>> = std::iter::once(socket.as_fd())
+                .chain(waiting.iter().map(|(c, _)| c.as_fd()))
+                .map(|fd| rustix::event::PollFd::from_borrowed_fd(fd, rustix::event::PollFlags::IN))
                 .collect();
             // Idle, it sleeps until a connection comes (`Listener::stop`
             // shuts the socket down, which wakes it too).
@@ -188,13 +204,16 @@ fn serve(socket: Arc<OwnedFd>, stop: Arc<AtomicBool>, process: Weak<Process>, sp
         if !listening {
             continue;
         }
-        let conn = match accept(&*socket) {
+        if spare.0.is_none() {
+            spare = Spare::open().unwrap_or(Spare(None));
+        }
+        let conn = match accept_with(&*socket, SocketFlags::CLOEXEC) {
             Ok(conn) => conn,
             Err(e) if crate::os::sys::out_of_descriptors(e) && spare.0.is_some() => {
                 // Out of descriptors: the spare makes room for one
                 // connection, which is told so.
                 drop(std::mem::replace(&mut spare, Spare(None)));
-                if let Ok(conn) = accept(&*socket) {
+                if let Ok(conn) = accept_with(&*socket, SocketFlags::CLOEXEC) {
                     let _ = crate::env::socket_error(e);
                     for way in [sockopt::Timeout::Recv, sockopt::Timeout::Send] {
                         let _ = sockopt::set_socket_timeout(&conn, way, Some(REQUEST_WAIT));

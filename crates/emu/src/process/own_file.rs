@@ -41,6 +41,11 @@ impl Process {
             if !matches!(a.source(), Source::Local) {
                 return Ok(());
             }
+            // Another thread is moving it (two first imports at once):
+            // one move only, or the pool's extent would be given twice.
+            if a.moving {
+                return Err(Situation::MappingInUse.code());
+            }
             let pool = pool.ok_or(AclError::INTERNAL_ERROR)?;
             let ours = |e: &MapEntry| e.shard == index && e.alloc == alloc;
             let busy = va.maps.values().filter(|e| ours(e)).any(|e| {
