@@ -10,7 +10,7 @@ use aclmem_core::{CannVersion, RunMode};
 use super::pools::MAX_POOLS;
 use crate::config::EmuConfig;
 
-/// Process slots per machine.
+/// Slots per machine (one per process of it).
 pub const MAX_PROCS: usize = 256;
 /// Shareable handles (and IPC keys) alive on a machine at once.
 pub const MAX_EXPORTS: usize = 16384;
