@@ -73,7 +73,7 @@ impl Emulator {
     }
 
     /// `aclrtMemset`: device memory of this process or `aclrtMallocHost`
-    /// memory (which Rust code borrows only through its own `unsafe`).
+    /// memory (which Rust code can borrow only on its own responsibility).
     pub fn memset(&self, dst: usize, max_count: usize, value: i32, count: usize) -> Result<()> {
         match args::memset(dst, max_count, value, count)? {
             args::Fill::Nothing => Ok(()),
