@@ -155,6 +155,9 @@ fn run_starts_a_program_on_the_emulated_machine() {
             "Ascend310B2",
             "--devices",
             "2",
+            // A machine of its own: another test probes `default`.
+            "--machine",
+            "cli-run-probe",
         ])
         .args(["--", env!("CARGO_BIN_EXE_aclmem"), "probe"])
         .env_remove("ACLMEM_ASCENDCL")
