@@ -386,7 +386,7 @@ pub fn read_cstr(p: *const c_char, max: usize) -> Option<String> {
 /// does not fit or the buffer may not be written.
 ///
 /// # Safety
-/// As for [`write`].
+/// As for [`write()`].
 pub unsafe fn write_cstr(p: *mut c_char, len: usize, text: &str) -> bool {
     if p.is_null() || text.len() >= len {
         return false;
