@@ -36,6 +36,11 @@ const PACKAGES: &[&str] = &[
     "rustc-web",
     "libstd-rust-web-dev:arm64",
     "rust-web-src",
+    // Gloo, which carries the emulated HCCL's collectives (the engine
+    // crates/libascendcl builds links it), and the network namespaces the
+    // two-host test makes.
+    "libgloo-dev",
+    "iproute2",
 ];
 
 const DEBIAN_RUSTC: &str = "/usr/bin/rustc";

@@ -56,6 +56,7 @@ mod cptr;
 pub mod device;
 mod faults;
 pub mod framework;
+pub mod hccl;
 pub mod memory;
 pub mod sharing;
 mod site;
@@ -66,6 +67,9 @@ pub use framework::host_memory::*;
 pub use framework::mstx::*;
 pub use framework::options::*;
 pub use framework::runtime::*;
+pub use hccl::api::*;
+pub use hccl::collectives::*;
+pub use hccl::group::*;
 pub use memory::*;
 pub use sharing::*;
 

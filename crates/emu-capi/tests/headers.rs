@@ -416,3 +416,47 @@ fn the_readme_describes_every_function() {
         "README.md does not describe {missing:?}"
     );
 }
+
+/// `include/hccl/hccl.h` declares every HCCL function of the catalogue
+/// (`libhccl.so`'s and `libhcomm.so`'s) with the catalogue's prototype,
+/// and nothing else; it compiles as C11 and C++17, each function used.
+#[test]
+fn the_hccl_header_declares_the_catalogue_s_hccl_functions() {
+    use aclmem_sys::catalogue::{Library, entries};
+    let text = std::fs::read_to_string(include_dir().join("hccl/hccl.h")).expect("hccl.h");
+    let hccl: Vec<_> = entries()
+        .filter(|e| matches!(e.library, Library::Hccl | Library::Hcomm))
+        .collect();
+    assert!(hccl.len() > 40, "{} HCCL functions", hccl.len());
+    for e in &hccl {
+        let proto = e.prototype.expect("framework functions have prototypes");
+        assert!(
+            text.contains(&format!("{proto};")),
+            "hccl.h does not declare {proto}"
+        );
+    }
+    let declared = text
+        .lines()
+        .filter(|l| l.ends_with(");") && !l.starts_with([' ', '\t']))
+        .count();
+    assert_eq!(
+        declared,
+        hccl.len(),
+        "hccl.h declares a function the catalogue lacks"
+    );
+    for (lang_cpp, compiler_var, default, std, file) in [
+        (false, "CC", "cc", "-std=c11", "hccl.c"),
+        (true, "CXX", "c++", "-std=c++17", "hccl.cpp"),
+    ] {
+        let linkage = if lang_cpp { "extern \"C\" " } else { "" };
+        let mut c = format!(
+            "#include <hccl/hccl.h>\n{linkage}size_t aclmem_every_hccl(void);\n\
+             {linkage}size_t aclmem_every_hccl(void) {{\n    size_t sum = 0;\n    HcclCommConfig c;\n    HcclCommConfigInit(&c);\n"
+        );
+        for e in &hccl {
+            c += &format!("    sum += (size_t)&{};\n", e.name);
+        }
+        c += "    return sum + c.hcclBufferSize;\n}\n";
+        compile(&compiler(compiler_var, default), std, file, &c);
+    }
+}

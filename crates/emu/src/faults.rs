@@ -185,7 +185,7 @@ fn function(name: &str) -> Result<&'static str, String> {
     let entry = catalogue::find(name)
         .ok_or_else(|| format!("{name:?} is not a function of the catalogue (aclmem catalogue)"))?;
     match entry.returns {
-        Returns::Code | Returns::OpStatus => Ok(entry.name),
+        Returns::Code | Returns::OpStatus | Returns::HcclStatus => Ok(entry.name),
         _ => Err(format!("{name} does not return a status code")),
     }
 }

@@ -32,6 +32,9 @@ pub enum Library {
     OpCompiler,
     /// `libhccl.so`: collective communication.
     Hccl,
+    /// `libhcomm.so`: HCCL's communication base, where torch_npu looks up
+    /// `HcclGroupStart` and `HcclGroupEnd`.
+    Hcomm,
     /// `libge_runner.so`: the graph engine.
     GeRunner,
     /// `libgraph.so`: graph construction.
@@ -54,10 +57,11 @@ pub enum Library {
 
 impl Library {
     /// Every library, in a fixed order.
-    pub const ALL: [Library; 10] = [
+    pub const ALL: [Library; 11] = [
         Library::AscendCl,
         Library::OpCompiler,
         Library::Hccl,
+        Library::Hcomm,
         Library::GeRunner,
         Library::Graph,
         Library::TdtChannel,
@@ -73,6 +77,7 @@ impl Library {
             Library::AscendCl => "libascendcl.so",
             Library::OpCompiler => "libacl_op_compiler.so",
             Library::Hccl => "libhccl.so",
+            Library::Hcomm => "libhcomm.so",
             Library::GeRunner => "libge_runner.so",
             Library::Graph => "libgraph.so",
             Library::TdtChannel => "libacl_tdt_channel.so",
@@ -124,6 +129,9 @@ pub enum Returns {
     /// with it would leave its output unwritten and the program running on
     /// garbage; 100024 makes the framework raise.
     OpStatus,
+    /// An `HcclResult`: 0 when accepted, `HCCL_E_NOT_SUPPORT` (5) when not
+    /// supported (HCCL's own codes, not the runtime's).
+    HcclStatus,
     /// A pointer (an object, a string): NULL.
     Pointer,
     /// A count or an id (`size_t`, `uint64_t`, `int64_t`): 0.
@@ -142,6 +150,7 @@ impl Returns {
         match (self, answer) {
             (Returns::Code, Answer::Unsupported) => ACL_ERROR_RT_FEATURE_NOT_SUPPORT as i64,
             (Returns::OpStatus, Answer::Unsupported) => ACL_ERROR_OP_NOT_FOUND as i64,
+            (Returns::HcclStatus, Answer::Unsupported) => HCCL_E_NOT_SUPPORT as i64,
             (Returns::Enum, _) => -1,
             _ => 0,
         }
@@ -154,7 +163,8 @@ impl Returns {
         match (self, answer) {
             (Returns::Code, Answer::Unsupported) => "207000 (ACL_ERROR_RT_FEATURE_NOT_SUPPORT)",
             (Returns::OpStatus, Answer::Unsupported) => "100024 (ACL_ERROR_OP_NOT_FOUND)",
-            (Returns::Code | Returns::OpStatus, _) => "0 (success)",
+            (Returns::HcclStatus, Answer::Unsupported) => "5 (HCCL_E_NOT_SUPPORT)",
+            (Returns::Code | Returns::OpStatus | Returns::HcclStatus, _) => "0 (success)",
             (Returns::Pointer, _) => "NULL",
             (Returns::Count, _) => "0",
             (Returns::Enum, _) => "-1 (undefined)",
@@ -166,6 +176,8 @@ impl Returns {
 /// `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`: the runtime's "not supported".
 pub const ACL_ERROR_RT_FEATURE_NOT_SUPPORT: i32 =
     aclmem_core::AclError::RT_FEATURE_NOT_SUPPORT.code();
+/// `HCCL_E_NOT_SUPPORT`: HCCL's "not supported".
+pub const HCCL_E_NOT_SUPPORT: i32 = 5;
 /// `ACL_ERROR_OP_NOT_FOUND`: no kernel for the operator.
 pub const ACL_ERROR_OP_NOT_FOUND: i32 = aclmem_core::AclError::OP_NOT_FOUND.code();
 
@@ -469,8 +481,100 @@ macro_rules! with_framework_functions {
                 "aclError aclopCompileAndExecute(const char *opType, int numInputs, const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs, const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[], const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath, aclrtStream stream)";
             aclopCompileAndExecuteV2 in OpCompiler: Emulated -> OpStatus =
                 "aclError aclopCompileAndExecuteV2(const char *opType, int numInputs, aclTensorDesc *inputDesc[], aclDataBuffer *inputs[], int numOutputs, aclTensorDesc *outputDesc[], aclDataBuffer *outputs[], aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath, aclrtStream stream)";
-            HcclSetConfig in Hccl: Accepted -> Code =
+            HcclAllGather in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount, HcclDataType dataType, HcclComm comm, aclrtStream stream)";
+            HcclAllGatherV in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, const void *recvCounts, const void *recvDispls, HcclDataType dataType, HcclComm comm, aclrtStream stream)";
+            HcclAllReduce in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op, HcclComm comm, aclrtStream stream)";
+            HcclAlltoAll in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType sendType, const void *recvBuf, uint64_t recvCount, HcclDataType recvType, HcclComm comm, aclrtStream stream)";
+            HcclAlltoAllV in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void *sdispls, HcclDataType sendType, const void *recvBuf, const void *recvCounts, const void *rdispls, HcclDataType recvType, HcclComm comm, aclrtStream stream)";
+            HcclAlltoAllVC in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, HcclDataType sendType, const void *recvBuf, HcclDataType recvType, HcclComm comm, aclrtStream stream)";
+            HcclBarrier in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)";
+            HcclBatchSendRecv in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, HcclComm comm, aclrtStream stream)";
+            HcclBroadcast in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint32_t root, HcclComm comm, aclrtStream stream)";
+            HcclCommActivateCommMemory in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclCommActivateCommMemory(HcclComm comm, void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags)";
+            HcclCommDeactivateCommMemory in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void *virPtr)";
+            HcclCommDeregister in Hccl: Unsupported -> HcclStatus =
+                "HcclResult HcclCommDeregister(HcclComm comm, void *handle)";
+            HcclCommDestroy in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclCommDestroy(HcclComm comm)";
+            HcclCommExchangeMem in Hccl: Unsupported -> HcclStatus =
+                "HcclResult HcclCommExchangeMem(HcclComm comm, void *windowHandle, uint32_t *peerRanks, uint32_t peerRankNum)";
+            HcclCommInitAll in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms)";
+            HcclCommInitClusterInfo in Hccl: Unsupported -> HcclStatus =
+                "HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclComm *comm)";
+            HcclCommInitClusterInfoConfig in Hccl: Unsupported -> HcclStatus =
+                "HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank, HcclCommConfig *config, HcclComm *comm)";
+            HcclCommInitRootInfo in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank, HcclComm *comm)";
+            HcclCommInitRootInfoConfig in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank, const HcclCommConfig *config, HcclComm *comm)";
+            HcclCommInitRootInfoScalable in Hccl: Unsupported -> HcclStatus =
+                "HcclResult HcclCommInitRootInfoScalable(uint32_t nRanks, uint32_t nRoot, const HcclRootInfo *rootInfoList, uint32_t rank, uint32_t nExtRoot, const HcclCommConfig *config, HcclComm *comm)";
+            HcclCommRegister in Hccl: Unsupported -> HcclStatus =
+                "HcclResult HcclCommRegister(HcclComm comm, void *addr, uint64_t size, void **handle, uint32_t flag)";
+            HcclCommResume in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclCommResume(HcclComm comm)";
+            HcclCommSetMemoryRange in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclCommSetMemoryRange(HcclComm comm, void *baseVirPtr, size_t size, size_t alignment, uint64_t flags)";
+            HcclCommSuspend in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclCommSuspend(HcclComm comm)";
+            HcclCommSymWinDeregister in Hccl: Unsupported -> HcclStatus =
+                "HcclResult HcclCommSymWinDeregister(HcclCommSymWindow winHandle)";
+            HcclCommSymWinRegister in Hccl: Unsupported -> HcclStatus =
+                "HcclResult HcclCommSymWinRegister(HcclComm comm, void *addr, uint64_t size, HcclCommSymWindow *winHandle, uint32_t flag)";
+            HcclCommUnsetMemoryRange in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclCommUnsetMemoryRange(HcclComm comm, void *baseVirPtr)";
+            HcclCommWorkingDevNicSet in Hccl: Accepted -> HcclStatus =
+                "HcclResult HcclCommWorkingDevNicSet(HcclComm comm, uint32_t *ranks, bool *useBackup, uint32_t nRanks)";
+            HcclCreateSubCommConfig in Hccl: Unsupported -> HcclStatus =
+                "HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *rankIds, uint64_t subCommId, uint32_t subCommRankId, HcclCommConfig *config, HcclComm *subComm)";
+            HcclGetCommAsyncError in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError)";
+            HcclGetCommConfigCapability in Hccl: Emulated -> Count =
+                "uint32_t HcclGetCommConfigCapability(void)";
+            HcclGetCommName in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclGetCommName(HcclComm comm, char *commName)";
+            HcclGetConfig in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclGetConfig(HcclConfig config, HcclConfigValue *configValue)";
+            HcclGetErrorString in Hccl: Emulated -> Pointer =
+                "const char *HcclGetErrorString(HcclResult code)";
+            HcclGetRankId in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclGetRankId(HcclComm comm, uint32_t *rank)";
+            HcclGetRankSize in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize)";
+            HcclGetRootInfo in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)";
+            HcclGetRootInfoScalable in Hccl: Unsupported -> HcclStatus =
+                "HcclResult HcclGetRootInfoScalable(HcclRootInfo *rootInfo)";
+            HcclRecv in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank, HcclComm comm, aclrtStream stream)";
+            HcclReduce in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op, uint32_t root, HcclComm comm, aclrtStream stream)";
+            HcclReduceScatter in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType, HcclReduceOp op, HcclComm comm, aclrtStream stream)";
+            HcclReduceScatterV in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void *sendDispls, void *recvBuf, uint64_t recvCount, HcclDataType dataType, HcclReduceOp op, HcclComm comm, aclrtStream stream)";
+            HcclScatter in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType, uint32_t root, HcclComm comm, aclrtStream stream)";
+            HcclSend in Hccl: Emulated -> HcclStatus =
+                "HcclResult HcclSend(void *sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm, aclrtStream stream)";
+            HcclSetConfig in Hccl: Emulated -> HcclStatus =
                 "HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue)";
+            HcclGroupEnd in Hcomm: Emulated -> HcclStatus =
+                "HcclResult HcclGroupEnd(void)";
+            HcclGroupStart in Hcomm: Emulated -> HcclStatus =
+                "HcclResult HcclGroupStart(void)";
             acltdtCreateChannelWithCapacity in TdtChannel: Unsupported -> Pointer =
                 "acltdtChannelHandle *acltdtCreateChannelWithCapacity(uint32_t deviceId, const char *name, size_t capacity)";
             acltdtCreateDataset in TdtChannel: Unsupported -> Pointer =

@@ -29,6 +29,9 @@ mod emulated {
     pub use super::ops::*;
     pub use super::options::*;
     pub use super::runtime::*;
+    pub use crate::hccl::api::*;
+    pub use crate::hccl::collectives::*;
+    pub use crate::hccl::group::*;
 }
 
 use std::ffi::c_void;
@@ -52,10 +55,15 @@ fn answer(
     returns: Returns,
     entry: usize,
 ) -> i64 {
-    if matches!(returns, Returns::Code | Returns::OpStatus)
-        && let Ok(Some(code)) = std::panic::catch_unwind(|| crate::faults::check(name))
+    if matches!(
+        returns,
+        Returns::Code | Returns::OpStatus | Returns::HcclStatus
+    ) && let Ok(Some(code)) = std::panic::catch_unwind(|| crate::faults::check(name))
     {
-        crate::set_last_error(code);
+        // HCCL's codes are its own, never the runtime's last error.
+        if returns != Returns::HcclStatus {
+            crate::set_last_error(code);
+        }
         return i64::from(code);
     }
     // A panic must not unwind into C; recording is best effort.
@@ -72,6 +80,7 @@ fn answer(
 macro_rules! c_type {
     (Code) => { i32 };
     (OpStatus) => { i32 };
+    (HcclStatus) => { i32 };
     (Enum) => { i32 };
     (Count) => { u64 };
     (Pointer) => { *mut c_void };

@@ -162,8 +162,11 @@ pub extern "C" fn aclmem_emu_calls_json() -> *const std::ffi::c_char {
         .into_iter()
         .map(|(name, c)| {
             let returns = aclmem_sys::catalogue::find(name).map_or(Returns::Void, |e| e.returns);
-            let code = matches!(returns, Returns::Code | Returns::OpStatus)
-                .then(|| returns.value(c.answer));
+            let code = matches!(
+                returns,
+                Returns::Code | Returns::OpStatus | Returns::HcclStatus
+            )
+            .then(|| returns.value(c.answer));
             serde_json::json!({
                 "name": name,
                 "library": c.library.soname(),

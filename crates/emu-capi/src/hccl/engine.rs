@@ -1,0 +1,500 @@
+//! The Gloo engine, `libaclmem_gloo.so`: loaded when the first communicator
+//! is made, so that the emulated library itself never needs Gloo.
+//!
+//! It is looked for at `$ACLMEM_GLOO_ENGINE`, then beside the emulated
+//! library (the directory of the real file, links followed), then by name
+//! through the dynamic loader. It is opened `RTLD_LOCAL | RTLD_DEEPBIND`:
+//! the engine and the Gloo it links resolve their own symbols first, never
+//! the newer Gloo that torch's `libtorch_cpu.so` exports.
+//!
+//! The types here mirror `crates/libascendcl/gloo/engine.h`; the engine
+//! checks nothing of ours, and we check its version and table size.
+
+use std::ffi::{CStr, CString, c_char, c_void};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The engine's file name.
+pub const FILE: &str = "libaclmem_gloo.so";
+
+/// `enum aclmem_gloo_status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// No answer within the timeout.
+    Timeout,
+    /// A peer went away, or the network failed.
+    Io,
+    /// Gloo refused the arguments.
+    Invalid,
+    /// Anything else.
+    Internal,
+}
+
+impl Status {
+    fn from_raw(raw: i32) -> Status {
+        match raw {
+            1 => Status::Timeout,
+            2 => Status::Io,
+            3 => Status::Invalid,
+            _ => Status::Internal,
+        }
+    }
+
+    /// The raw value, as the store callbacks answer it.
+    pub const fn raw(self) -> i32 {
+        match self {
+            Status::Timeout => 1,
+            Status::Io => 2,
+            Status::Invalid => 3,
+            Status::Internal => 4,
+        }
+    }
+}
+
+/// A failure of the engine, with Gloo's message.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// What kind.
+    pub status: Status,
+    /// What Gloo said.
+    pub message: String,
+}
+
+#[repr(C)]
+struct RawError {
+    status: i32,
+    message: [c_char; 512],
+}
+
+impl RawError {
+    fn new() -> RawError {
+        RawError {
+            status: 0,
+            message: [0; 512],
+        }
+    }
+
+    fn failure(&self, status: i32) -> Failure {
+        // SAFETY: the engine writes a NUL-terminated message (snprintf);
+        // the array starts zeroed, so it is terminated in any case.
+        let message = unsafe { CStr::from_ptr(self.message.as_ptr()) };
+        Failure {
+            status: Status::from_raw(status),
+            message: message.to_string_lossy().into_owned(),
+        }
+    }
+}
+
+/// `struct aclmem_gloo_store`.
+#[repr(C)]
+pub struct RawStore {
+    /// The callbacks' context.
+    pub ctx: *mut c_void,
+    /// Sets a key.
+    pub set: unsafe extern "C" fn(*mut c_void, *const c_char, *const c_void, usize) -> i32,
+    /// Gets a key, waiting up to the timeout.
+    pub get:
+        unsafe extern "C" fn(*mut c_void, *const c_char, i64, *mut *mut c_void, *mut usize) -> i32,
+    /// Gives back what `get` handed out.
+    pub release: unsafe extern "C" fn(*mut c_void, *mut c_void, usize),
+}
+
+/// `struct aclmem_gloo_p2p`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct P2p {
+    /// 1 to send, 0 to receive.
+    pub send: i32,
+    /// The peer.
+    pub peer: i32,
+    /// The bytes.
+    pub buf: *mut c_void,
+    /// How many.
+    pub bytes: usize,
+    /// The matching channel.
+    pub slot: u64,
+}
+
+type ReduceFn = super::types::ReduceFn;
+
+#[repr(C)]
+struct Table {
+    version: u32,
+    size: u32,
+    connect: unsafe extern "C" fn(
+        i32,
+        i32,
+        *const c_char,
+        *const RawStore,
+        i64,
+        *mut RawError,
+    ) -> *mut c_void,
+    destroy: unsafe extern "C" fn(*mut c_void),
+    allreduce: unsafe extern "C" fn(
+        *mut c_void,
+        *mut c_void,
+        usize,
+        usize,
+        ReduceFn,
+        i64,
+        *mut RawError,
+    ) -> i32,
+    broadcast:
+        unsafe extern "C" fn(*mut c_void, *mut c_void, usize, i32, i64, *mut RawError) -> i32,
+    reduce: unsafe extern "C" fn(
+        *mut c_void,
+        *const c_void,
+        *mut c_void,
+        usize,
+        usize,
+        ReduceFn,
+        i32,
+        i64,
+        *mut RawError,
+    ) -> i32,
+    allgatherv: unsafe extern "C" fn(
+        *mut c_void,
+        *const c_void,
+        *mut c_void,
+        *const usize,
+        i64,
+        *mut RawError,
+    ) -> i32,
+    alltoallv: unsafe extern "C" fn(
+        *mut c_void,
+        *const c_void,
+        *const i64,
+        *mut c_void,
+        *const i64,
+        i64,
+        *mut RawError,
+    ) -> i32,
+    barrier: unsafe extern "C" fn(*mut c_void, i64, *mut RawError) -> i32,
+    p2p: unsafe extern "C" fn(*mut c_void, *const P2p, usize, i64, *mut RawError) -> i32,
+}
+
+struct Engine {
+    table: &'static Table,
+    // Never unloaded: contexts may outlive any one user.
+    _library: libloading::os::unix::Library,
+}
+
+static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
+
+/// Where the emulated library's own file is (its links followed).
+fn own_directory() -> Option<PathBuf> {
+    // SAFETY: `Dl_info` is plain data; dladdr fills it for an address of
+    // a loaded object and answers 0 otherwise.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: any address may be asked about; this one is our own code.
+    let found = unsafe { libc::dladdr(own_directory as *const c_void, &mut info) };
+    if found == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr's file name is a NUL-terminated string of the loader.
+    let file = unsafe { CStr::from_ptr(info.dli_fname) };
+    let file = PathBuf::from(std::ffi::OsStr::from_bytes(file.to_bytes()));
+    std::fs::canonicalize(file)
+        .ok()?
+        .parent()
+        .map(PathBuf::from)
+}
+
+fn open(path: &std::ffi::OsStr) -> Result<Engine, String> {
+    let flags = libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND;
+    // SAFETY: the engine's initialisers are Gloo's and the C++ runtime's,
+    // which have no preconditions on the caller.
+    let library = unsafe { libloading::os::unix::Library::open(Some(path), flags) }
+        .map_err(|e| e.to_string())?;
+    // SAFETY: the symbol is `const struct aclmem_gloo_engine
+    // *aclmem_gloo_engine_v1(void)` (engine.h).
+    let get: libloading::os::unix::Symbol<unsafe extern "C" fn() -> *const Table> =
+        unsafe { library.get(b"aclmem_gloo_engine_v1\0") }.map_err(|e| e.to_string())?;
+    // SAFETY: the function takes nothing and returns a static table.
+    let table = unsafe { get() };
+    // SAFETY: a static of the loaded engine, which is never unloaded; its
+    // first two fields say whether the rest is the layout we know.
+    let table = unsafe { table.as_ref() }.ok_or("the engine has no table")?;
+    if table.version != 1 || table.size as usize != std::mem::size_of::<Table>() {
+        return Err(format!(
+            "{} is of another version ({}, {} bytes; this library needs 1, {} bytes)",
+            path.to_string_lossy(),
+            table.version,
+            table.size,
+            std::mem::size_of::<Table>()
+        ));
+    }
+    Ok(Engine {
+        table,
+        _library: library,
+    })
+}
+
+fn engine() -> Result<&'static Engine, String> {
+    ENGINE
+        .get_or_init(|| {
+            let mut tried = Vec::new();
+            let mut candidates: Vec<std::ffi::OsString> = Vec::new();
+            if let Some(p) = std::env::var_os("ACLMEM_GLOO_ENGINE") {
+                candidates.push(p);
+            }
+            if let Some(dir) = own_directory() {
+                candidates.push(dir.join(FILE).into_os_string());
+            }
+            candidates.push(FILE.into());
+            for c in candidates {
+                match open(&c) {
+                    Ok(e) => return Ok(e),
+                    Err(e) => tried.push(e),
+                }
+            }
+            Err(format!(
+                "HCCL on aclmem needs its Gloo engine, {FILE}, and Gloo (Debian/Ubuntu: \
+                 apt-get install libgloo-dev, then build aclmem; or set ACLMEM_GLOO_ENGINE): {}",
+                tried.join("; ")
+            ))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Whether the engine can be loaded, and if not why.
+pub fn available() -> Result<(), String> {
+    engine().map(|_| ())
+}
+
+/// One Gloo context: a communicator's connections to its peers. One
+/// operation at a time (`&mut self`).
+pub struct Context {
+    raw: *mut c_void,
+    engine: &'static Engine,
+}
+
+// SAFETY: a Gloo context may be used from any thread, one operation at a
+// time, which `&mut self` ensures.
+unsafe impl Send for Context {}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: made by `connect`, destroyed once.
+        unsafe { (self.engine.table.destroy)(self.raw) }
+    }
+}
+
+fn status(raw: i32, err: &RawError) -> Result<(), Failure> {
+    if raw == 0 {
+        Ok(())
+    } else {
+        Err(err.failure(raw))
+    }
+}
+
+impl Context {
+    /// Connects rank `rank` of `size` through `store`, listening on
+    /// `hostname`.
+    pub fn connect(
+        rank: u32,
+        size: u32,
+        hostname: &str,
+        store: &RawStore,
+        timeout_ms: i64,
+    ) -> Result<Context, Failure> {
+        let engine = engine().map_err(|message| Failure {
+            status: Status::Internal,
+            message,
+        })?;
+        let host = CString::new(hostname).map_err(|_| Failure {
+            status: Status::Invalid,
+            message: "a host name with a NUL".into(),
+        })?;
+        let mut err = RawError::new();
+        // SAFETY: the store's callbacks live for the call (the caller's
+        // borrow); strings are NUL-terminated; the engine catches every
+        // exception.
+        let raw = unsafe {
+            (engine.table.connect)(
+                rank as i32,
+                size as i32,
+                host.as_ptr(),
+                store,
+                timeout_ms,
+                &mut err,
+            )
+        };
+        if raw.is_null() {
+            return Err(err.failure(if err.status == 0 { 4 } else { err.status }));
+        }
+        Ok(Context { raw, engine })
+    }
+
+    /// In-place allreduce of `count` elements of `elem` bytes at `buf`.
+    ///
+    /// # Safety
+    /// `buf` must be readable and writable for `count * elem` bytes, and
+    /// nothing else may access it during the call.
+    pub unsafe fn allreduce(
+        &mut self,
+        buf: usize,
+        count: usize,
+        elem: usize,
+        f: ReduceFn,
+        timeout_ms: i64,
+    ) -> Result<(), Failure> {
+        let mut err = RawError::new();
+        // SAFETY: the caller's contract.
+        let r = unsafe {
+            (self.engine.table.allreduce)(
+                self.raw,
+                buf as *mut c_void,
+                count,
+                elem,
+                f,
+                timeout_ms,
+                &mut err,
+            )
+        };
+        status(r, &err)
+    }
+
+    /// Broadcast of `bytes` at `buf` from `root`.
+    ///
+    /// # Safety
+    /// As [`Context::allreduce`].
+    pub unsafe fn broadcast(
+        &mut self,
+        buf: usize,
+        bytes: usize,
+        root: u32,
+        timeout_ms: i64,
+    ) -> Result<(), Failure> {
+        let mut err = RawError::new();
+        // SAFETY: the caller's contract.
+        let r = unsafe {
+            (self.engine.table.broadcast)(
+                self.raw,
+                buf as *mut c_void,
+                bytes,
+                root as i32,
+                timeout_ms,
+                &mut err,
+            )
+        };
+        status(r, &err)
+    }
+
+    /// Reduce to `root`; `out` is written on every rank.
+    ///
+    /// # Safety
+    /// `input` readable and `out` writable for `count * elem` bytes; they
+    /// are the same address or do not overlap.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn reduce(
+        &mut self,
+        input: usize,
+        out: usize,
+        count: usize,
+        elem: usize,
+        f: ReduceFn,
+        root: u32,
+        timeout_ms: i64,
+    ) -> Result<(), Failure> {
+        let mut err = RawError::new();
+        // SAFETY: the caller's contract.
+        let r = unsafe {
+            (self.engine.table.reduce)(
+                self.raw,
+                input as *const c_void,
+                out as *mut c_void,
+                count,
+                elem,
+                f,
+                root as i32,
+                timeout_ms,
+                &mut err,
+            )
+        };
+        status(r, &err)
+    }
+
+    /// Allgather of `bytes[i]` from each rank into `out`, back to back;
+    /// `input` 0 when `out` already holds this rank's part.
+    ///
+    /// # Safety
+    /// `out` writable for the sum of `bytes`, `input` readable for this
+    /// rank's part and not overlapping `out`.
+    pub unsafe fn allgatherv(
+        &mut self,
+        input: usize,
+        out: usize,
+        bytes: &[usize],
+        timeout_ms: i64,
+    ) -> Result<(), Failure> {
+        let mut err = RawError::new();
+        // SAFETY: the caller's contract; `bytes` has one count per rank
+        // (the caller's communicator size).
+        let r = unsafe {
+            (self.engine.table.allgatherv)(
+                self.raw,
+                input as *const c_void,
+                out as *mut c_void,
+                bytes.as_ptr(),
+                timeout_ms,
+                &mut err,
+            )
+        };
+        status(r, &err)
+    }
+
+    /// All-to-all: `send[j]` bytes to rank j, `recv[i]` from rank i, back
+    /// to back.
+    ///
+    /// # Safety
+    /// `input` readable for the sum of `send`, `out` writable for the sum
+    /// of `recv`, no overlap; one count per rank.
+    pub unsafe fn alltoallv(
+        &mut self,
+        input: usize,
+        send: &[i64],
+        out: usize,
+        recv: &[i64],
+        timeout_ms: i64,
+    ) -> Result<(), Failure> {
+        let mut err = RawError::new();
+        // SAFETY: the caller's contract.
+        let r = unsafe {
+            (self.engine.table.alltoallv)(
+                self.raw,
+                input as *const c_void,
+                send.as_ptr(),
+                out as *mut c_void,
+                recv.as_ptr(),
+                timeout_ms,
+                &mut err,
+            )
+        };
+        status(r, &err)
+    }
+
+    /// A barrier.
+    pub fn barrier(&mut self, timeout_ms: i64) -> Result<(), Failure> {
+        let mut err = RawError::new();
+        // SAFETY: no buffers.
+        let r = unsafe { (self.engine.table.barrier)(self.raw, timeout_ms, &mut err) };
+        status(r, &err)
+    }
+
+    /// Posts every send and receive, then waits for all.
+    ///
+    /// # Safety
+    /// Every item's buffer readable (send) or writable (receive) for its
+    /// bytes, receives overlapping nothing else.
+    pub unsafe fn p2p(&mut self, items: &[P2p], timeout_ms: i64) -> Result<(), Failure> {
+        let mut err = RawError::new();
+        // SAFETY: the caller's contract.
+        let r = unsafe {
+            (self.engine.table.p2p)(self.raw, items.as_ptr(), items.len(), timeout_ms, &mut err)
+        };
+        status(r, &err)
+    }
+}

@@ -1,0 +1,291 @@
+//! Point-to-point calls, and groups: `HcclSend`, `HcclRecv`,
+//! `HcclBatchSendRecv`, `HcclGroupStart`/`HcclGroupEnd`, and how every
+//! operation runs (now, or at the end of its thread's group).
+
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use aclmem_sys::aclrtStream;
+
+use super::api::{HcclComm, entry, ptr_err};
+use super::collectives::{buf, data_type};
+use super::comm::{self, Buf, Comm, Op, Transfer};
+use super::types::{Hccl, HcclResult, SendRecvItem};
+use crate::{cptr, state};
+
+/// Work deferred inside `HcclGroupStart`/`HcclGroupEnd`.
+enum Deferred {
+    Collective(Op, usize),
+    Transfer(Transfer, usize),
+}
+
+/// A thread's open group: how deep, and what it holds.
+#[derive(Default)]
+struct Group {
+    depth: u32,
+    work: Vec<(Arc<Comm>, Deferred)>,
+}
+
+thread_local! {
+    static GROUP: RefCell<Group> = RefCell::new(Group::default());
+}
+
+/// Whether the calling thread has a group open.
+pub(super) fn in_group() -> bool {
+    GROUP.with(|g| g.borrow().depth > 0)
+}
+
+/// Adds to the open group.
+fn defer(comm: &Arc<Comm>, work: Deferred) {
+    GROUP.with(|g| g.borrow_mut().work.push((Arc::clone(comm), work)));
+}
+
+/// Runs a collective now: buffers pinned, then the agreement and the
+/// movement; a rank whose own arguments are bad still takes part in the
+/// agreement (with its code), so its peers answer at once.
+fn run_collective(comm: &Comm, op: Result<Op, Hccl>, stream: usize) -> Result<(), Hccl> {
+    let op = match op {
+        Ok(op) => op,
+        Err(e) => return comm.collective(&Op::Barrier, Err(e)),
+    };
+    let ran = state::with_global(|g| {
+        let holds = comm::hold(&g.emu, stream, &op.buffers(comm.rank));
+        let local = holds.as_ref().map(|_| ()).map_err(|e| *e);
+        let r = comm.collective(&op, local);
+        drop(holds);
+        Ok(r)
+    });
+    ran.unwrap_or_else(|_| comm.collective(&op, Err(Hccl::E_RUNTIME)))
+}
+
+fn run_transfers(comm: &Comm, items: &[Transfer], stream: usize) -> Result<(), Hccl> {
+    let bufs: Vec<Buf> = items.iter().map(|t| t.buf).collect();
+    let ran = state::with_global(|g| {
+        let holds = comm::hold(&g.emu, stream, &bufs);
+        let local = holds.as_ref().map(|_| ()).map_err(|e| *e);
+        let r = comm.point_to_point(items, local);
+        drop(holds);
+        Ok(r)
+    });
+    ran.unwrap_or_else(|_| comm.point_to_point(items, Err(Hccl::E_RUNTIME)))
+}
+
+/// A collective entry point: in a group it waits for the group's end.
+pub(super) fn collective(
+    name: &'static str,
+    comm: HcclComm,
+    stream: aclrtStream,
+    op: impl FnOnce(&Comm) -> Result<Op, Hccl>,
+) -> HcclResult {
+    entry(name, || {
+        let c = comm::lookup(comm as usize)?;
+        let op = op(&c);
+        let stream = stream as usize;
+        match op {
+            Ok(op) if in_group() => {
+                defer(&c, Deferred::Collective(op, stream));
+                Ok(())
+            }
+            // Inside a group nothing was posted yet: the error is this
+            // rank's alone. Outside one the peers wait for this rank: it
+            // takes part with its code.
+            Err(e) if in_group() => Err(e),
+            op => run_collective(&c, op, stream),
+        }
+    })
+}
+
+/// A send or a receive: in a group it waits for the group's end.
+fn transfer(
+    send: bool,
+    buffer: *mut c_void,
+    count: u64,
+    dt: u32,
+    peer: u32,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> HcclResult {
+    let name = if send { "HcclSend" } else { "HcclRecv" };
+    entry(name, || {
+        let c = comm::lookup(comm as usize)?;
+        let data_type = data_type(dt)?;
+        if peer >= c.size {
+            return Err(Hccl::E_PARA);
+        }
+        let t = Transfer {
+            send,
+            peer,
+            buf: buf(buffer, count, data_type)?,
+            data_type,
+        };
+        if in_group() {
+            defer(&c, Deferred::Transfer(t, stream as usize));
+            Ok(())
+        } else {
+            run_transfers(&c, &[t], stream as usize)
+        }
+    })
+}
+
+/// `HcclResult HcclSend(void *sendBuf, uint64_t count, HcclDataType
+/// dataType, uint32_t destRank, HcclComm comm, aclrtStream stream)`:
+/// returns once the receiver has the data (HCCL's pairing rule: two ranks
+/// that both send first wait until `HCCL_EXEC_TIMEOUT`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn HcclSend(
+    send: *mut c_void,
+    count: u64,
+    dt: u32,
+    dest: u32,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> HcclResult {
+    transfer(true, send, count, dt, dest, comm, stream)
+}
+
+/// `HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType
+/// dataType, uint32_t srcRank, HcclComm comm, aclrtStream stream)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn HcclRecv(
+    recv: *mut c_void,
+    count: u64,
+    dt: u32,
+    src: u32,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> HcclResult {
+    transfer(false, recv, count, dt, src, comm, stream)
+}
+
+/// `HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t
+/// itemNum, HcclComm comm, aclrtStream stream)`: every item posted at
+/// once, so sends and receives of one rank never wait for each other. Not
+/// allowed inside a group (`HCCL_E_NOT_SUPPORT`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn HcclBatchSendRecv(
+    items: *mut SendRecvItem,
+    n: u32,
+    comm: HcclComm,
+    stream: aclrtStream,
+) -> HcclResult {
+    entry("HcclBatchSendRecv", || {
+        let c = comm::lookup(comm as usize)?;
+        if in_group() {
+            return Err(Hccl::E_NOT_SUPPORT);
+        }
+        if items.is_null() {
+            return Err(Hccl::E_PTR);
+        }
+        // SAFETY: `n` items of plain data, checked by cptr.
+        let raw = ptr_err(unsafe {
+            cptr::read_array(
+                items.cast_const(),
+                n as usize,
+                1 << 16,
+                aclmem_core::AclError::INVALID_PARAM,
+            )
+        })?;
+        let mut list = Vec::with_capacity(raw.len());
+        for it in raw {
+            let data_type = data_type(it.data_type)?;
+            if it.kind > 1 || it.remote_rank >= c.size {
+                return Err(Hccl::E_PARA);
+            }
+            list.push(Transfer {
+                send: it.kind == 0,
+                peer: it.remote_rank,
+                buf: buf(it.buf as *const c_void, it.count, data_type)?,
+                data_type,
+            });
+        }
+        run_transfers(&c, &list, stream as usize)
+    })
+}
+
+/// `HcclResult HcclGroupStart(void)` (`libhcomm.so`): the calling thread's
+/// operations wait for the matching `HcclGroupEnd`. Groups nest.
+#[unsafe(no_mangle)]
+pub extern "C" fn HcclGroupStart() -> HcclResult {
+    entry("HcclGroupStart", || {
+        GROUP.with(|g| g.borrow_mut().depth += 1);
+        Ok(())
+    })
+}
+
+/// `HcclResult HcclGroupEnd(void)` (`libhcomm.so`): at the outermost end,
+/// runs what the group holds: per communicator its collectives in order,
+/// then all its sends and receives at once; communicators side by side
+/// (each its own thread), so one process may drive all ranks of
+/// `HcclCommInitAll`. An end without a start is `HCCL_E_PARA`.
+#[unsafe(no_mangle)]
+pub extern "C" fn HcclGroupEnd() -> HcclResult {
+    entry("HcclGroupEnd", || {
+        let work = GROUP.with(|g| {
+            let mut g = g.borrow_mut();
+            if g.depth == 0 {
+                return Err(Hccl::E_PARA);
+            }
+            g.depth -= 1;
+            Ok(if g.depth == 0 {
+                std::mem::take(&mut g.work)
+            } else {
+                Vec::new()
+            })
+        })?;
+        let mut batches: Vec<Batch> = Vec::new();
+        for (comm, w) in work {
+            let at = match batches.iter().position(|b| Arc::ptr_eq(&b.comm, &comm)) {
+                Some(i) => i,
+                None => {
+                    batches.push(Batch {
+                        comm,
+                        ops: Vec::new(),
+                        transfers: Vec::new(),
+                        stream: 0,
+                    });
+                    batches.len() - 1
+                }
+            };
+            match w {
+                Deferred::Collective(op, s) => batches[at].ops.push((op, s)),
+                Deferred::Transfer(t, s) => {
+                    batches[at].transfers.push(t);
+                    batches[at].stream = s;
+                }
+            }
+        }
+        if batches.len() <= 1 {
+            return batches.iter().try_for_each(Batch::run);
+        }
+        std::thread::scope(|s| {
+            let joins: Vec<_> = batches.iter().map(|b| s.spawn(move || b.run())).collect();
+            joins
+                .into_iter()
+                .try_for_each(|j| j.join().unwrap_or(Err(Hccl::E_INTERNAL)))
+        })
+    })
+}
+
+/// What a group holds for one communicator.
+struct Batch {
+    comm: Arc<Comm>,
+    ops: Vec<(Op, usize)>,
+    transfers: Vec<Transfer>,
+    stream: usize,
+}
+
+impl Batch {
+    /// Every collective in order (each one runs, whatever the one before
+    /// answered, so the ranks stay in step), then every send and receive.
+    fn run(&self) -> Result<(), Hccl> {
+        let mut r = Ok(());
+        for (op, s) in &self.ops {
+            r = r.and(run_collective(&self.comm, Ok(op.clone()), *s));
+        }
+        if !self.transfers.is_empty() {
+            r = r.and(run_transfers(&self.comm, &self.transfers, self.stream));
+        }
+        r
+    }
+}
