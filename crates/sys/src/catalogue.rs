@@ -705,6 +705,7 @@ macro_rules! with_operators {
             NotEqual: "x1 != x2, broadcast (bool)";
             OnesLike: "ones of x's shape";
             Pack: "the inputs stacked along a new axis";
+            PadV3: "x surrounded by a constant on each axis (mode constant, paddings before/after)";
             Range: "start, start + delta, ... below limit";
             RealDiv: "x1 / x2, broadcast, in floating point";
             ReduceAll: "and over axes (keep_dims)";

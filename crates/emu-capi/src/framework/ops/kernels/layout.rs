@@ -293,3 +293,57 @@ pub(super) fn ConcatD(call: &Call<'_>) -> Result<Written, AclError> {
     let rank = call.spec(0)?.dims.len();
     join(call, axis(call, "concat_dim", rank)?, false)
 }
+
+/// `PadV3(x, paddings[, constant_values]) -> y`, mode `constant` (the
+/// form torch_npu's padding and its collectives' staging launch): x with
+/// `before`/`after` elements of the constant (0 without one) around each
+/// axis. `paddings` holds before and after per axis in turn
+/// (`paddings_contiguous`, the default) or every before then every after.
+/// Other modes, and negative paddings (cropping), are refused with
+/// `ACL_ERROR_OP_ATTR_NOT_MATCH` / `ACL_ERROR_INVALID_PARAM`.
+pub(super) fn PadV3(call: &Call<'_>) -> Result<Written, AclError> {
+    let n = call.inputs.count();
+    if !(2..=3).contains(&n) {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    }
+    if call.outputs.len() != 1 {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
+    match call.attr("mode") {
+        None => {}
+        Some(AttrValue::String(m)) if m == "constant" => {}
+        Some(_) => return Err(AclError::OP_ATTR_NOT_MATCH),
+    }
+    let x = call.tensor(0)?;
+    let pads = call.sizes(1)?;
+    let rank = x.dims.len();
+    if pads.len() != 2 * rank {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    }
+    let contiguous = call.attr_bool("paddings_contiguous", true)?;
+    let (before, after): (Vec<usize>, Vec<usize>) = if contiguous {
+        (0..rank).map(|k| (pads[2 * k], pads[2 * k + 1])).unzip()
+    } else {
+        (0..rank).map(|k| (pads[k], pads[rank + k])).unzip()
+    };
+    let dims: Vec<usize> = (0..rank)
+        .map(|k| x.dims[k] + before[k] + after[k])
+        .collect();
+    if dims != call.out(0).dims || call.out(0).dtype != x.dtype {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
+    let fill = if n == 3 { call.scalar(2)? } else { Num::I(0) };
+    let mut y = Tensor::full(x.dtype, dims.clone(), fill)?;
+    let size = x.dtype.size();
+    let out_strides = contiguous_strides(&dims);
+    // Each element of x, to its place in y.
+    let in_strides = contiguous_strides(&x.dims);
+    for i in 0..x.numel() {
+        let mut at = 0;
+        for k in 0..rank {
+            at += (i / in_strides[k] % x.dims[k] + before[k]) * out_strides[k];
+        }
+        y.bytes[at * size..at * size + size].copy_from_slice(&x.bytes[i * size..i * size + size]);
+    }
+    Ok(vec![y.bytes])
+}

@@ -502,3 +502,44 @@ fn index_put_sets_and_accumulates_where_the_indices_point() {
         Err(AclError::INVALID_PARAM)
     );
 }
+
+#[test]
+fn pads_with_a_constant_in_either_paddings_order() {
+    let x = t(DType::F32, &[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+    let mut attrs = OpAttr::new();
+    attrs.insert("mode".into(), AttrValue::String("constant".into()));
+    // Axis 0: one row after; axis 1: one column before.
+    assert_eq!(
+        run(
+            "PadV3",
+            vec![x.clone(), ints(&[0, 1, 1, 0]), t(DType::F32, &[], &[9.0])],
+            spec(DType::F32, &[3, 3]),
+            attrs.clone()
+        )
+        .unwrap(),
+        [9.0, 1.0, 2.0, 9.0, 3.0, 4.0, 9.0, 9.0, 9.0]
+    );
+    attrs.insert("paddings_contiguous".into(), AttrValue::Bool(false));
+    assert_eq!(
+        // Befores [1, 0], afters [0, 1]: a row above, a column right.
+        run(
+            "PadV3",
+            vec![x.clone(), ints(&[1, 0, 0, 1])],
+            spec(DType::F32, &[3, 3]),
+            attrs.clone()
+        )
+        .unwrap(),
+        [0.0, 0.0, 0.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0]
+    );
+    attrs.insert("mode".into(), AttrValue::String("reflect".into()));
+    assert_eq!(
+        run(
+            "PadV3",
+            vec![x, ints(&[0, 1, 1, 0])],
+            spec(DType::F32, &[3, 3]),
+            attrs
+        )
+        .err(),
+        Some(AclError::OP_ATTR_NOT_MATCH)
+    );
+}
