@@ -74,3 +74,62 @@ def test_a_dying_rank_fails_its_peer_and_its_memory_returns(machine):
     assert "Connection closed by peer" in out.stderr or "Connection reset" in out.stderr
     # What rank 1 held on its device is the machine's again.
     assert r["device1_free"] == r["device1_total"]
+
+
+def _ip(*args, check=True):
+    return subprocess.run(["ip", *args], capture_output=True, text=True, check=check)
+
+
+@pytest.fixture
+def two_hosts():
+    """Two network namespaces joined by a veth pair, 10.77.x.1 and
+    10.77.x.2: two "hosts" with nothing shared but the link. Needs root
+    (CI runs as root)."""
+    if os.geteuid() != 0 or subprocess.run(["which", "ip"], capture_output=True).returncode != 0:
+        pytest.skip("network namespaces need root and iproute2")
+    tag = os.getpid() % 200 + 20
+    names = [f"aclmem{tag}a", f"aclmem{tag}b"]
+    veths = [f"am{tag}a", f"am{tag}b"]
+    addrs = [f"10.77.{tag}.1", f"10.77.{tag}.2"]
+    for n in names:
+        _ip("netns", "del", n, check=False)
+        _ip("netns", "add", n)
+    try:
+        _ip("link", "add", veths[0], "type", "veth", "peer", "name", veths[1])
+        for n, v, a in zip(names, veths, addrs):
+            _ip("link", "set", v, "netns", n)
+            _ip("-n", n, "addr", "add", f"{a}/24", "dev", v)
+            _ip("-n", n, "link", "set", v, "up")
+            _ip("-n", n, "link", "set", "lo", "up")
+        yield list(zip(names, addrs))
+    finally:
+        for n in names:
+            _ip("netns", "del", n, check=False)
+
+
+def test_two_hosts_in_network_namespaces(machine, two_hosts):
+    """`torchrun --nnodes 2`: each host runs its own emulated machine with
+    two NPUs, and the four ranks' collectives cross the veth link (HCCL
+    picks each host's interface address; Gloo connects them)."""
+    (ns0, master), (ns1, _) = two_hosts
+    procs = []
+    for node, ns in enumerate([ns0, ns1]):
+        env = dict(os.environ, ACLMEM_EMU_MACHINE=f"{machine}-host{node}"[:60], ACLMEM_EMU_DEVICES="2",
+                   HCCL_CONNECT_TIMEOUT="120", HCCL_EXEC_TIMEOUT="120")
+        procs.append(subprocess.Popen(
+            ["ip", "netns", "exec", ns, sys.executable, "-m", "torch.distributed.run", "--nnodes=2",
+             f"--node-rank={node}", "--nproc-per-node=2", f"--master-addr={master}", "--master-port=29517",
+             str(HERE / "distributed.py"), "collectives"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+    reports = {}
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, f"{out}\n{err[-4000:]}"
+        for line in out.splitlines():
+            if line.startswith("{"):
+                r = json.loads(line)
+                reports[r["rank"]] = r
+    assert sorted(reports) == [0, 1, 2, 3]
+    for rank, r in reports.items():
+        assert r["fails"] == [], f"rank {rank}"
+        assert r["checks"] == 32 + 1 + 5 + 1 + 1 + 2 + 2 + (5 if rank == 0 else 0)
