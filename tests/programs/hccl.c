@@ -12,6 +12,9 @@
  *          a collective that still works
  *   die    rank 1 exits after the communicator is made; rank 0's next
  *          collective must fail (not hang), and the async error says why
+ *   fake   one process, rank RANK of NRANKS, in the fake world
+ *          (ACLMEM_HCCL_FAKE_WORLD): everything completes at once, peers
+ *          contribute zeros and the reductions' identity
  * Prints "ok" and exits 0 when every check holds; else names the check.
  */
 #define _DEFAULT_SOURCE
@@ -418,6 +421,62 @@ static void bad_arguments(HcclComm comm, aclrtStream stream, void *a, void *b)
     HCCL(HcclBarrier(comm, stream));
 }
 
+/* The fake world's outputs (docs/hccl.md): this rank's own data in its
+ * place, zeros from everyone else. */
+static void fake_world(HcclComm comm, aclrtStream stream)
+{
+    size_t n = (size_t)nranks * COUNT;
+    float *host = calloc(n, sizeof(float)), *out = calloc(n, sizeof(float));
+    CHECK(host && out, "host memory");
+    void *a = dev_alloc(n * 4), *b = dev_alloc(n * 4);
+    for (size_t i = 0; i < n; i++) host[i] = (float)(i % 1000 + 1);
+
+    to_dev(a, host, COUNT * 4);
+    HCCL(HcclAllReduce(a, b, COUNT, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream));
+    to_host(out, b, COUNT * 4);
+    for (size_t i = 0; i < COUNT; i++) CHECK(out[i] == host[i], "fake allreduce [%zu]", i);
+
+    to_dev(b, host, n * 4); /* garbage where zeros must come */
+    HCCL(HcclAllGather(a, b, COUNT, HCCL_DATA_TYPE_FP32, comm, stream));
+    to_host(out, b, n * 4);
+    for (size_t i = 0; i < n; i++) {
+        float want = i / COUNT == (size_t)rank ? host[i % COUNT] : 0.0f;
+        CHECK(out[i] == want, "fake allgather [%zu]: %g want %g", i, out[i], want);
+    }
+
+    to_dev(a, host, n * 4);
+    HCCL(HcclReduceScatter(a, b, COUNT, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream));
+    to_host(out, b, COUNT * 4);
+    for (size_t i = 0; i < COUNT; i++) CHECK(out[i] == host[rank * COUNT + i], "fake reducescatter [%zu]", i);
+
+    to_dev(b, host, COUNT * 4);
+    HCCL(HcclBroadcast(b, COUNT, HCCL_DATA_TYPE_FP32, (uint32_t)(rank + 1) % nranks, comm, stream));
+    to_host(out, b, COUNT * 4);
+    for (size_t i = 0; i < COUNT; i++) CHECK(out[i] == 0.0f, "fake broadcast from a peer [%zu]", i);
+
+    to_dev(a, host, n * 4);
+    HCCL(HcclAlltoAll(a, COUNT, HCCL_DATA_TYPE_FP32, b, COUNT, HCCL_DATA_TYPE_FP32, comm, stream));
+    to_host(out, b, n * 4);
+    for (size_t i = 0; i < n; i++) {
+        float want = i / COUNT == (size_t)rank ? host[i] : 0.0f;
+        CHECK(out[i] == want, "fake alltoall [%zu]", i);
+    }
+
+    to_dev(b, host, COUNT * 4);
+    HCCL(HcclRecv(b, COUNT, HCCL_DATA_TYPE_FP32, (uint32_t)(rank + 7) % nranks, comm, stream));
+    to_host(out, b, COUNT * 4);
+    for (size_t i = 0; i < COUNT; i++) CHECK(out[i] == 0.0f, "fake recv [%zu]", i);
+    HCCL(HcclSend(a, COUNT, HCCL_DATA_TYPE_FP32, (uint32_t)(rank + 7) % nranks, comm, stream));
+    HCCL(HcclBarrier(comm, stream));
+    /* The arguments are still checked. */
+    CHECK(HcclBroadcast(a, COUNT, HCCL_DATA_TYPE_FP32, (uint32_t)nranks, comm, stream) == HCCL_E_PARA,
+          "fake broadcast from no rank");
+    OK(aclrtFree(a));
+    OK(aclrtFree(b));
+    free(host);
+    free(out);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 5) {
@@ -433,7 +492,10 @@ int main(int argc, char **argv)
     OK(aclrtCreateStream(&stream));
 
     HcclRootInfo root;
-    if (rank == 0) {
+    int fake = strcmp(mode, "fake") == 0;
+    if (fake) {
+        HCCL(HcclGetRootInfo(&root));
+    } else if (rank == 0) {
         HCCL(HcclGetRootInfo(&root));
         char tmp[4096];
         snprintf(tmp, sizeof tmp, "%s.tmp", file);
@@ -470,6 +532,8 @@ int main(int argc, char **argv)
         on_vmm_memory(comm, stream);
     } else if (strcmp(mode, "bad") == 0) {
         bad_arguments(comm, stream, a, b);
+    } else if (fake) {
+        fake_world(comm, stream);
     } else if (strcmp(mode, "die") == 0) {
         if (rank == 1) {
             printf("dead\n");

@@ -91,6 +91,27 @@ fn refused_and_differing_arguments_answer_on_every_rank() {
     }
 }
 
+/// One process plays rank 5 of 1024 (`ACLMEM_HCCL_FAKE_WORLD`): every
+/// operation completes at once, with the documented outputs.
+#[test]
+fn one_rank_of_a_fake_world_of_1024() {
+    if under_test_runner() {
+        return;
+    }
+    let out = Command::new(program())
+        .args(["5", "1024", "/nonexistent", "fake"])
+        .env(
+            "ACLMEM_EMU_MACHINE",
+            format!("hccl-fake-{}", std::process::id()),
+        )
+        .env("ACLMEM_EMU_DEVICES", "8")
+        .env("ACLMEM_EMU_HBM", "1GiB")
+        .env("ACLMEM_HCCL_FAKE_WORLD", "1024")
+        .output()
+        .expect("it runs");
+    assert_ranks_print(&[out], |_| "ok\n");
+}
+
 #[test]
 fn a_dead_rank_fails_its_peers_at_once_with_the_reason() {
     if under_test_runner() {

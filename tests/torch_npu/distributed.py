@@ -192,12 +192,36 @@ def dying_rank(c):
     return {"error": error, "waited": waited, "device1_free": free, "device1_total": total}
 
 
-SCENARIOS = {"collectives": collectives, "weight_sync": weight_sync, "dying_rank": dying_rank}
+def fake_world(c):
+    """One rank of a large world without its peers (`aclmem run
+    --fake-world`): collectives complete at once, peers contribute zeros
+    and the reductions' identity; the memory is what this rank's would be."""
+    f32 = torch.float32
+    x = torch.arange(1024, dtype=f32, device="npu")
+    dist.all_reduce(x)
+    c.equal("all_reduce", x, torch.arange(1024, dtype=f32))
+    before = torch.npu.memory_allocated()
+    o = torch.empty(1024 * WORLD, device="npu")
+    dist.all_gather_into_tensor(o, x)
+    rows = o.cpu().view(WORLD, 1024)
+    c.equal("all_gather own", rows[RANK], torch.arange(1024, dtype=f32))
+    c.equal("all_gather others", (rows.abs().sum(1) != 0).sum(), torch.tensor(1))
+    torch.npu.synchronize()
+    return {"world": dist.get_world_size(), "gathered_bytes": torch.npu.memory_allocated() - before}
+
+
+SCENARIOS = {"collectives": collectives, "weight_sync": weight_sync, "dying_rank": dying_rank,
+             "fake_world": fake_world}
 
 
 def main():
     torch.npu.set_device(LOCAL)
-    dist.init_process_group("hccl")
+    if os.environ.get("ACLMEM_HCCL_FAKE_WORLD"):
+        # No peers will connect: an in-process store, which torch's
+        # env:// rendezvous (waiting for every rank) is not.
+        dist.init_process_group("hccl", store=dist.HashStore(), rank=RANK, world_size=WORLD)
+    else:
+        dist.init_process_group("hccl")
     c = Checks()
     out = SCENARIOS[sys.argv[1]](c)
     print(json.dumps({"rank": RANK, "checks": c.count, "fails": c.fails, **out}), flush=True)

@@ -76,6 +76,22 @@ def test_a_dying_rank_fails_its_peer_and_its_memory_returns(machine):
     assert r["device1_free"] == r["device1_total"]
 
 
+def test_one_rank_of_a_fake_world_of_1024(machine):
+    """`aclmem run --fake-world 1024`: rank 0 of 1024 on one box, its
+    collectives complete at once, and its memory is a 1024-rank job's."""
+    full = dict(os.environ, ACLMEM_EMU_MACHINE=machine)
+    out = subprocess.run(
+        [os.environ["ACLMEM_CLI"], "run", "--fake-world", "1024", "--devices", "1", "--",
+         sys.executable, str(HERE / "distributed.py"), "fake_world"],
+        capture_output=True, text=True, timeout=300, env=full,
+    )
+    assert out.returncode == 0, out.stderr[-4000:]
+    r = json.loads([l for l in out.stdout.splitlines() if l.startswith("{")][-1])
+    assert r["fails"] == [] and r["checks"] == 3
+    assert r["world"] == 1024 and r["rank"] == 0
+    assert r["gathered_bytes"] >= 1024 * 1024 * 4
+
+
 def _ip(*args, check=True):
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=check)
 

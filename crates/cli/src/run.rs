@@ -51,6 +51,16 @@ pub struct Options {
     /// $ACLMEM_EMU_FAULTS; grammar in docs/faults.md).
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
+    /// Play one rank of a world of N ranks, without its peers
+    /// ($ACLMEM_HCCL_FAKE_WORLD): every HCCL communicator is made at once
+    /// and every collective completes at once, with deterministic outputs
+    /// (docs/hccl.md), to see one rank's memory of a job too large to run.
+    /// Sets WORLD_SIZE, RANK (--fake-rank) and LOCAL_RANK (0) unless set.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub fake_world: Option<u32>,
+    /// The rank played in the fake world (default 0).
+    #[arg(long, value_name = "R", requires = "fake_world")]
+    pub fake_rank: Option<u32>,
     /// The program and its arguments (after `--`).
     #[arg(last = true, required = true)]
     pub program: Vec<String>,
@@ -308,6 +318,24 @@ pub fn run(o: Options) -> ExitCode {
             return fail(e.to_string());
         }
         cmd.env("ACLMEM_EMU_FAULTS", spec);
+    }
+    if let Some(world) = o.fake_world {
+        let rank = o.fake_rank.unwrap_or(0);
+        if rank >= world {
+            return fail(format!(
+                "--fake-rank {rank} is not a rank of a world of {world}"
+            ));
+        }
+        cmd.env("ACLMEM_HCCL_FAKE_WORLD", world.to_string());
+        for (var, value) in [
+            ("WORLD_SIZE", world.to_string()),
+            ("RANK", rank.to_string()),
+            ("LOCAL_RANK", "0".to_owned()),
+        ] {
+            if std::env::var_os(var).is_none() {
+                cmd.env(var, value);
+            }
+        }
     }
     // An installation to find, unless the environment names one already
     // (a real CANN's, or the user's).

@@ -178,7 +178,17 @@ fn init(
     let root = RootInfo::decode(&bytes).ok_or(Hccl::E_PARA)?;
     let cfg = read_config(config)?;
     on_device()?;
-    let handle = comm::register(connect(n_ranks, &root, rank, &cfg)?);
+    let made = match super::fake::world()? {
+        Some(world) => {
+            if n_ranks == 0 || rank >= n_ranks || n_ranks > world {
+                return Err(Hccl::E_PARA);
+            }
+            let name = cfg.name.clone().unwrap_or_else(|| root.identifier.clone());
+            Comm::fake(rank, n_ranks, name)
+        }
+        None => connect(n_ranks, &root, rank, &cfg)?,
+    };
+    let handle = comm::register(made);
     // SAFETY: the caller's out parameter, checked by cptr; a bad one
     // destroys what was made.
     ptr_err(unsafe {
@@ -195,6 +205,14 @@ pub unsafe extern "C" fn HcclGetRootInfo(root_info: *mut c_void) -> HcclResult {
     entry("HcclGetRootInfo", || {
         if root_info.is_null() {
             return Err(Hccl::E_PTR);
+        }
+        if super::fake::world()?.is_some() {
+            // No peers will come: nothing to serve.
+            let info = RootInfo::fake();
+            // SAFETY: the caller's out parameter, checked by cptr.
+            return ptr_err(unsafe {
+                cptr::write(root_info.cast::<[u8; ROOT_INFO_BYTES]>(), info.encode())
+            });
         }
         let ip = rendezvous::host_address().map_err(|e| {
             eprintln!("aclmem-hccl: {e}");
@@ -271,6 +289,16 @@ pub unsafe extern "C" fn HcclCommInitAll(
         if devs.iter().any(|d| *d < 0 || *d as u32 >= count) {
             return Err(Hccl::E_PARA);
         }
+        if super::fake::world()?.is_some_and(|w| w < ndev) {
+            return Err(Hccl::E_PARA);
+        }
+        if super::fake::world()?.is_some() {
+            let root = RootInfo::fake();
+            let handles: Vec<usize> = (0..ndev)
+                .map(|r| comm::register(Comm::fake(r, ndev, root.identifier.clone())))
+                .collect();
+            return hand_out_all(comms, &handles);
+        }
         let root = rendezvous::serve(std::net::Ipv4Addr::LOCALHOST.into()).map_err(|e| {
             eprintln!("aclmem-hccl: {e}");
             Hccl::E_TCP_CONNECT
@@ -291,17 +319,23 @@ pub unsafe extern "C" fn HcclCommInitAll(
         rendezvous::stop(&root.identifier);
         let made: Vec<Comm> = made.into_iter().collect::<Result<_, _>>()?;
         let handles: Vec<usize> = made.into_iter().map(comm::register).collect();
-        for (i, h) in handles.iter().enumerate() {
-            // SAFETY: the caller's array of `ndev` handles, checked by cptr.
-            if unsafe { cptr::write(comms.cast::<usize>().add(i), *h) }.is_err() {
-                for h in &handles {
-                    let _ = comm::destroy(*h);
-                }
-                return Err(Hccl::E_PTR);
-            }
-        }
-        Ok(())
+        hand_out_all(comms, &handles)
     })
+}
+
+/// Writes `handles` to the caller's array; if it cannot, destroys them all.
+fn hand_out_all(comms: *mut HcclComm, handles: &[usize]) -> Result<(), Hccl> {
+    for (i, h) in handles.iter().enumerate() {
+        // SAFETY: the caller's array of one handle per device, each slot
+        // checked by cptr.
+        if unsafe { cptr::write(comms.cast::<usize>().wrapping_add(i), *h) }.is_err() {
+            for h in handles {
+                let _ = comm::destroy(*h);
+            }
+            return Err(Hccl::E_PTR);
+        }
+    }
+    Ok(())
 }
 
 /// `HcclResult HcclCommDestroy(HcclComm comm)`.

@@ -40,7 +40,9 @@ pub struct Comm {
     pub name: String,
     /// How long an operation may wait for its peers.
     pub exec_timeout_ms: i64,
-    context: Mutex<Context>,
+    /// The connections to the peers; `None` for a communicator of the
+    /// fake world (`fake`), which has none.
+    context: Mutex<Option<Context>>,
     async_error: AtomicI32,
     suspended: AtomicBool,
     /// Memory ranges set (base, size) and activated (address, size).
@@ -426,10 +428,44 @@ impl Comm {
             size,
             name,
             exec_timeout_ms,
-            context: Mutex::new(context),
+            context: Mutex::new(Some(context)),
             async_error: AtomicI32::new(0),
             suspended: AtomicBool::new(false),
             ranges: Mutex::new(Ranges::default()),
+        }
+    }
+
+    /// A communicator of the fake world: rank `rank` of `size`, without
+    /// peers (see [`super::fake`]).
+    pub fn fake(rank: u32, size: u32, name: String) -> Comm {
+        Comm {
+            rank,
+            size,
+            name,
+            exec_timeout_ms: 0,
+            context: Mutex::new(None),
+            async_error: AtomicI32::new(0),
+            suspended: AtomicBool::new(false),
+            ranges: Mutex::new(Ranges::default()),
+        }
+    }
+
+    /// Whether this is a communicator of the fake world.
+    pub fn is_fake(&self) -> bool {
+        self.context.lock().is_none()
+    }
+
+    /// Refused while suspended or broken.
+    pub(super) fn usable(&self) -> Result<(), Hccl> {
+        if self.suspended.load(Ordering::Acquire) {
+            return Err(Hccl::E_SUSPENDING);
+        }
+        match self.async_error() {
+            0 => Ok(()),
+            broken => Err(Hccl::ALL
+                .get(broken as usize)
+                .copied()
+                .unwrap_or(Hccl::E_INTERNAL)),
         }
     }
 
@@ -451,18 +487,10 @@ impl Comm {
         what: &str,
         f: impl FnOnce(&mut Context) -> Result<R, Failure>,
     ) -> Result<R, Hccl> {
-        if self.suspended.load(Ordering::Acquire) {
-            return Err(Hccl::E_SUSPENDING);
-        }
-        let broken = self.async_error();
-        if broken != 0 {
-            return Err(Hccl::ALL
-                .get(broken as usize)
-                .copied()
-                .unwrap_or(Hccl::E_INTERNAL));
-        }
+        self.usable()?;
         let mut ctx = self.context.lock();
-        f(&mut ctx).map_err(|failure| {
+        let ctx = ctx.as_mut().ok_or(Hccl::E_INTERNAL)?;
+        f(ctx).map_err(|failure| {
             report(what, &failure);
             let code = code_of(&failure);
             if matches!(failure.status, Status::Timeout | Status::Io) {
@@ -525,6 +553,9 @@ impl Comm {
     /// part in the agreement, so that its peers fail at once instead of
     /// waiting for it.
     pub fn collective(&self, op: &Op, local: Result<(), Hccl>) -> Result<(), Hccl> {
+        if self.is_fake() {
+            return self.fake_collective(op, local);
+        }
         let mut mine = op.describe(self.rank);
         mine[0] = local.map_or_else(|e| e.code() as u64, |()| 0);
         self.with_context(op.name(), |ctx| {

@@ -15,6 +15,7 @@ pub mod api;
 pub mod collectives;
 pub(crate) mod comm;
 pub(crate) mod engine;
+mod fake;
 pub mod group;
 mod movement;
 pub(crate) mod reduce;

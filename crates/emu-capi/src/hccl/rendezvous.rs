@@ -68,6 +68,17 @@ impl RootInfo {
         out
     }
 
+    /// A root info of the fake world: no store behind it.
+    pub fn fake() -> RootInfo {
+        let micros = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros());
+        RootInfo {
+            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
+            identifier: format!("fake_{}_{micros}", std::process::id()),
+        }
+    }
+
     /// Reads one; `None` when it was not made by `HcclGetRootInfo` of this
     /// library (garbage, or another HCCL's).
     pub fn decode(bytes: &[u8; ROOT_INFO_BYTES]) -> Option<RootInfo> {
