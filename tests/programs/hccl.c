@@ -528,7 +528,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "all") == 0) {
         all_reduce_every_type(comm, stream, a, b);
         the_other_collectives(comm, stream, a, b);
-        point_to_point(comm, stream, a, b);
+        if (nranks > 1) point_to_point(comm, stream, a, b);
         on_vmm_memory(comm, stream);
     } else if (strcmp(mode, "bad") == 0) {
         bad_arguments(comm, stream, a, b);

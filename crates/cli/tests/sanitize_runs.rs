@@ -371,3 +371,37 @@ fn marked_phases_bound_the_cycles() {
     assert!(findings.is_empty(), "{findings:#?}");
     assert_eq!(code, 0);
 }
+
+/// HCCL's misuses of memory, each on a communicator of one rank: a
+/// collective on freed memory, activated communication memory freed, a
+/// communicator never destroyed; each reported once, with its class and
+/// (for the first two) the program's line; the program done right is clean.
+#[test]
+fn hccl_defects_are_reported_with_their_class_and_line() {
+    if under_test_runner() {
+        return;
+    }
+    let src = repo().join("crates/sanitizer/tests/hccl_defects.c");
+    let exe = compile(&src, "hccl-defects");
+    let (findings, code) = sanitize(&[], &exe, &["clean"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    for class in [
+        "collective-unmapped",
+        "comm-memory-released-while-active",
+        "communicator-not-destroyed",
+    ] {
+        let (findings, code) = sanitize(&[], &exe, &[class]);
+        assert_eq!(findings.len(), 1, "{class}: {findings:#?}");
+        assert_eq!(findings[0]["class"], class);
+        assert_eq!(code, 1, "{class}");
+        if class != "communicator-not-destroyed" {
+            let line = marked_line(src.to_str().unwrap(), &format!("DEFECT: {class} */"));
+            let site = findings[0]["site"].as_str().unwrap();
+            assert!(
+                site.contains(&format!("hccl_defects.c:{line}")),
+                "{class}: {site}"
+            );
+        }
+    }
+}

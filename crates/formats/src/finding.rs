@@ -54,11 +54,17 @@ pub enum Class {
     ApiError,
     /// `leak`.
     Leak,
+    /// `collective-unmapped`.
+    CollectiveUnmapped,
+    /// `comm-memory-released-while-active`.
+    CommMemoryReleasedWhileActive,
+    /// `communicator-not-destroyed`.
+    CommunicatorNotDestroyed,
 }
 
 impl Class {
     /// Every class, in the order the README lists them.
-    pub const ALL: [Class; 22] = [
+    pub const ALL: [Class; 25] = [
         Class::Rule,
         Class::Portability,
         Class::DoubleFree,
@@ -81,6 +87,9 @@ impl Class {
         Class::UnsupportedCall,
         Class::ApiError,
         Class::Leak,
+        Class::CollectiveUnmapped,
+        Class::CommMemoryReleasedWhileActive,
+        Class::CommunicatorNotDestroyed,
     ];
 
     /// The name in reports and in the log (`double-free`).
@@ -108,6 +117,9 @@ impl Class {
             Class::UnsupportedCall => "unsupported-call",
             Class::ApiError => "api-error",
             Class::Leak => "leak",
+            Class::CollectiveUnmapped => "collective-unmapped",
+            Class::CommMemoryReleasedWhileActive => "comm-memory-released-while-active",
+            Class::CommunicatorNotDestroyed => "communicator-not-destroyed",
         }
     }
 
@@ -176,6 +188,15 @@ impl Class {
             Class::Leak => {
                 "at `aclFinalize` and at exit: handles, reservations, mappings, `aclrtMalloc` and `aclrtMallocHost` memory still held, each with the call that made it. Under `aclmem sanitize`, exported and imported handles are judged with the other processes' events instead: an exported handle never freed is a `leak` unless another process still mapped it at the exporter's exit (`exporter-exited-while-mapped`); an import still held is `import-held-at-exit` (with the reservation that holds its mapping)"
             }
+            Class::CollectiveUnmapped => {
+                "an HCCL collective or transfer (`HcclAllReduce`, `HcclBroadcast`, `HcclAllGather`, `HcclReduceScatter`, `HcclReduce`, `HcclSend`, `HcclRecv`) whose buffer, by its count and data type, is not mapped or `aclrtMalloc` memory of the process (freed, unmapped, or too small): names the buffer, the rank and size of the communicator, and the call site"
+            }
+            Class::CommMemoryReleasedWhileActive => {
+                "`aclrtFree` or `aclrtUnmapMem` of memory a communicator still has activated (`HcclCommActivateCommMemory` without `HcclCommDeactivateCommMemory`, torch_npu's zero-copy registration): names the activation"
+            }
+            Class::CommunicatorNotDestroyed => {
+                "at exit: an HCCL communicator made (`HcclCommInitRootInfo(Config)`, `HcclCommInitAll`) and never destroyed with `HcclCommDestroy`, with the call that made it"
+            }
         }
     }
 
@@ -185,6 +206,7 @@ impl Class {
         matches!(
             self,
             Class::Leak
+                | Class::CommunicatorNotDestroyed
                 | Class::ImportHeldAtExit
                 | Class::ExporterExitedWhileMapped
                 | Class::CycleGrowth

@@ -164,7 +164,9 @@ pub unsafe extern "C" fn la_symbind64(
     let Ok(text) = name.to_str() else {
         return value;
     };
-    if !aclmem_sys::FUNCTIONS.iter().any(|(n, _)| *n == text) && !crate::mstx::NAMES.contains(&text)
+    if !aclmem_sys::FUNCTIONS.iter().any(|(n, _)| *n == text)
+        && !crate::mstx::NAMES.contains(&text)
+        && !crate::hccl::NAMES.contains(&text)
     {
         return value;
     }

@@ -134,6 +134,7 @@ pub(crate) fn at_exit_registered() {
 extern "C" fn at_exit() {
     unsupported_calls();
     model().report_leaks("exit", None);
+    crate::hccl::report_leaks();
     trace::write_sites();
     trace::flush();
     sharing::event(Kind::Exit, "", None, |_| {});

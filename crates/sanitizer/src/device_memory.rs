@@ -48,6 +48,10 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocAlign32(
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
+    let size = model().device_alloc_size(dev_ptr as usize);
+    if let Some(size) = size {
+        crate::hccl::check_release("aclrtFree", dev_ptr as usize, size, Site::outside);
+    }
     let r = forward!(aclrtFree(dev_ptr));
     let totals = if r == 0 {
         model().device_freed(dev_ptr as usize)

@@ -61,6 +61,7 @@ use aclmem_sys::{self as sys, AclFunctions};
 // re-exports what the rooms define for each other.
 pub mod audit;
 mod cmem;
+pub mod hccl;
 mod model;
 pub mod mstx;
 mod python;

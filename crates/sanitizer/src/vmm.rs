@@ -260,6 +260,9 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
     let shared = {
         let m = model();
         m.check_unmap(vir_ptr as usize, site);
+        if let Some(size) = m.mapping_size(vir_ptr as usize) {
+            crate::hccl::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
+        }
         m.imported_mapping(vir_ptr as usize)
             .map(|(_, id)| id.to_owned())
     };

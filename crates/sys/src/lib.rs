@@ -20,6 +20,7 @@
 )]
 
 pub mod catalogue;
+pub mod hccl;
 mod values;
 pub use values::*;
 

@@ -398,12 +398,17 @@ unsafe extern "C" fn store_set(
     data: *const c_void,
     len: usize,
 ) -> i32 {
-    // SAFETY: the contract above.
+    // SAFETY: the contract above; an empty value may come with a NULL
+    // pointer (an empty `std::vector`'s data), which no slice may have.
     let (client, key, data) = unsafe {
         (
             &mut *ctx.cast::<Client>(),
             CStr::from_ptr(key),
-            std::slice::from_raw_parts(data.cast::<u8>(), len),
+            if len == 0 {
+                &[][..]
+            } else {
+                std::slice::from_raw_parts(data.cast::<u8>(), len)
+            },
         )
     };
     let Ok(key) = key.to_str() else {

@@ -115,10 +115,10 @@ impl ReduceOp {
 }
 
 macro_rules! data_types {
-    ($($name:ident = $value:literal, $size:literal, $elem:ty;)*) => {
-        /// `HcclDataType`: every type of `hccl_types.h` with its element
-        /// size, and the Rust type that reduces it (`None`: HCCL moves it
-        /// but does not reduce it).
+    ($($name:ident = $value:literal, $elem:ty;)*) => {
+        /// `HcclDataType`: every type of `hccl_types.h`, and the Rust type
+        /// that reduces it (`NoReduce`: HCCL moves it but does not reduce
+        /// it). Values, names and sizes are `aclmem_sys::hccl::DATA_TYPES`'s.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         #[allow(clippy::upper_case_acronyms, non_camel_case_types)]
         pub enum DataType {
@@ -144,7 +144,10 @@ macro_rules! data_types {
 
             /// Bytes per element.
             pub const fn size(self) -> usize {
-                match self { $(DataType::$name => $size,)* }
+                match aclmem_sys::hccl::data_type_size(self.raw()) {
+                    Some(s) => s,
+                    None => 1,
+                }
             }
 
             /// The function reducing this type with `op`; `None` for a type
@@ -157,23 +160,23 @@ macro_rules! data_types {
 }
 
 data_types! {
-    INT8 = 0, 1, i8;
-    INT16 = 1, 2, i16;
-    INT32 = 2, 4, i32;
-    FP16 = 3, 2, half::f16;
-    FP32 = 4, 4, f32;
-    INT64 = 5, 8, i64;
-    UINT64 = 6, 8, u64;
-    UINT8 = 7, 1, u8;
-    UINT16 = 8, 2, u16;
-    UINT32 = 9, 4, u32;
-    FP64 = 10, 8, f64;
-    BFP16 = 11, 2, half::bf16;
-    INT128 = 12, 16, i128;
-    HIF8 = 14, 1, super::reduce::NoReduce;
-    FP8E4M3 = 15, 1, super::reduce::NoReduce;
-    FP8E5M2 = 16, 1, super::reduce::NoReduce;
-    FP8E8M0 = 17, 1, super::reduce::NoReduce;
+    INT8 = 0, i8;
+    INT16 = 1, i16;
+    INT32 = 2, i32;
+    FP16 = 3, half::f16;
+    FP32 = 4, f32;
+    INT64 = 5, i64;
+    UINT64 = 6, u64;
+    UINT8 = 7, u8;
+    UINT16 = 8, u16;
+    UINT32 = 9, u32;
+    FP64 = 10, f64;
+    BFP16 = 11, half::bf16;
+    INT128 = 12, i128;
+    HIF8 = 14, super::reduce::NoReduce;
+    FP8E4M3 = 15, super::reduce::NoReduce;
+    FP8E5M2 = 16, super::reduce::NoReduce;
+    FP8E8M0 = 17, super::reduce::NoReduce;
 }
 
 /// `HcclCommConfig`'s fields the emulator reads, at their offsets in the
@@ -235,6 +238,14 @@ mod tests {
         assert_eq!(Hccl::text_of(1041), "unknown error\0");
         for t in DataType::ALL {
             assert_eq!(DataType::from_raw(t.raw()), Ok(*t));
+        }
+        // The same types as the one table, named alike, each reduced in a
+        // Rust type of its size.
+        assert_eq!(DataType::ALL.len(), aclmem_sys::hccl::DATA_TYPES.len());
+        for (raw, name, size) in aclmem_sys::hccl::DATA_TYPES {
+            let t = DataType::from_raw(raw).unwrap();
+            assert_eq!(format!("{t:?}"), name);
+            assert_eq!(t.size(), size);
         }
         assert_eq!(DataType::from_raw(13), Err(Hccl::E_PARA));
         assert_eq!(DataType::from_raw(255), Err(Hccl::E_PARA));

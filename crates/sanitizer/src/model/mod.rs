@@ -438,6 +438,11 @@ impl Model {
 
     /// The mapping of physical memory that holds `addr`: its start, the
     /// handle and where it was made.
+    /// The size of the mapping that starts at `addr`, if one does.
+    pub fn mapping_size(&self, addr: usize) -> Option<usize> {
+        self.maps.get(&addr).map(|m| m.size)
+    }
+
     pub fn mapping_containing(&self, addr: usize) -> Option<(usize, usize, Site)> {
         let (&start, m) = self.maps.range(..=addr).next_back()?;
         (addr < start.saturating_add(m.size)).then_some((start, m.handle, m.site))
@@ -466,6 +471,11 @@ impl Model {
         self.device_allocs.insert(p, (size, device, site));
         self.phys_add(device, size as isize);
         self.trace_totals(device)
+    }
+
+    /// The size of the `aclrtMalloc` block at `p`, if it is one.
+    pub fn device_alloc_size(&self, p: usize) -> Option<usize> {
+        self.device_allocs.get(&p).map(|(s, _, _)| *s)
     }
 
     pub fn device_freed(&mut self, p: usize) -> Option<(u32, usize, usize)> {
@@ -507,7 +517,7 @@ impl Model {
     }
 
     /// Whether `addr..addr + count` lies in device memory of this process.
-    fn device_range(&self, addr: usize, count: usize) -> bool {
+    pub fn device_range(&self, addr: usize, count: usize) -> bool {
         let end = addr.saturating_add(count);
         let within =
             |m: Option<(&usize, usize)>| m.is_some_and(|(&a, s)| a <= addr && end <= a + s);
