@@ -390,12 +390,19 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
                 }
             }
         }
-        // Phases the program marked, and allocations refused for lack of
-        // memory (the sanitizer's out-of-memory reports), as markers.
+        // Phases the program marked, allocations refused for lack of memory
+        // (the sanitizer's out-of-memory reports), and HCCL's collectives,
+        // as markers.
         let marker = if call == "phase" {
             Some(r.name.as_deref().unwrap_or("?").to_owned())
         } else if r.ret == OUT_OF_MEMORY && call.starts_with("aclrtMalloc") {
             Some(format!("out of memory: {call} of {} bytes", r.size))
+        } else if call.starts_with("Hccl") {
+            // A collective or transfer: its bytes, and its code if it failed.
+            Some(match r.ret {
+                0 => format!("{call} of {} bytes", r.size),
+                code => format!("{call} of {} bytes answered {code}", r.size),
+            })
         } else {
             None
         };

@@ -383,9 +383,22 @@ fn hccl_defects_are_reported_with_their_class_and_line() {
     }
     let src = repo().join("crates/sanitizer/tests/hccl_defects.c");
     let exe = compile(&src, "hccl-defects");
-    let (findings, code) = sanitize(&[], &exe, &["clean"]);
+    let trace =
+        std::env::temp_dir().join(format!("aclmem-hccl-trace-{}.jsonl", std::process::id()));
+    let (findings, code) = sanitize(&["--trace", trace.to_str().unwrap()], &exe, &["clean"]);
     assert!(findings.is_empty(), "{findings:#?}");
     assert_eq!(code, 0);
+    // The collective is a record of the trace (the timeline marks it).
+    let records = std::fs::read_to_string(&trace).unwrap();
+    let _ = std::fs::remove_file(&trace);
+    let collectives: Vec<serde_json::Value> = records
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["call"] == "HcclAllReduce")
+        .collect();
+    assert_eq!(collectives.len(), 1, "{records}");
+    assert_eq!(collectives[0]["size"], 4096);
+    assert_eq!(collectives[0]["ret"], 0);
     for class in [
         "collective-unmapped",
         "comm-memory-released-while-active",
