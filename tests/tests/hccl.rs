@@ -24,12 +24,19 @@ fn ranks(test: &str, n: usize, mode: &str) -> Vec<Output> {
     let dir = std::env::temp_dir().join(format!("aclmem-hccl-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let root = dir.join("root-info");
+    let out = ranks_with(test, n, mode, &dir.join("root-info"));
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+/// [`ranks`], the root info at `root` (a rank table when it ends in
+/// `.json`).
+fn ranks_with(test: &str, n: usize, mode: &str, root: &Path) -> Vec<Output> {
     let children: Vec<_> = (0..n)
         .map(|r| {
             Command::new(program())
                 .args([&r.to_string(), &n.to_string()])
-                .arg(&root)
+                .arg(root)
                 .arg(mode)
                 .env(
                     "ACLMEM_EMU_MACHINE",
@@ -46,12 +53,10 @@ fn ranks(test: &str, n: usize, mode: &str) -> Vec<Output> {
                 .expect("a rank starts")
         })
         .collect();
-    let out = children
+    children
         .into_iter()
         .map(|c| c.wait_with_output().expect("a rank ends"))
-        .collect();
-    let _ = std::fs::remove_dir_all(&dir);
-    out
+        .collect()
 }
 
 fn assert_all_ok(outputs: &[Output]) {
@@ -89,6 +94,39 @@ fn refused_and_differing_arguments_answer_on_every_rank() {
     for n in [2, 4] {
         assert_all_ok(&ranks(&format!("bad{n}"), n, "bad"));
     }
+}
+
+/// Communicators from a rank table (`HcclCommInitClusterInfoConfig`): rank
+/// 0 serves the rendezvous at its address in the table; every collective
+/// as from a root info.
+#[test]
+fn communicators_from_a_rank_table() {
+    if under_test_runner() {
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let devices: Vec<String> = (0..3)
+        .map(|r| {
+            format!(
+                r#"{{"device_id":"{r}","device_ip":"127.0.0.1","device_port":"{}","rank_id":"{r}"}}"#,
+                port + r
+            )
+        })
+        .collect();
+    let table = format!(
+        r#"{{"status":"completed","version":"1.0","server_count":"1","server_list":[{{"server_id":"one","device":[{}]}}]}}"#,
+        devices.join(",")
+    );
+    let dir = std::env::temp_dir().join(format!("aclmem-hccl-table-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("table.json");
+    std::fs::write(&path, table).unwrap();
+    let out = ranks_with("table", 3, "all", &path);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_all_ok(&out);
 }
 
 /// One process plays rank 5 of 1024 (`ACLMEM_HCCL_FAKE_WORLD`): every

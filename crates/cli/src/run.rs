@@ -58,6 +58,22 @@ pub struct Options {
     /// Sets WORLD_SIZE, RANK (--fake-rank) and LOCAL_RANK (0) unless set.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub fake_world: Option<u32>,
+    /// Write a rank table for a job on these hosts (IP addresses, in node
+    /// order; each with --devices NPUs, rank = node * devices + device)
+    /// and point RANK_TABLE_FILE at it: HCCL's communicators are then made
+    /// from it (HcclCommInitClusterInfo), rank 0 serving the rendezvous at
+    /// its address. Run the same command on every host.
+    #[arg(long, value_name = "IP,IP,...", value_delimiter = ',')]
+    pub rank_table_hosts: Vec<std::net::IpAddr>,
+    /// The port of rank 0 in the rank table (each device of a host takes
+    /// the next; default 60000, HCCL's first).
+    #[arg(
+        long,
+        value_name = "PORT",
+        default_value_t = 60000,
+        requires = "rank_table_hosts"
+    )]
+    pub rank_table_port: u16,
     /// The rank played in the fake world (default 0).
     #[arg(long, value_name = "R", requires = "fake_world")]
     pub fake_rank: Option<u32>,
@@ -243,6 +259,48 @@ pub fn installation(lib: &Path, release: &str) -> Result<PathBuf, String> {
     Ok(home)
 }
 
+/// HCCL's rank table (`docs/hccl.md`) for `hosts`, each with `devices`
+/// NPUs, written to this user's private directory (named for this run);
+/// its path.
+pub fn write_rank_table(
+    hosts: &[std::net::IpAddr],
+    devices: u32,
+    port: u16,
+) -> Result<PathBuf, String> {
+    let servers: Vec<serde_json::Value> = hosts
+        .iter()
+        .enumerate()
+        .map(|(node, ip)| {
+            let list: Vec<serde_json::Value> = (0..devices)
+                .map(|d| {
+                    let rank = node as u64 * u64::from(devices) + u64::from(d);
+                    let device_port = u64::from(port) + u64::from(d);
+                    serde_json::json!({
+                        "device_id": d.to_string(),
+                        "device_ip": ip.to_string(),
+                        "device_port": device_port.to_string(),
+                        "rank_id": rank.to_string(),
+                    })
+                })
+                .collect();
+            serde_json::json!({"server_id": format!("node_{node}"), "device": list})
+        })
+        .collect();
+    if u64::from(port) + u64::from(devices) > 65536 {
+        return Err(format!("ports {port} and {} more do not fit", devices));
+    }
+    let table = serde_json::json!({
+        "status": "completed",
+        "version": "1.0",
+        "server_count": hosts.len().to_string(),
+        "server_list": servers,
+    });
+    let text = serde_json::to_string_pretty(&table).map_err(|e| e.to_string())?;
+    let path = private_dir("rank-tables")?.join(format!("{}.json", std::process::id()));
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
 /// `dir` first, then what `var` already holds.
 pub fn prepended(var: &str, dir: &Path) -> OsString {
     let mut value = OsString::from(dir);
@@ -318,6 +376,14 @@ pub fn run(o: Options) -> ExitCode {
             return fail(e.to_string());
         }
         cmd.env("ACLMEM_EMU_FAULTS", spec);
+    }
+    if !o.rank_table_hosts.is_empty() {
+        match write_rank_table(&o.rank_table_hosts, config.devices, o.rank_table_port) {
+            Ok(path) => {
+                cmd.env("RANK_TABLE_FILE", path);
+            }
+            Err(e) => return fail(format!("cannot write the rank table: {e}")),
+        }
     }
     if let Some(world) = o.fake_world {
         let rank = o.fake_rank.unwrap_or(0);

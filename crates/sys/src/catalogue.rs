@@ -511,9 +511,9 @@ macro_rules! with_framework_functions {
                 "HcclResult HcclCommExchangeMem(HcclComm comm, void *windowHandle, uint32_t *peerRanks, uint32_t peerRankNum)";
             HcclCommInitAll in Hccl: Emulated -> HcclStatus =
                 "HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms)";
-            HcclCommInitClusterInfo in Hccl: Unsupported -> HcclStatus =
+            HcclCommInitClusterInfo in Hccl: Emulated -> HcclStatus =
                 "HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclComm *comm)";
-            HcclCommInitClusterInfoConfig in Hccl: Unsupported -> HcclStatus =
+            HcclCommInitClusterInfoConfig in Hccl: Emulated -> HcclStatus =
                 "HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank, HcclCommConfig *config, HcclComm *comm)";
             HcclCommInitRootInfo in Hccl: Emulated -> HcclStatus =
                 "HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank, HcclComm *comm)";

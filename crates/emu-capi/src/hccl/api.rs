@@ -122,7 +122,13 @@ fn failure_code(f: &super::engine::Failure, connecting: bool) -> Hccl {
 }
 
 /// Connects rank `rank` of `n` to the root info's other ranks.
-fn connect(n: u32, root: &RootInfo, rank: u32, cfg: &CommConfig) -> Result<Comm, Hccl> {
+fn connect(
+    n: u32,
+    root: &RootInfo,
+    rank: u32,
+    cfg: &CommConfig,
+    host: Option<std::net::IpAddr>,
+) -> Result<Comm, Hccl> {
     if n == 0 || rank >= n {
         return Err(Hccl::E_PARA);
     }
@@ -135,10 +141,13 @@ fn connect(n: u32, root: &RootInfo, rank: u32, cfg: &CommConfig) -> Result<Comm,
         Some(s) => i64::from(s) * 1000,
         None => exec_timeout()?,
     };
-    let host = rendezvous::host_address().map_err(|e| {
-        eprintln!("aclmem-hccl: {e}");
-        Hccl::E_PARA
-    })?;
+    let host = match host {
+        Some(h) => h,
+        None => rendezvous::host_address().map_err(|e| {
+            eprintln!("aclmem-hccl: {e}");
+            Hccl::E_PARA
+        })?,
+    };
     let deadline = Instant::now() + Duration::from_millis(connect_ms as u64);
     let mut client = Client::connect(root.addr, deadline).map_err(|e| {
         if !aclmem_emu::env::quiet() {
@@ -186,7 +195,7 @@ fn init(
             let name = cfg.name.clone().unwrap_or_else(|| root.identifier.clone());
             Comm::fake(rank, n_ranks, name)
         }
-        None => connect(n_ranks, &root, rank, &cfg)?,
+        None => connect(n_ranks, &root, rank, &cfg, None)?,
     };
     let handle = comm::register(made);
     // SAFETY: the caller's out parameter, checked by cptr; a bad one
@@ -199,7 +208,7 @@ fn init(
 }
 
 /// `HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)`: starts the
-/// rendezvous on this host's address (see [`rendezvous`]).
+/// rendezvous on this host's address (`docs/hccl.md`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn HcclGetRootInfo(root_info: *mut c_void) -> HcclResult {
     entry("HcclGetRootInfo", || {
@@ -308,7 +317,7 @@ pub unsafe extern "C" fn HcclCommInitAll(
             let joins: Vec<_> = (0..ndev)
                 .map(|r| {
                     let (root, cfg) = (&root, &cfg);
-                    s.spawn(move || connect(ndev, root, r, cfg))
+                    s.spawn(move || connect(ndev, root, r, cfg, None))
                 })
                 .collect();
             joins
@@ -552,5 +561,79 @@ pub unsafe extern "C" fn HcclCommDeactivateCommMemory(
             .ok_or(Hccl::E_PARA)?;
         r.active.swap_remove(at);
         Ok(())
+    })
+}
+
+fn init_cluster(
+    path: *const c_char,
+    rank: u32,
+    config: *const c_void,
+    comm: *mut HcclComm,
+) -> Result<(), Hccl> {
+    if path.is_null() || comm.is_null() {
+        return Err(Hccl::E_PTR);
+    }
+    let path = cptr::read_cstr(path, 4096).map_err(|_| Hccl::E_PTR)?;
+    let ranks = super::rank_table::load(&path)?;
+    let n = u32::try_from(ranks.len()).map_err(|_| Hccl::E_PARA)?;
+    let me = ranks.get(rank as usize).ok_or(Hccl::E_PARA)?.clone();
+    let cfg = read_config(config)?;
+    on_device()?;
+    let root = &ranks[0];
+    let identifier = format!("{}_{}_ranktable", root.addr.ip(), root.addr.port());
+    let made = if super::fake::world()?.is_some_and(|w| n <= w) {
+        Comm::fake(rank, n, cfg.name.clone().unwrap_or(identifier))
+    } else {
+        let info = if rank == 0 {
+            rendezvous::serve_at(root.addr, identifier).map_err(|e| {
+                eprintln!("aclmem-hccl: {e}");
+                Hccl::E_TCP_CONNECT
+            })?
+        } else {
+            RootInfo {
+                addr: root.addr,
+                identifier,
+            }
+        };
+        connect(n, &info, rank, &cfg, Some(me.addr.ip()))
+            .inspect_err(|_| rendezvous::stop(&info.identifier))?
+    };
+    let handle = comm::register(made);
+    // SAFETY: the caller's out parameter, checked by cptr; a bad one
+    // destroys what was made.
+    ptr_err(unsafe {
+        cptr::hand_out(comm.cast::<usize>(), handle, || {
+            let _ = comm::destroy(handle);
+        })
+    })
+}
+
+/// `HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t
+/// rank, HcclComm *comm)`: rank `rank` of the rank table at `clusterInfo`
+/// (a path), connected through rank 0's address there
+/// (`docs/hccl.md`); an unreadable table is
+/// `HCCL_E_OPEN_FILE_FAILURE` (10), a malformed one `HCCL_E_PARA`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn HcclCommInitClusterInfo(
+    path: *const c_char,
+    rank: u32,
+    comm: *mut HcclComm,
+) -> HcclResult {
+    entry("HcclCommInitClusterInfo", || {
+        init_cluster(path, rank, std::ptr::null(), comm)
+    })
+}
+
+/// `HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo,
+/// uint32_t rank, HcclCommConfig *config, HcclComm *comm)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn HcclCommInitClusterInfoConfig(
+    path: *const c_char,
+    rank: u32,
+    config: *mut c_void,
+    comm: *mut HcclComm,
+) -> HcclResult {
+    entry("HcclCommInitClusterInfoConfig", || {
+        init_cluster(path, rank, config.cast_const(), comm)
     })
 }

@@ -1,5 +1,5 @@
 //! The collectives: their arguments checked, then run by
-//! [`group::collective`](super::group::collective) (now, or at the end of
+//! `group::collective` (now, or at the end of
 //! the thread's group).
 
 use std::ffi::c_void;

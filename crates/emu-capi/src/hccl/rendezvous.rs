@@ -183,6 +183,19 @@ pub fn serve(ip: IpAddr) -> Result<RootInfo, String> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_micros());
     let identifier = format!("{}_{}_{}_{}", ip, addr.port(), std::process::id(), micros);
+    start(listener, identifier)
+}
+
+/// Starts a store at exactly `addr` (rank 0's address in a rank table).
+pub fn serve_at(addr: SocketAddr, identifier: String) -> Result<RootInfo, String> {
+    let listener = TcpListener::bind(addr).map_err(|e| {
+        format!("cannot listen on {addr} (rank 0's address in the rank table): {e}")
+    })?;
+    start(listener, identifier)
+}
+
+fn start(listener: TcpListener, identifier: String) -> Result<RootInfo, String> {
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let served = Arc::new(Served {
         values: Mutex::new(HashMap::new()),
         changed: Condvar::new(),
