@@ -402,6 +402,14 @@ static void bad_arguments(HcclComm comm, aclrtStream stream, void *a, void *b)
     CHECK(r == (rank == nranks - 1 ? HCCL_E_PTR : HCCL_E_PARA), "host buffer: %d", r);
     r = HcclBroadcast(a, 8, HCCL_DATA_TYPE_FP32, (uint32_t)nranks, comm, stream);
     CHECK(r == HCCL_E_PARA, "root out of range: %d", r);
+    /* Inside a group: rank 0 refuses its arguments at once; the group's end
+     * tells every rank. */
+    HCCL(HcclGroupStart());
+    r = HcclAllReduce(a, b, 8, rank == 0 ? (HcclDataType)99 : HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM,
+                      comm, stream);
+    CHECK(r == (rank == 0 ? HCCL_E_PARA : HCCL_SUCCESS), "in a group: %d", r);
+    r = HcclGroupEnd();
+    CHECK(r == HCCL_E_PARA, "the end of a group with a refused collective: %d", r);
     /* Still usable afterwards. */
     float host[8], out[8];
     for (int i = 0; i < 8; i++) host[i] = (float)(rank + i);

@@ -16,7 +16,9 @@ use crate::{cptr, state};
 
 /// Work deferred inside `HcclGroupStart`/`HcclGroupEnd`.
 enum Deferred {
-    Collective(Op, usize),
+    /// A collective, or this rank's refusal of one (which still takes its
+    /// place in the agreement at the group's end, so the peers answer).
+    Collective(Result<Op, Hccl>, usize),
     Transfer(Transfer, usize),
 }
 
@@ -82,17 +84,15 @@ pub(super) fn collective(
         let c = comm::lookup(comm as usize)?;
         let op = op(&c);
         let stream = stream as usize;
-        match op {
-            Ok(op) if in_group() => {
-                defer(&c, Deferred::Collective(op, stream));
-                Ok(())
-            }
-            // Inside a group nothing was posted yet: the error is this
-            // rank's alone. Outside one the peers wait for this rank: it
-            // takes part with its code.
-            Err(e) if in_group() => Err(e),
-            op => run_collective(&c, op, stream),
+        // The peers wait for this rank, even when it refuses its
+        // arguments: it takes part with its code (now, or at the group's
+        // end), and answers the code at once.
+        if in_group() {
+            let refused = op.as_ref().err().copied();
+            defer(&c, Deferred::Collective(op, stream));
+            return refused.map_or(Ok(()), Err);
         }
+        run_collective(&c, op, stream)
     })
 }
 
@@ -270,7 +270,7 @@ pub extern "C" fn HcclGroupEnd() -> HcclResult {
 /// What a group holds for one communicator.
 struct Batch {
     comm: Arc<Comm>,
-    ops: Vec<(Op, usize)>,
+    ops: Vec<(Result<Op, Hccl>, usize)>,
     transfers: Vec<Transfer>,
     stream: usize,
 }
@@ -281,7 +281,7 @@ impl Batch {
     fn run(&self) -> Result<(), Hccl> {
         let mut r = Ok(());
         for (op, s) in &self.ops {
-            r = r.and(run_collective(&self.comm, Ok(op.clone()), *s));
+            r = r.and(run_collective(&self.comm, op.clone(), *s));
         }
         if !self.transfers.is_empty() {
             r = r.and(run_transfers(&self.comm, &self.transfers, self.stream));
