@@ -129,6 +129,42 @@ fn communicators_from_a_rank_table() {
     assert_all_ok(&out);
 }
 
+/// Without the Gloo engine, making a communicator answers
+/// `HCCL_E_NOT_SUPPORT` (5) and says what is missing; the rest of the
+/// library works (the program got that far).
+#[test]
+fn without_the_engine_a_communicator_is_refused_with_the_reason() {
+    if under_test_runner() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("aclmem-hccl-none-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(program())
+        .args(["0", "1"])
+        .arg(dir.join("root-info"))
+        .arg("all")
+        .env(
+            "ACLMEM_EMU_MACHINE",
+            format!("hccl-none-{}", std::process::id()),
+        )
+        .env("ACLMEM_EMU_DEVICES", "1")
+        .env("ACLMEM_EMU_HBM", "1GiB")
+        .env("ACLMEM_GLOO_ENGINE", dir.join("no-such-engine.so"))
+        .output()
+        .expect("it runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("HcclCommInitRootInfoConfig") && err.contains("answered 5"),
+        "{err}"
+    );
+    assert!(
+        err.contains("libaclmem_gloo.so") && err.contains("libgloo-dev"),
+        "{err}"
+    );
+}
+
 /// One process plays rank 5 of 1024 (`ACLMEM_HCCL_FAKE_WORLD`): every
 /// operation completes at once, with the documented outputs.
 #[test]

@@ -1,9 +1,9 @@
 //! The Gloo engine, `libaclmem_gloo.so`: loaded when the first communicator
 //! is made, so that the emulated library itself never needs Gloo.
 //!
-//! It is looked for at `$ACLMEM_GLOO_ENGINE`, then beside the emulated
-//! library (the directory of the real file, links followed), then by name
-//! through the dynamic loader. It is opened `RTLD_LOCAL | RTLD_DEEPBIND`:
+//! It is `$ACLMEM_GLOO_ENGINE` when that is set (that file only), else the
+//! one beside the emulated library (the directory of the real file, links
+//! followed), else the one the dynamic loader finds by name. It is opened `RTLD_LOCAL | RTLD_DEEPBIND`:
 //! the engine and the Gloo it links resolve their own symbols first, never
 //! the newer Gloo that torch's `libtorch_cpu.so` exports.
 //!
@@ -236,13 +236,17 @@ fn engine() -> Result<&'static Engine, String> {
         .get_or_init(|| {
             let mut tried = Vec::new();
             let mut candidates: Vec<std::ffi::OsString> = Vec::new();
-            if let Some(p) = std::env::var_os("ACLMEM_GLOO_ENGINE") {
-                candidates.push(p);
+            // Named: that one only, so a wrong name is an error, not
+            // another engine found silently.
+            match std::env::var_os("ACLMEM_GLOO_ENGINE").filter(|p| !p.is_empty()) {
+                Some(p) => candidates.push(p),
+                None => {
+                    if let Some(dir) = own_directory() {
+                        candidates.push(dir.join(FILE).into_os_string());
+                    }
+                    candidates.push(FILE.into());
+                }
             }
-            if let Some(dir) = own_directory() {
-                candidates.push(dir.join(FILE).into_os_string());
-            }
-            candidates.push(FILE.into());
             for c in candidates {
                 match open(&c) {
                     Ok(e) => return Ok(e),
