@@ -14,8 +14,6 @@
  *          a collective that still works
  *   die    rank 1 exits after the communicator is made; rank 0's next
  *          collective must fail (not hang), and the async error says why
- *   sub    sub-communicators of the even and of the odd ranks
- *          (HcclCreateSubCommConfig), an allreduce in each
  *   fake   one process, rank RANK of NRANKS, in the fake world
  *          (ACLMEM_HCCL_FAKE_WORLD): everything completes at once, peers
  *          contribute zeros and the reductions' identity
@@ -433,40 +431,6 @@ static void bad_arguments(HcclComm comm, aclrtStream stream, void *a, void *b)
     HCCL(HcclBarrier(comm, stream));
 }
 
-/* The even ranks and the odd ranks each make a communicator of their own
- * from the parent, and sum their ranks in it. */
-static void sub_communicators(HcclComm comm, aclrtStream stream, void *a, void *b)
-{
-    uint32_t ids[8], n = 0, me = 0;
-    for (int r = rank % 2; r < nranks; r += 2) {
-        if (r == rank) me = n;
-        ids[n++] = (uint32_t)r;
-    }
-    HcclCommConfig config;
-    HcclCommConfigInit(&config);
-    HcclComm sub = NULL;
-    HCCL(HcclCreateSubCommConfig(&comm, n, ids, (uint64_t)(rank % 2), me, &config, &sub));
-    uint32_t got = 99;
-    HCCL(HcclGetRankId(sub, &got));
-    CHECK(got == me, "sub rank %u want %u", got, me);
-    HCCL(HcclGetRankSize(sub, &got));
-    CHECK(got == n, "sub size %u want %u", got, n);
-    int64_t v = rank, out = -1;
-    to_dev(a, &v, sizeof v);
-    HCCL(HcclAllReduce(a, b, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, sub, stream));
-    to_host(&out, b, sizeof out);
-    int64_t want = 0;
-    for (uint32_t i = 0; i < n; i++) want += ids[i];
-    CHECK(out == want, "sub allreduce %lld want %lld", (long long)out, (long long)want);
-    /* This rank is not rankIds[subCommRankId]: refused. */
-    if (n > 1)
-        CHECK(HcclCreateSubCommConfig(&comm, n, ids, 9, (me + 1) % n, &config, &sub) == HCCL_E_PARA,
-              "a sub rank that is not this rank");
-    HCCL(HcclCommDestroy(sub));
-    /* The parent still works. */
-    HCCL(HcclBarrier(comm, stream));
-}
-
 /* The fake world's outputs (docs/hccl.md): this rank's own data in its
  * place, zeros from everyone else. */
 static void fake_world(HcclComm comm, aclrtStream stream)
@@ -586,8 +550,6 @@ int main(int argc, char **argv)
         on_vmm_memory(comm, stream);
     } else if (strcmp(mode, "bad") == 0) {
         bad_arguments(comm, stream, a, b);
-    } else if (strcmp(mode, "sub") == 0) {
-        sub_communicators(comm, stream, a, b);
     } else if (fake) {
         fake_world(comm, stream);
     } else if (strcmp(mode, "die") == 0) {

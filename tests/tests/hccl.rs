@@ -165,16 +165,6 @@ fn without_the_engine_a_communicator_is_refused_with_the_reason() {
     );
 }
 
-/// Sub-communicators of the even and the odd ranks of four, each from the
-/// parent (`HcclCreateSubCommConfig`), with an allreduce in each.
-#[test]
-fn sub_communicators_of_a_communicator() {
-    if under_test_runner() {
-        return;
-    }
-    assert_all_ok(&ranks("sub", 4, "sub"));
-}
-
 /// One process plays rank 5 of 1024 (`ACLMEM_HCCL_FAKE_WORLD`): every
 /// operation completes at once, with the documented outputs.
 #[test]

@@ -70,7 +70,6 @@ pub use framework::runtime::*;
 pub use hccl::api::*;
 pub use hccl::collectives::*;
 pub use hccl::group::*;
-pub use hccl::sub::*;
 pub use memory::*;
 pub use sharing::*;
 

@@ -537,7 +537,7 @@ macro_rules! with_framework_functions {
                 "HcclResult HcclCommUnsetMemoryRange(HcclComm comm, void *baseVirPtr)";
             HcclCommWorkingDevNicSet in Hccl: Accepted -> HcclStatus =
                 "HcclResult HcclCommWorkingDevNicSet(HcclComm comm, uint32_t *ranks, bool *useBackup, uint32_t nRanks)";
-            HcclCreateSubCommConfig in Hccl: Emulated -> HcclStatus =
+            HcclCreateSubCommConfig in Hccl: Unsupported -> HcclStatus =
                 "HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *rankIds, uint64_t subCommId, uint32_t subCommRankId, HcclCommConfig *config, HcclComm *subComm)";
             HcclGetCommAsyncError in Hccl: Emulated -> HcclStatus =
                 "HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError)";

@@ -32,7 +32,6 @@ mod emulated {
     pub use crate::hccl::api::*;
     pub use crate::hccl::collectives::*;
     pub use crate::hccl::group::*;
-    pub use crate::hccl::sub::*;
 }
 
 use std::ffi::c_void;

@@ -65,14 +65,14 @@ fn exec_timeout() -> Result<i64, Hccl> {
 /// What the emulator reads of an `HcclCommConfig`: the name and the
 /// execution timeout, when set.
 #[derive(Debug, Default)]
-pub(super) struct CommConfig {
-    pub(super) name: Option<String>,
+struct CommConfig {
+    name: Option<String>,
     exec_timeout_s: Option<u32>,
 }
 
 /// Reads a config (NULL: none). A wrong magic word is `HCCL_E_PARA`, as
 /// HCCL's check answers; fields past the declared size are not read.
-pub(super) fn read_config(p: *const c_void) -> Result<CommConfig, Hccl> {
+fn read_config(p: *const c_void) -> Result<CommConfig, Hccl> {
     if p.is_null() {
         return Ok(CommConfig::default());
     }
@@ -122,7 +122,7 @@ fn failure_code(f: &super::engine::Failure, connecting: bool) -> Hccl {
 }
 
 /// Connects rank `rank` of `n` to the root info's other ranks.
-pub(super) fn connect(
+fn connect(
     n: u32,
     root: &RootInfo,
     rank: u32,
@@ -166,7 +166,7 @@ pub(super) fn connect(
 }
 
 /// The calling thread must be on a device, as HCCL's calls are.
-pub(super) fn on_device() -> Result<(), Hccl> {
+fn on_device() -> Result<(), Hccl> {
     state::with_global(|g| g.emu.current_device())
         .map(|_| ())
         .map_err(|_| Hccl::E_RUNTIME)

@@ -24,10 +24,8 @@ mod movement;
 pub(crate) mod rank_table;
 pub(crate) mod reduce;
 pub(crate) mod rendezvous;
-pub mod sub;
 pub mod types;
 
 pub use api::*;
 pub use collectives::*;
 pub use group::*;
-pub use sub::*;
