@@ -176,8 +176,11 @@ fn run_starts_a_program_on_the_emulated_machine() {
 #[test]
 fn probe_reports_the_emulated_machine() {
     let lib = emulated_library();
+    // A machine of its own: `default` may run another configuration.
+    let machine = format!("probe-report-{}", std::process::id());
     let (ok, out, err) = probe(&[
         ("ACLMEM_ASCENDCL", lib.to_str().unwrap()),
+        ("ACLMEM_EMU_MACHINE", &machine),
         ("ACLMEM_EMU_SOC", "Ascend310B2"),
         ("ACLMEM_EMU_DEVICES", "1"),
         ("ACLMEM_EMU_HBM", "8GiB"),
@@ -189,7 +192,9 @@ fn probe_reports_the_emulated_machine() {
     );
     assert!(out.contains("devices:  1"), "{out}");
     assert!(
-        out.contains("backend:  emulated (aclmem, machine \"default\";"),
+        out.contains(&format!(
+            "backend:  emulated (aclmem, machine \"{machine}\";"
+        )),
         "{out}"
     );
     assert!(out.contains("8589934592 of 8589934592 bytes free"), "{out}");
