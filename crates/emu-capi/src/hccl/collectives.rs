@@ -7,7 +7,7 @@ use std::ffi::c_void;
 use aclmem_sys::aclrtStream;
 
 use super::api::{HcclComm, ptr_err};
-use super::comm::{Buf, Op};
+use super::comm::{Buf, Op, prefix_sums};
 use super::group::collective;
 use super::types::{DataType, Hccl, HcclResult, ReduceOp};
 use crate::cptr;
@@ -514,7 +514,7 @@ pub unsafe extern "C" fn HcclAlltoAllVC(
         let me = c.rank as usize;
         let sc: Vec<u64> = (0..n).map(|j| m[me * n + j]).collect();
         let rc: Vec<u64> = (0..n).map(|i| m[i * n + me]).collect();
-        let (sd, rd) = (prefix(&sc), prefix(&rc));
+        let (sd, rd) = (prefix_sums(&sc), prefix_sums(&rc));
         alltoall_op(
             Side {
                 ptr: send,
@@ -531,17 +531,6 @@ pub unsafe extern "C" fn HcclAlltoAllVC(
             2,
         )
     })
-}
-
-fn prefix(counts: &[u64]) -> Vec<u64> {
-    counts
-        .iter()
-        .scan(0u64, |a, c| {
-            let at = *a;
-            *a = a.saturating_add(*c);
-            Some(at)
-        })
-        .collect()
 }
 
 /// `HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)`.

@@ -46,6 +46,24 @@ unsafe fn zero(b: Buf) {
     }
 }
 
+/// Zeros `clear`, then puts `own` (which may lie in it) at `at`.
+///
+/// # Safety
+/// `own` readable, `clear` and `at..at + own.len` writable (pinned device
+/// memory), for the call.
+unsafe fn keep_only(own: Buf, at: usize, clear: &[Buf]) -> Result<(), Hccl> {
+    let mut keep = scratch(own.len)?;
+    // SAFETY: the caller's contract; `keep` is owned here.
+    unsafe {
+        copy(keep.as_mut_ptr() as usize, own.addr, own.len);
+        for b in clear {
+            zero(*b);
+        }
+        copy(at, keep.as_ptr() as usize, own.len);
+    }
+    Ok(())
+}
+
 impl Comm {
     /// A collective of the fake world.
     pub(super) fn fake_collective(&self, op: &Op, local: Result<(), Hccl>) -> Result<(), Hccl> {
@@ -79,15 +97,11 @@ impl Comm {
                     ..
                 } => {
                     let size = data_type.size();
-                    let own = counts[rank] as usize * size;
-                    let mut keep = scratch(own)?;
-                    copy(keep.as_mut_ptr() as usize, send.addr, own);
-                    zero(*recv);
-                    copy(
-                        recv.addr + displs[rank] as usize * size,
-                        keep.as_ptr() as usize,
-                        own,
-                    );
+                    let own = Buf {
+                        addr: send.addr,
+                        len: counts[rank] as usize * size,
+                    };
+                    keep_only(own, recv.addr + displs[rank] as usize * size, &[*recv])?;
                 }
                 Op::ReduceScatter {
                     send,
@@ -127,24 +141,19 @@ impl Comm {
                         return Err(Hccl::E_PARA);
                     }
                     let size = data_type.size();
-                    let own = send_counts[rank] as usize * size;
-                    let mut keep = scratch(own)?;
-                    copy(
-                        keep.as_mut_ptr() as usize,
-                        send.addr + sdispls[rank] as usize * size,
-                        own,
-                    );
-                    for (c, d) in recv_counts.iter().zip(rdispls) {
-                        zero(Buf {
+                    let own = Buf {
+                        addr: send.addr + sdispls[rank] as usize * size,
+                        len: send_counts[rank] as usize * size,
+                    };
+                    let parts: Vec<Buf> = recv_counts
+                        .iter()
+                        .zip(rdispls)
+                        .map(|(c, d)| Buf {
                             addr: recv.addr + *d as usize * size,
                             len: *c as usize * size,
-                        });
-                    }
-                    copy(
-                        recv.addr + rdispls[rank] as usize * size,
-                        keep.as_ptr() as usize,
-                        own,
-                    );
+                        })
+                        .collect();
+                    keep_only(own, recv.addr + rdispls[rank] as usize * size, &parts)?;
                 }
                 Op::Barrier => {}
             }
