@@ -402,6 +402,16 @@ static void bad_arguments(HcclComm comm, aclrtStream stream, void *a, void *b)
     CHECK(r == (rank == nranks - 1 ? HCCL_E_PTR : HCCL_E_PARA), "host buffer: %d", r);
     r = HcclBroadcast(a, 8, HCCL_DATA_TYPE_FP32, (uint32_t)nranks, comm, stream);
     CHECK(r == HCCL_E_PARA, "root out of range: %d", r);
+    /* AllGatherV where rank 1 expects another count of rank 0 than rank 0
+     * gives: every rank refuses, none waits for the others. */
+    uint64_t gc[8], gd[8];
+    for (int k = 0; k < nranks; k++) {
+        gc[k] = 2;
+        gd[k] = 2 * (uint64_t)k;
+    }
+    if (rank == 1) gc[0] = 1;
+    r = HcclAllGatherV(a, 2, b, gc, gd, HCCL_DATA_TYPE_FP32, comm, stream);
+    CHECK(r == HCCL_E_PARA, "allgatherv with differing expectations: %d", r);
     /* Inside a group: rank 0 refuses its arguments at once; the group's end
      * tells every rank. */
     HCCL(HcclGroupStart());

@@ -220,6 +220,15 @@ pub enum Op {
 /// What each rank contributes to the agreement: 8 words.
 type Desc = [u64; 8];
 
+/// A digest of a list of counts (SipHash with fixed keys: the same for the
+/// same list in every rank of one build).
+fn digest(counts: &[u64]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    counts.hash(&mut h);
+    h.finish()
+}
+
 impl Op {
     /// The operation's name, for messages.
     pub fn name(&self) -> &'static str {
@@ -292,8 +301,10 @@ impl Op {
                 0,
                 0,
             ],
-            // The agreement on counts is made below, against every rank's
-            // own part.
+            // The last word is a digest of the counts this rank expects of
+            // every rank: all ranks must expect the same (so all decide
+            // alike), and each rank's own part must be what they expect
+            // of it (`agrees`).
             Op::AllGather {
                 counts,
                 data_type,
@@ -307,7 +318,7 @@ impl Op {
                 0,
                 counts.get(rank as usize).copied().unwrap_or(0),
                 u64::from(*v),
-                0,
+                digest(counts),
             ],
             Op::ReduceScatter {
                 counts,
@@ -323,7 +334,7 @@ impl Op {
                 0,
                 counts.get(rank as usize).copied().unwrap_or(0),
                 u64::from(*v),
-                0,
+                digest(counts),
             ],
             Op::Scatter {
                 count,
@@ -340,7 +351,7 @@ impl Op {
 
     /// Whether every rank's contribution fits this rank's request.
     fn agrees(&self, mine: &Desc, all: &[Desc], rank: u32) -> bool {
-        let same_call = |d: &Desc| d[1..5] == mine[1..5] && d[6] == mine[6];
+        let same_call = |d: &Desc| d[1..5] == mine[1..5] && d[6..] == mine[6..];
         if !all.iter().all(same_call) {
             return false;
         }
