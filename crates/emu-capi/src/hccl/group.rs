@@ -43,34 +43,38 @@ fn defer(comm: &Arc<Comm>, work: Deferred) {
     GROUP.with(|g| g.borrow_mut().work.push((Arc::clone(comm), work)));
 }
 
+/// Runs `part` with `bufs` pinned: it is given this rank's own verdict
+/// (the buffers pinned, or why not; before `aclInit`, `HCCL_E_RUNTIME`) and
+/// runs either way, so the peers hear of a bad rank instead of waiting.
+fn pinned(
+    stream: usize,
+    bufs: &[Buf],
+    part: impl Fn(Result<(), Hccl>) -> Result<(), Hccl>,
+) -> Result<(), Hccl> {
+    let ran = state::with_global(|g| {
+        let holds = comm::hold(&g.emu, stream, bufs);
+        let r = part(holds.as_ref().map(|_| ()).map_err(|e| *e));
+        drop(holds);
+        Ok(r)
+    });
+    ran.unwrap_or_else(|_| part(Err(Hccl::E_RUNTIME)))
+}
+
 /// Runs a collective now: buffers pinned, then the agreement and the
 /// movement; a rank whose own arguments are bad still takes part in the
 /// agreement (with its code), so its peers answer at once.
 fn run_collective(comm: &Comm, op: Result<Op, Hccl>, stream: usize) -> Result<(), Hccl> {
-    let op = match op {
-        Ok(op) => op,
-        Err(e) => return comm.collective(&Op::Barrier, Err(e)),
-    };
-    let ran = state::with_global(|g| {
-        let holds = comm::hold(&g.emu, stream, &op.buffers(comm.rank));
-        let local = holds.as_ref().map(|_| ()).map_err(|e| *e);
-        let r = comm.collective(&op, local);
-        drop(holds);
-        Ok(r)
-    });
-    ran.unwrap_or_else(|_| comm.collective(&op, Err(Hccl::E_RUNTIME)))
+    match op {
+        Ok(op) => pinned(stream, &op.buffers(comm.rank), |local| {
+            comm.collective(&op, local)
+        }),
+        Err(e) => comm.collective(&Op::Barrier, Err(e)),
+    }
 }
 
 fn run_transfers(comm: &Comm, items: &[Transfer], stream: usize) -> Result<(), Hccl> {
     let bufs: Vec<Buf> = items.iter().map(|t| t.buf).collect();
-    let ran = state::with_global(|g| {
-        let holds = comm::hold(&g.emu, stream, &bufs);
-        let local = holds.as_ref().map(|_| ()).map_err(|e| *e);
-        let r = comm.point_to_point(items, local);
-        drop(holds);
-        Ok(r)
-    });
-    ran.unwrap_or_else(|_| comm.point_to_point(items, Err(Hccl::E_RUNTIME)))
+    pinned(stream, &bufs, |local| comm.point_to_point(items, local))
 }
 
 /// A collective entry point: in a group it waits for the group's end.

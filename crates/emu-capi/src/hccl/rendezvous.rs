@@ -38,6 +38,13 @@ const MAGIC_AT: usize = 204;
 /// The longest line either side reads.
 const MAX_LINE: u64 = 16 << 20;
 
+/// Microseconds since the epoch: the last part of an identifier.
+fn micros() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros())
+}
+
 /// A decoded root info: where the store is, and the communicator's
 /// identifier.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,12 +77,9 @@ impl RootInfo {
 
     /// A root info of the fake world: no store behind it.
     pub fn fake() -> RootInfo {
-        let micros = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_micros());
         RootInfo {
             addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
-            identifier: format!("fake_{}_{micros}", std::process::id()),
+            identifier: format!("fake_{}_{}", std::process::id(), micros()),
         }
     }
 
@@ -179,10 +183,7 @@ static SERVED: Mutex<Vec<(String, Arc<Served>)>> = Mutex::new(Vec::new());
 pub fn serve(ip: IpAddr) -> Result<RootInfo, String> {
     let listener = bind(ip)?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let micros = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros());
-    let identifier = format!("{}_{}_{}_{}", ip, addr.port(), std::process::id(), micros);
+    let identifier = format!("{}_{}_{}_{}", ip, addr.port(), std::process::id(), micros());
     start(listener, identifier)
 }
 
