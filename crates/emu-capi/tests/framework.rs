@@ -395,3 +395,164 @@ fn mstx_ranges_hand_out_ids_and_refuse_bad_messages() {
     mstxMarkA(c"step".as_ptr(), ptr::null_mut());
     mstxMarkA(ptr::null(), ptr::null_mut());
 }
+
+/// The mstx memory API: domains by name (the same name, the same handle;
+/// bad names NULL), heaps over well-formed descriptors only, regions with
+/// handles written back (NULL for an empty one, all NULL in an unknown
+/// heap), unregistered by pointer or by handle; a heap takes its regions
+/// with it, and so does a destroyed domain. Garbage anywhere is answered,
+/// never a crash.
+#[test]
+fn mstx_heaps_and_regions_are_registered_from_well_formed_descriptors() {
+    use aclmem_emu_capi::framework::mstx::*;
+    use aclmem_sys::mstx::*;
+    use std::ffi::c_void;
+    let domain = mstxDomainCreateA(c"pool_test".as_ptr());
+    assert!(!domain.is_null());
+    assert_eq!(mstxDomainCreateA(c"pool_test".as_ptr()), domain);
+    for bad in [c"", c"has space", c"dash-ed"] {
+        assert!(mstxDomainCreateA(bad.as_ptr()).is_null(), "{bad:?}");
+    }
+    assert!(mstxDomainCreateA(ptr::null()).is_null());
+    let long = std::ffi::CString::new("d".repeat(MSTX_DOMAIN_NAME_MAX + 1)).unwrap();
+    assert!(mstxDomainCreateA(long.as_ptr()).is_null());
+    assert_ne!(
+        mstxDomainRangeStartA(domain, c"step".as_ptr(), ptr::null_mut()),
+        0
+    );
+    assert_eq!(
+        mstxDomainRangeStartA(8 as *mut c_void, c"step".as_ptr(), ptr::null_mut()),
+        0
+    );
+
+    let (heaps0, regions0) = mstx_registered();
+    let pool = vec![0u8; 4096];
+    let base = pool.as_ptr().cast::<c_void>();
+    let range = mstxMemVirtualRangeDesc_t {
+        device_id: 0,
+        ptr: base,
+        size: 4096,
+    };
+    let desc = |usage, type_, range: *const mstxMemVirtualRangeDesc_t| mstxMemHeapDesc_t {
+        usage,
+        type_,
+        type_specific_desc: range.cast(),
+    };
+    let empty = mstxMemVirtualRangeDesc_t { size: 0, ..range };
+    for bad in [
+        desc(1, 0, &range),
+        desc(0, 1, &range),
+        desc(0, 0, ptr::null()),
+        desc(0, 0, ptr::dangling()),
+        desc(0, 0, &empty),
+    ] {
+        assert!(mstxMemHeapRegister(domain, &bad).is_null(), "{bad:?}");
+    }
+    assert!(mstxMemHeapRegister(domain, ptr::null()).is_null());
+    assert!(mstxMemHeapRegister((usize::MAX & !15) as *mut c_void, &desc(0, 0, &range)).is_null());
+    let heap = mstxMemHeapRegister(domain, &desc(0, 0, &range));
+    assert!(!heap.is_null());
+    assert_eq!(mstx_registered(), (heaps0 + 1, regions0));
+
+    let blocks = [
+        mstxMemVirtualRangeDesc_t { size: 256, ..range },
+        mstxMemVirtualRangeDesc_t {
+            ptr: base.wrapping_byte_add(256),
+            size: 256,
+            ..range
+        },
+        empty,
+    ];
+    let mut out = [8 as *mut c_void; 3];
+    let batch = mstxMemRegionsRegisterBatch_t {
+        heap,
+        region_type: MSTX_MEM_TYPE_VIRTUAL_ADDRESS,
+        region_count: 3,
+        region_desc_array: blocks.as_ptr().cast(),
+        region_handle_array_out: out.as_mut_ptr(),
+    };
+    mstxMemRegionsRegister(domain, &batch);
+    assert!(!out[0].is_null() && !out[1].is_null() && out[0] != out[1]);
+    assert!(out[2].is_null(), "an empty region has no handle");
+    assert_eq!(mstx_registered(), (heaps0 + 1, regions0 + 2));
+    // In a heap that is not one: nothing, and NULL handles.
+    let mut stray = [8 as *mut c_void; 3];
+    mstxMemRegionsRegister(
+        domain,
+        &mstxMemRegionsRegisterBatch_t {
+            heap: (usize::MAX & !31) as *mut c_void,
+            region_handle_array_out: stray.as_mut_ptr(),
+            ..batch
+        },
+    );
+    assert_eq!(stray, [ptr::null_mut(); 3]);
+    mstxMemRegionsRegister(domain, ptr::dangling());
+    mstxMemRegionsRegister(
+        domain,
+        &mstxMemRegionsRegisterBatch_t {
+            region_desc_array: 8 as *const c_void,
+            region_handle_array_out: ptr::dangling_mut(),
+            ..batch
+        },
+    );
+    assert_eq!(mstx_registered(), (heaps0 + 1, regions0 + 2));
+
+    // One by handle, one by pointer; unknown references are ignored.
+    let refs = [
+        mstxMemRegionRef_t {
+            ref_type: MSTX_MEM_REGION_REF_TYPE_HANDLE,
+            pointer_or_handle: out[0],
+        },
+        mstxMemRegionRef_t {
+            ref_type: MSTX_MEM_REGION_REF_TYPE_POINTER,
+            pointer_or_handle: base.wrapping_byte_add(256),
+        },
+        mstxMemRegionRef_t {
+            ref_type: MSTX_MEM_REGION_REF_TYPE_POINTER,
+            pointer_or_handle: base.wrapping_byte_add(8),
+        },
+        mstxMemRegionRef_t {
+            ref_type: 7,
+            pointer_or_handle: out[0],
+        },
+    ];
+    mstxMemRegionsUnregister(
+        domain,
+        &mstxMemRegionsUnregisterBatch_t {
+            ref_count: 4,
+            ref_array: refs.as_ptr(),
+        },
+    );
+    assert_eq!(mstx_registered(), (heaps0 + 1, regions0));
+    mstxMemRegionsUnregister(
+        domain,
+        &mstxMemRegionsUnregisterBatch_t {
+            ref_count: 4,
+            ref_array: ptr::dangling(),
+        },
+    );
+
+    // A heap ends with its regions; a domain with its heaps.
+    mstxMemRegionsRegister(domain, &batch);
+    assert_eq!(mstx_registered(), (heaps0 + 1, regions0 + 2));
+    mstxMemHeapUnregister(domain, heap);
+    assert_eq!(mstx_registered(), (heaps0, regions0));
+    let heap = mstxMemHeapRegister(domain, &desc(0, 0, &range));
+    mstxMemRegionsRegister(domain, &mstxMemRegionsRegisterBatch_t { heap, ..batch });
+    assert_eq!(mstx_registered(), (heaps0 + 1, regions0 + 2));
+    mstxDomainDestroy(domain);
+    assert_eq!(mstx_registered(), (heaps0, regions0));
+    // NULL is the global domain (docs/mstx.md); a heap of one domain is
+    // not the other's.
+    let global = mstxMemHeapRegister(ptr::null_mut(), &desc(0, 0, &range));
+    assert!(!global.is_null());
+    let other = mstxDomainCreateA(c"other_pool".as_ptr());
+    mstxMemHeapUnregister(other, global);
+    assert_eq!(mstx_registered(), (heaps0 + 1, regions0));
+    mstxMemHeapUnregister(ptr::null_mut(), global);
+    assert_eq!(mstx_registered(), (heaps0, regions0));
+    assert!(
+        mstxMemHeapRegister(domain, &desc(0, 0, &range)).is_null(),
+        "a destroyed domain"
+    );
+}

@@ -417,22 +417,25 @@ fn the_readme_describes_every_function() {
     );
 }
 
-/// `include/hccl/hccl.h` declares every HCCL function of the catalogue
-/// (`libhccl.so`'s and `libhcomm.so`'s) with the catalogue's prototype,
-/// and nothing else; it compiles as C11 and C++17, each function used.
-#[test]
-fn the_hccl_header_declares_the_catalogue_s_hccl_functions() {
-    use aclmem_sys::catalogue::{Library, entries};
-    let text = std::fs::read_to_string(include_dir().join("hccl/hccl.h")).expect("hccl.h");
-    let hccl: Vec<_> = entries()
-        .filter(|e| matches!(e.library, Library::Hccl | Library::Hcomm))
+/// A framework header declares every function of its libraries in the
+/// catalogue with the catalogue's prototype, and nothing else; it compiles
+/// as C11 and C++17 with each function used and `checks` (statements in a
+/// function body returning `size_t` into `sum`) holding.
+fn holds_to_the_catalogue(
+    header: &str,
+    libraries: &[aclmem_sys::catalogue::Library],
+    checks: &str,
+) {
+    use aclmem_sys::catalogue::entries;
+    let text = std::fs::read_to_string(include_dir().join(header)).expect(header);
+    let listed: Vec<_> = entries()
+        .filter(|e| libraries.contains(&e.library))
         .collect();
-    assert!(hccl.len() > 40, "{} HCCL functions", hccl.len());
-    for e in &hccl {
+    for e in &listed {
         let proto = e.prototype.expect("framework functions have prototypes");
         assert!(
             text.contains(&format!("{proto};")),
-            "hccl.h does not declare {proto}"
+            "{header} does not declare {proto}"
         );
     }
     let declared = text
@@ -441,22 +444,131 @@ fn the_hccl_header_declares_the_catalogue_s_hccl_functions() {
         .count();
     assert_eq!(
         declared,
-        hccl.len(),
-        "hccl.h declares a function the catalogue lacks"
+        listed.len(),
+        "{header} declares a function the catalogue lacks"
     );
-    for (lang_cpp, compiler_var, default, std, file) in [
-        (false, "CC", "cc", "-std=c11", "hccl.c"),
-        (true, "CXX", "c++", "-std=c++17", "hccl.cpp"),
+    let stem = header.replace(['/', '.'], "_");
+    for (lang_cpp, compiler_var, default, std, ext) in [
+        (false, "CC", "cc", "-std=c11", "c"),
+        (true, "CXX", "c++", "-std=c++17", "cpp"),
     ] {
         let linkage = if lang_cpp { "extern \"C\" " } else { "" };
         let mut c = format!(
-            "#include <hccl/hccl.h>\n{linkage}size_t aclmem_every_hccl(void);\n\
-             {linkage}size_t aclmem_every_hccl(void) {{\n    size_t sum = 0;\n    HcclCommConfig c;\n    HcclCommConfigInit(&c);\n"
+            "#include <{header}>\n{linkage}size_t aclmem_every(void);\n\
+             {linkage}size_t aclmem_every(void) {{\n    size_t sum = 0;\n{checks}"
         );
-        for e in &hccl {
+        for e in &listed {
             c += &format!("    sum += (size_t)&{};\n", e.name);
         }
-        c += "    return sum + c.hcclBufferSize;\n}\n";
-        compile(&compiler(compiler_var, default), std, file, &c);
+        c += "    return sum;\n}\n";
+        compile(
+            &compiler(compiler_var, default),
+            std,
+            &format!("{stem}.{ext}"),
+            &c,
+        );
     }
+}
+
+/// `include/hccl/hccl.h` declares every HCCL function of the catalogue
+/// (`libhccl.so`'s and `libhcomm.so`'s) with the catalogue's prototype,
+/// and nothing else; it compiles as C11 and C++17, each function used.
+#[test]
+fn the_hccl_header_declares_the_catalogue_s_hccl_functions() {
+    use aclmem_sys::catalogue::{Library, entries};
+    assert!(
+        entries()
+            .filter(|e| matches!(e.library, Library::Hccl | Library::Hcomm))
+            .count()
+            > 40
+    );
+    holds_to_the_catalogue(
+        "hccl/hccl.h",
+        &[Library::Hccl, Library::Hcomm],
+        "    HcclCommConfig c;\n    HcclCommConfigInit(&c);\n    sum += c.hcclBufferSize;\n",
+    );
+}
+
+/// `include/mstx/ms_tools_ext.h` declares every mstx function of the
+/// catalogue, and its structures have the layout of `aclmem_sys::mstx`
+/// (sizes and the offsets a misplaced field would move).
+#[test]
+fn the_mstx_header_declares_the_catalogue_s_mstx_functions_and_layouts() {
+    use aclmem_sys::catalogue::Library;
+    use aclmem_sys::mstx::*;
+    use std::mem::{offset_of, size_of};
+    let mut checks = String::new();
+    let mut check = |what: String, value: usize| {
+        checks +=
+            &format!("    {{ typedef char a[({what}) == {value} ? 1 : -1]; (void)sizeof(a); }}\n");
+    };
+    check(
+        "sizeof(mstxMemVirtualRangeDesc_t)".into(),
+        size_of::<mstxMemVirtualRangeDesc_t>(),
+    );
+    check(
+        "offsetof(mstxMemVirtualRangeDesc_t, ptr)".into(),
+        offset_of!(mstxMemVirtualRangeDesc_t, ptr),
+    );
+    check(
+        "offsetof(mstxMemVirtualRangeDesc_t, size)".into(),
+        offset_of!(mstxMemVirtualRangeDesc_t, size),
+    );
+    check(
+        "sizeof(mstxMemHeapDesc_t)".into(),
+        size_of::<mstxMemHeapDesc_t>(),
+    );
+    check(
+        "offsetof(mstxMemHeapDesc_t, typeSpecificDesc)".into(),
+        offset_of!(mstxMemHeapDesc_t, type_specific_desc),
+    );
+    check(
+        "sizeof(mstxMemRegionsRegisterBatch_t)".into(),
+        size_of::<mstxMemRegionsRegisterBatch_t>(),
+    );
+    check(
+        "offsetof(mstxMemRegionsRegisterBatch_t, regionCount)".into(),
+        offset_of!(mstxMemRegionsRegisterBatch_t, region_count),
+    );
+    check(
+        "offsetof(mstxMemRegionsRegisterBatch_t, regionDescArray)".into(),
+        offset_of!(mstxMemRegionsRegisterBatch_t, region_desc_array),
+    );
+    check(
+        "offsetof(mstxMemRegionsRegisterBatch_t, regionHandleArrayOut)".into(),
+        offset_of!(mstxMemRegionsRegisterBatch_t, region_handle_array_out),
+    );
+    check(
+        "sizeof(mstxMemRegionRef_t)".into(),
+        size_of::<mstxMemRegionRef_t>(),
+    );
+    check(
+        "offsetof(mstxMemRegionRef_t, pointer)".into(),
+        offset_of!(mstxMemRegionRef_t, pointer_or_handle),
+    );
+    check(
+        "sizeof(mstxMemRegionsUnregisterBatch_t)".into(),
+        size_of::<mstxMemRegionsUnregisterBatch_t>(),
+    );
+    check(
+        "offsetof(mstxMemRegionsUnregisterBatch_t, refArray)".into(),
+        offset_of!(mstxMemRegionsUnregisterBatch_t, ref_array),
+    );
+    check(
+        "MSTX_MEM_REGION_REF_TYPE_HANDLE".into(),
+        MSTX_MEM_REGION_REF_TYPE_HANDLE as usize,
+    );
+    check(
+        "MSTX_MEM_REGION_REF_TYPE_POINTER".into(),
+        MSTX_MEM_REGION_REF_TYPE_POINTER as usize,
+    );
+    check(
+        "MSTX_MEM_TYPE_VIRTUAL_ADDRESS".into(),
+        MSTX_MEM_TYPE_VIRTUAL_ADDRESS as usize,
+    );
+    check(
+        "MSTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR".into(),
+        MSTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR as usize,
+    );
+    holds_to_the_catalogue("mstx/ms_tools_ext.h", &[Library::MsToolsExt], &checks);
 }

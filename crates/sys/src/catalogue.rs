@@ -599,8 +599,26 @@ macro_rules! with_framework_functions {
                 "aclError acltdtGetDimsFromItem(const acltdtDataItem *dataItem, int64_t *dims, size_t dimNum)";
             acltdtReceiveTensor in TdtChannel: Unsupported -> Code =
                 "aclError acltdtReceiveTensor(const acltdtChannelHandle *handle, acltdtDataset *dataset, int32_t timeout)";
+            mstxDomainCreateA in MsToolsExt: Emulated -> Pointer =
+                "mstxDomainHandle_t mstxDomainCreateA(const char *name)";
+            mstxDomainDestroy in MsToolsExt: Emulated -> Void =
+                "void mstxDomainDestroy(mstxDomainHandle_t domain)";
+            mstxDomainMarkA in MsToolsExt: Emulated -> Void =
+                "void mstxDomainMarkA(mstxDomainHandle_t domain, const char *message, aclrtStream stream)";
+            mstxDomainRangeEnd in MsToolsExt: Emulated -> Void =
+                "void mstxDomainRangeEnd(mstxDomainHandle_t domain, mstxRangeId id)";
+            mstxDomainRangeStartA in MsToolsExt: Emulated -> Count =
+                "mstxRangeId mstxDomainRangeStartA(mstxDomainHandle_t domain, const char *message, aclrtStream stream)";
             mstxMarkA in MsToolsExt: Emulated -> Void =
                 "void mstxMarkA(const char *message, aclrtStream stream)";
+            mstxMemHeapRegister in MsToolsExt: Emulated -> Pointer =
+                "mstxMemHeapHandle_t mstxMemHeapRegister(mstxDomainHandle_t domain, const mstxMemHeapDesc_t *desc)";
+            mstxMemHeapUnregister in MsToolsExt: Emulated -> Void =
+                "void mstxMemHeapUnregister(mstxDomainHandle_t domain, mstxMemHeapHandle_t heap)";
+            mstxMemRegionsRegister in MsToolsExt: Emulated -> Void =
+                "void mstxMemRegionsRegister(mstxDomainHandle_t domain, const mstxMemRegionsRegisterBatch_t *desc)";
+            mstxMemRegionsUnregister in MsToolsExt: Emulated -> Void =
+                "void mstxMemRegionsUnregister(mstxDomainHandle_t domain, const mstxMemRegionsUnregisterBatch_t *desc)";
             mstxRangeEnd in MsToolsExt: Emulated -> Void =
                 "void mstxRangeEnd(mstxRangeId id)";
             mstxRangeStartA in MsToolsExt: Emulated -> Count =

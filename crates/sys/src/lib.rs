@@ -21,6 +21,7 @@
 
 pub mod catalogue;
 pub mod hccl;
+pub mod mstx;
 mod values;
 pub use values::*;
 
