@@ -391,12 +391,21 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
             }
         }
         // Phases the program marked, allocations refused for lack of memory
-        // (the sanitizer's out-of-memory reports), and HCCL's collectives,
-        // as markers.
+        // (the sanitizer's out-of-memory reports), the mstx heaps and
+        // regions, and HCCL's collectives, as markers.
         let marker = if call == "phase" {
             Some(r.name.as_deref().unwrap_or("?").to_owned())
         } else if r.ret == OUT_OF_MEMORY && call.starts_with("aclrtMalloc") {
             Some(format!("out of memory: {call} of {} bytes", r.size))
+        } else if let Some(what) = call.strip_prefix("mstxMem") {
+            // The pools the program described (the mstx memory API).
+            let at = r.va.map(|va| format!(" at {va:#x}")).unwrap_or_default();
+            Some(match what {
+                "HeapRegister" => format!("mstx heap of {} bytes{at}", r.size),
+                "HeapUnregister" => format!("mstx heap{at} unregistered"),
+                "RegionsRegister" => format!("mstx regions of {} bytes{at}", r.size),
+                _ => format!("mstx regions of {} bytes{at} unregistered", r.size),
+            })
         } else if call.starts_with("Hccl") {
             // A collective or transfer: its bytes, and its code if it failed.
             Some(match r.ret {

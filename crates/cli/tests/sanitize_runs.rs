@@ -418,3 +418,85 @@ fn hccl_defects_are_reported_with_their_class_and_line() {
         }
     }
 }
+
+/// The mstx memory API's misuses, on a pool of `aclrtMalloc` memory: each
+/// seeded defect is reported once, with its class and the program's line,
+/// and its message names the registration it is about; the heaps and
+/// regions are records of the trace (the timeline marks them); the program
+/// done right is clean.
+#[test]
+fn mstx_pool_defects_are_reported_with_their_class_and_line() {
+    if under_test_runner() {
+        return;
+    }
+    let src = repo().join("crates/sanitizer/tests/mstx_defects.c");
+    let exe = compile(&src, "mstx-defects");
+    let trace =
+        std::env::temp_dir().join(format!("aclmem-mstx-trace-{}.jsonl", std::process::id()));
+    let (findings, code) = sanitize(&["--trace", trace.to_str().unwrap()], &exe, &["clean"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    let records = std::fs::read_to_string(&trace).unwrap();
+    let _ = std::fs::remove_file(&trace);
+    let calls: Vec<serde_json::Value> = records
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["call"].as_str().is_some_and(|c| c.starts_with("mstxMem")))
+        .collect();
+    let named = |call: &str| calls.iter().filter(|r| r["call"] == call).count();
+    assert_eq!(named("mstxMemHeapRegister"), 1, "{records}");
+    assert_eq!(named("mstxMemRegionsRegister"), 2, "{records}");
+    assert_eq!(named("mstxMemRegionsUnregister"), 2, "{records}");
+    assert_eq!(named("mstxMemHeapUnregister"), 1, "{records}");
+    let heap = calls
+        .iter()
+        .find(|r| r["call"] == "mstxMemHeapRegister")
+        .unwrap();
+    assert_eq!(heap["size"], 4096);
+
+    for (mode, class, names) in [
+        (
+            "mstx-heap-unmapped",
+            "mstx-heap-unmapped",
+            "not (all) mapped",
+        ),
+        (
+            "mstx-region-outside-heap",
+            "mstx-region-outside-heap",
+            "mstx_defects.c:",
+        ),
+        (
+            "mstx-access-outside-region",
+            "mstx-access-outside-region",
+            "128 bytes past the end",
+        ),
+        (
+            "mstx-access-after-unregister",
+            "mstx-access-outside-region",
+            "no region covers",
+        ),
+        (
+            "mstx-freed-while-registered",
+            "mstx-freed-while-registered",
+            "mstx region of 256 bytes",
+        ),
+        (
+            "mstx-unknown-handle",
+            "mstx-unknown-handle",
+            "unregistered already",
+        ),
+    ] {
+        let (findings, code) = sanitize(&[], &exe, &[mode]);
+        assert_eq!(findings.len(), 1, "{mode}: {findings:#?}");
+        assert_eq!(findings[0]["class"], class, "{mode}");
+        assert_eq!(code, 1, "{mode}");
+        let line = marked_line(src.to_str().unwrap(), &format!("DEFECT: {mode} */"));
+        let site = findings[0]["site"].as_str().unwrap();
+        assert!(
+            site.contains(&format!("mstx_defects.c:{line}")),
+            "{mode}: {site}"
+        );
+        let message = findings[0]["message"].as_str().unwrap();
+        assert!(message.contains(names), "{mode}: {message}");
+    }
+}

@@ -60,11 +60,21 @@ pub enum Class {
     CommMemoryReleasedWhileActive,
     /// `communicator-not-destroyed`.
     CommunicatorNotDestroyed,
+    /// `mstx-heap-unmapped`.
+    MstxHeapUnmapped,
+    /// `mstx-region-outside-heap`.
+    MstxRegionOutsideHeap,
+    /// `mstx-access-outside-region`.
+    MstxAccessOutsideRegion,
+    /// `mstx-freed-while-registered`.
+    MstxFreedWhileRegistered,
+    /// `mstx-unknown-handle`.
+    MstxUnknownHandle,
 }
 
 impl Class {
     /// Every class, in the order the README lists them.
-    pub const ALL: [Class; 25] = [
+    pub const ALL: [Class; 30] = [
         Class::Rule,
         Class::Portability,
         Class::DoubleFree,
@@ -90,6 +100,11 @@ impl Class {
         Class::CollectiveUnmapped,
         Class::CommMemoryReleasedWhileActive,
         Class::CommunicatorNotDestroyed,
+        Class::MstxHeapUnmapped,
+        Class::MstxRegionOutsideHeap,
+        Class::MstxAccessOutsideRegion,
+        Class::MstxFreedWhileRegistered,
+        Class::MstxUnknownHandle,
     ];
 
     /// The name in reports and in the log (`double-free`).
@@ -120,6 +135,11 @@ impl Class {
             Class::CollectiveUnmapped => "collective-unmapped",
             Class::CommMemoryReleasedWhileActive => "comm-memory-released-while-active",
             Class::CommunicatorNotDestroyed => "communicator-not-destroyed",
+            Class::MstxHeapUnmapped => "mstx-heap-unmapped",
+            Class::MstxRegionOutsideHeap => "mstx-region-outside-heap",
+            Class::MstxAccessOutsideRegion => "mstx-access-outside-region",
+            Class::MstxFreedWhileRegistered => "mstx-freed-while-registered",
+            Class::MstxUnknownHandle => "mstx-unknown-handle",
         }
     }
 
@@ -196,6 +216,21 @@ impl Class {
             }
             Class::CommunicatorNotDestroyed => {
                 "at exit: an HCCL communicator made (`HcclCommInitRootInfo(Config)`, `HcclCommInitAll`) and never destroyed with `HcclCommDestroy`, with the call that made it"
+            }
+            Class::MstxHeapUnmapped => {
+                "`mstxMemHeapRegister` of a pool over memory that is not mapped or `aclrtMalloc` memory of the process (the mstx memory API, docs/mstx.md: a heap must be allocated before it is registered)"
+            }
+            Class::MstxRegionOutsideHeap => {
+                "`mstxMemRegionsRegister` of a region that does not lie inside its heap: names the heap's registration"
+            }
+            Class::MstxAccessOutsideRegion => {
+                "`aclrtMemcpy(Async)` or `aclrtMemset` whose device side, inside a registered heap over mapped memory, leaves the regions registered in it: it crosses a region's end (the overflow a pool hides from `copy-unmapped`), or touches heap memory no region covers (a block never handed out, or unregistered already: the use after free a pool hides); names the region or the heap and where it was registered"
+            }
+            Class::MstxFreedWhileRegistered => {
+                "`aclrtFree` or `aclrtUnmapMem` of memory under a heap or region still registered (`mstxMemHeapUnregister`, `mstxMemRegionsUnregister` not called first): names the registration"
+            }
+            Class::MstxUnknownHandle => {
+                "an mstx memory call naming a heap or region that is not registered (never, or not any more) in its domain: `mstxMemRegionsRegister` in such a heap, `mstxMemHeapUnregister` of one, `mstxMemRegionsUnregister` of a pointer or handle no region has"
             }
         }
     }

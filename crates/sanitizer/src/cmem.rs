@@ -9,4 +9,4 @@
 //! a page it unmapped: the library answers those with a code (100000), and
 //! the sanitizer must not turn them into a crash.
 
-pub(crate) use aclmem_cmem::{read, read_bytes, stack_word};
+pub(crate) use aclmem_cmem::{read, read_array, read_bytes, stack_word};

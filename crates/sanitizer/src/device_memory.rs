@@ -51,6 +51,7 @@ pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
     let size = model().device_alloc_size(dev_ptr as usize);
     if let Some(size) = size {
         crate::hccl::check_release("aclrtFree", dev_ptr as usize, size, Site::outside);
+        crate::mstx::check_release("aclrtFree", dev_ptr as usize, size, Site::outside);
     }
     let r = forward!(aclrtFree(dev_ptr));
     let totals = if r == 0 {
@@ -111,6 +112,8 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemcpy(
         Some(kind),
         site,
     );
+    crate::mstx::check_access("aclrtMemcpy", dst as usize, count, site);
+    crate::mstx::check_access("aclrtMemcpy", src as usize, count, site);
     let r = forward!(aclrtMemcpy(dst, dest_max, src, count, kind));
     api_error("aclrtMemcpy", r, site);
     trace::call("aclrtMemcpy", None, count, r);
@@ -137,6 +140,8 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemcpyAsync(
         Some(kind),
         site,
     );
+    crate::mstx::check_access("aclrtMemcpyAsync", dst as usize, count, site);
+    crate::mstx::check_access("aclrtMemcpyAsync", src as usize, count, site);
     let r = forward!(aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream));
     api_error("aclrtMemcpyAsync", r, site);
     trace::call("aclrtMemcpyAsync", None, count, r);
@@ -161,6 +166,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemset(
         None,
         site,
     );
+    crate::mstx::check_access("aclrtMemset", dev_ptr as usize, count.min(max_count), site);
     forward!(aclrtMemset(dev_ptr, max_count, value, count))
 }
 

@@ -44,37 +44,9 @@ type Ptr = *mut c_void;
 /// `HCCL_E_NOT_SUPPORT`, when nothing is underneath.
 const NOT_SUPPORTED: i32 = 5;
 
-/// The definition underneath `name`: the next in the global scope, or
-/// `libhccl.so`'s (0: none).
+/// The definition underneath `name` (0: none).
 fn next(name: &'static CStr) -> usize {
-    static FOUND: OnceLock<Mutex<HashMap<&'static CStr, usize>>> = OnceLock::new();
-    static LIB: OnceLock<usize> = OnceLock::new();
-    let found = FOUND.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(p) = found.lock().get(name) {
-        return *p;
-    }
-    // SAFETY: dlsym with a NUL-terminated name.
-    let mut p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
-    if p.is_null() || crate::own(p) {
-        let lib = *LIB.get_or_init(|| {
-            // SAFETY: dlopen of a library name; the handle is kept for the
-            // life of the process.
-            unsafe {
-                libc::dlopen(c"libhccl.so".as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) as usize
-            }
-        });
-        p = if lib == 0 {
-            std::ptr::null_mut()
-        } else {
-            // SAFETY: dlsym on a live handle.
-            unsafe { libc::dlsym(lib as *mut c_void, name.as_ptr()) }
-        };
-        if crate::own(p) {
-            p = std::ptr::null_mut();
-        }
-    }
-    found.lock().insert(name, p as usize);
-    p as usize
+    crate::underneath::next_in(c"libhccl.so", name)
 }
 
 /// Calls the definition underneath as `F`, or answers 5.

@@ -25,7 +25,9 @@
 //!   `handle-type-as-device` (an import's device id that is a handle type's
 //!   value), and, from the events of every process of a run
 //!   (`ACLMEM_SANITIZER_SHARING`, joined by `aclmem sanitize`), the
-//!   findings that name two processes.
+//!   findings that name two processes;
+//! * HCCL (`hccl`) and the mstx memory API's pools (`mstx`): buffers of
+//!   collectives, pools described with heaps and regions (docs/mstx.md).
 //!
 //! Findings go to stderr (one line each), as JSON lines to
 //! `ACLMEM_SANITIZER_LOG`, and into a summary at exit;

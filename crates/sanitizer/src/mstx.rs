@@ -11,6 +11,9 @@
 //! These bound the sleep/wake cycles as `aclmem_sanitizer_phase` does
 //! (the heuristic is off from then on). Every marker and range is also a
 //! phase marker in the timeline.
+//!
+//! The memory API (heaps and regions a program registers over its pools)
+//! is checked in the `pools` room.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
@@ -19,68 +22,40 @@ use std::sync::OnceLock;
 use parking_lot::Mutex;
 
 /// The functions, as the audit redirects them.
-pub const NAMES: [&str; 3] = ["mstxMarkA", "mstxRangeStartA", "mstxRangeEnd"];
+pub const NAMES: [&str; 8] = [
+    "mstxMarkA",
+    "mstxRangeStartA",
+    "mstxRangeEnd",
+    "mstxDomainDestroy",
+    "mstxMemHeapRegister",
+    "mstxMemHeapUnregister",
+    "mstxMemRegionsRegister",
+    "mstxMemRegionsUnregister",
+];
 
-type MarkFn = unsafe extern "C" fn(*const c_char, *mut c_void);
-type StartFn = unsafe extern "C" fn(*const c_char, *mut c_void) -> u64;
-type EndFn = unsafe extern "C" fn(u64);
-
-struct Next {
-    mark: Option<MarkFn>,
-    start: Option<StartFn>,
-    end: Option<EndFn>,
+/// The definition underneath `name` (0: none).
+fn next(name: &'static std::ffi::CStr) -> usize {
+    crate::underneath::next_in(c"libms_tools_ext.so", name)
 }
 
-/// The library underneath: the next definition in the global scope, or
-/// `libms_tools_ext.so` opened by name (the way frameworks reach it).
-fn next() -> &'static Next {
-    static NEXT: OnceLock<Next> = OnceLock::new();
-    NEXT.get_or_init(|| {
-        let mut lib: *mut c_void = std::ptr::null_mut();
-        let mut lookup = |name: &std::ffi::CStr| -> *mut c_void {
-            // SAFETY: dlsym with a NUL-terminated name.
-            let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
-            if !p.is_null() && !crate::own(p) {
-                return p;
-            }
-            if lib.is_null() {
-                // SAFETY: dlopen of a library name; the handle is kept for
-                // the life of the process.
-                lib = unsafe {
-                    libc::dlopen(
-                        c"libms_tools_ext.so".as_ptr(),
-                        libc::RTLD_NOW | libc::RTLD_LOCAL,
-                    )
-                };
-            }
-            if lib.is_null() {
-                return std::ptr::null_mut();
-            }
-            // SAFETY: dlsym on a live handle.
-            let p = unsafe { libc::dlsym(lib, name.as_ptr()) };
-            if crate::own(p) {
-                std::ptr::null_mut()
-            } else {
-                p
-            }
-        };
-        let (mark, start, end) = (
-            lookup(c"mstxMarkA"),
-            lookup(c"mstxRangeStartA"),
-            lookup(c"mstxRangeEnd"),
-        );
-        // SAFETY: each symbol found has the documented prototype of its
-        // name; NULL stays `None`.
-        unsafe {
-            Next {
-                mark: (!mark.is_null()).then(|| std::mem::transmute::<*mut c_void, MarkFn>(mark)),
-                start: (!start.is_null())
-                    .then(|| std::mem::transmute::<*mut c_void, StartFn>(start)),
-                end: (!end.is_null()).then(|| std::mem::transmute::<*mut c_void, EndFn>(end)),
-            }
+/// Calls the definition underneath, if there is one.
+macro_rules! forward_mstx {
+    ($name:literal: fn($($t:ty),*) -> $r:ty, $none:expr, ($($arg:expr),*)) => {{
+        let p = crate::mstx::next($name);
+        if p == 0 {
+            $none
+        } else {
+            // SAFETY: the symbol of that name underneath has the documented
+            // prototype written here (`include/mstx/ms_tools_ext.h`).
+            let f: unsafe extern "C" fn($($t),*) -> $r = unsafe { std::mem::transmute(p) };
+            // SAFETY: the caller's arguments, passed on.
+            unsafe { f($($arg),*) }
         }
-    })
+    }};
 }
+
+mod pools;
+pub(crate) use pools::{check_access, check_release};
 
 /// Open ranges: id -> message (ended ranges leave).
 fn ranges() -> &'static Mutex<HashMap<u64, String>> {
@@ -124,21 +99,14 @@ pub unsafe extern "C" fn mstxMarkA(message_ptr: *const c_char, stream: *mut c_vo
     if let Some(text) = message(message_ptr) {
         crate::phase(phase_of(&text), &text);
     }
-    if let Some(f) = next().mark {
-        // SAFETY: the library's definition, given the caller's arguments.
-        unsafe { f(message_ptr, stream) }
-    }
+    forward_mstx!(c"mstxMarkA": fn(*const c_char, *mut c_void) -> (), (), (message_ptr, stream))
 }
 
 /// # Safety
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mstxRangeStartA(message_ptr: *const c_char, stream: *mut c_void) -> u64 {
-    let id = match next().start {
-        // SAFETY: the library's definition, given the caller's arguments.
-        Some(f) => unsafe { f(message_ptr, stream) },
-        None => 0,
-    };
+    let id = forward_mstx!(c"mstxRangeStartA": fn(*const c_char, *mut c_void) -> u64, 0, (message_ptr, stream));
     if id != 0
         && let Some(text) = message(message_ptr)
     {
@@ -157,8 +125,5 @@ pub unsafe extern "C" fn mstxRangeEnd(id: u64) {
         let phase = (phase_of(&text) == Some("sleep")).then_some("wake");
         crate::phase(phase, &format!("end of {text}"));
     }
-    if let Some(f) = next().end {
-        // SAFETY: the library's definition, given the caller's argument.
-        unsafe { f(id) }
-    }
+    forward_mstx!(c"mstxRangeEnd": fn(u64) -> (), (), (id))
 }

@@ -8,6 +8,46 @@ pub(crate) fn own(p: *mut c_void) -> bool {
     !p.is_null() && report::module_of(p as usize) == report::module_of(own as *const () as usize)
 }
 
+/// The definition of `name` underneath, for the libraries beside ACL
+/// (`libhccl.so`, `libms_tools_ext.so`): the next one in the global scope,
+/// or the one of `library` opened by name, as frameworks reach it; 0 when
+/// there is none. Looked up once per name.
+pub(crate) fn next_in(library: &'static CStr, name: &'static CStr) -> usize {
+    type Key = (&'static CStr, &'static CStr);
+    static FOUND: OnceLock<Mutex<HashMap<Key, usize>>> = OnceLock::new();
+    static OPENED: OnceLock<Mutex<HashMap<&'static CStr, usize>>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(p) = found.lock().get(&(library, name)) {
+        return *p;
+    }
+    // SAFETY: dlsym with a NUL-terminated name.
+    let mut p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    if p.is_null() || own(p) {
+        let lib = *OPENED
+            .get_or_init(|| Mutex::new(HashMap::new()))
+            .lock()
+            .entry(library)
+            .or_insert_with(|| {
+                // SAFETY: dlopen of a library name; the handle is kept for
+                // the life of the process.
+                unsafe {
+                    libc::dlopen(library.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) as usize
+                }
+            });
+        p = if lib == 0 {
+            std::ptr::null_mut()
+        } else {
+            // SAFETY: dlsym on a live handle.
+            unsafe { libc::dlsym(lib as *mut c_void, name.as_ptr()) }
+        };
+        if own(p) {
+            p = std::ptr::null_mut();
+        }
+    }
+    found.lock().insert((library, name), p as usize);
+    p as usize
+}
+
 /// The next definition of every function.
 pub(crate) fn next() -> &'static AclFunctions {
     static NEXT: OnceLock<AclFunctions> = OnceLock::new();

@@ -262,6 +262,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
         m.check_unmap(vir_ptr as usize, site);
         if let Some(size) = m.mapping_size(vir_ptr as usize) {
             crate::hccl::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
+            crate::mstx::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
         }
         m.imported_mapping(vir_ptr as usize)
             .map(|(_, id)| id.to_owned())
