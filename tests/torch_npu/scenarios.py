@@ -405,5 +405,32 @@ def history():
     )
 
 
+def joined():
+    """torch_npu's snapshot taken before a sleep, with its history, for
+    `aclmem timeline --snapshot`: the sleep (marked for the sanitizer)
+    frees the tensors and empties the cache, which unmaps their handles;
+    the wake allocates again at the same addresses."""
+    import ctypes
+
+    import torch
+    import torch_npu  # noqa: F401
+
+    assert "expandable_segments:True" in os.environ.get("PYTORCH_NPU_ALLOC_CONF", "")
+    phase = ctypes.CDLL(None).aclmem_sanitizer_phase
+    phase.argtypes = [ctypes.c_char_p]
+    torch.npu.set_device(0)
+    torch.npu.memory._record_memory_history(max_entries=100000)
+    a = torch.ones(24 * MIB, dtype=torch.uint8, device="npu")
+    b = torch.zeros(8 * MIB, dtype=torch.uint8, device="npu")
+    a_ptr, b_ptr = a.data_ptr(), b.data_ptr()
+    torch.npu.memory._dump_snapshot(os.path.join(os.environ["HISTORY_DIR"], "snap.pickle"))
+    phase(b"sleep")
+    del a, b
+    torch.npu.empty_cache()
+    phase(b"wake")
+    c = torch.ones(24 * MIB, dtype=torch.uint8, device="npu")
+    report(a_ptr=a_ptr, b_ptr=b_ptr, c_ptr=c.data_ptr(), c_ok=bool((c.cpu() == 1).all()))
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

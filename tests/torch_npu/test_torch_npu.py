@@ -306,3 +306,50 @@ def test_the_sanitizer_sees_every_call_torch_npu_makes_by_name(machine, tmp_path
     lines = out.stdout.splitlines()
     assert lines[1].startswith("  a2@8.0") and lines[1].endswith("runs through"), out.stdout
     assert "fails at call 1 " in lines[2] and "aclrtReserveMemAddress(0x200) answers" in lines[2], out.stdout
+
+
+def test_torch_npus_snapshot_joined_with_the_trace(machine, tmp_path):
+    """`aclmem timeline --snapshot`: torch_npu's own snapshot (taken before
+    a sleep) joined with the sanitizer's trace puts each tensor in the
+    physical handle that held it, names the sleep that released that
+    handle, and the tensor's line in the program."""
+    import json
+
+    env = dict(EXPANDABLE, HISTORY_DIR=str(tmp_path))
+    r, findings, _, code = sanitize_scenario("joined", machine, tmp_path, env)
+    assert code == 0, (findings, sanitize_scenario.stderr[-3000:])
+    assert r["c_ok"]
+    out = tmp_path / "page"
+    subprocess.run(
+        [os.environ["ACLMEM_CLI"], "timeline", str(tmp_path / "trace.jsonl"),
+         "--snapshot", str(tmp_path / "snap.pickle"), "-o", str(out)],
+        check=True, capture_output=True,
+    )
+    joined = json.loads((tmp_path / "page.blocks.json").read_text())
+    held = {
+        blk["address"]: m
+        for m in joined["mappings"]
+        for blk in m["blocks"]
+        if blk["held_at_snapshot"]
+    }
+    for ptr in (r["a_ptr"], r["b_ptr"]):
+        m = held[ptr]
+        assert m["kind"] == "aclrtMapMem" and m["handle"] is not None
+        assert m["released_by"] == "sleep 1", m
+    # The wake maps new handles where a was: they list a's block too, not
+    # as its holder at the snapshot.
+    later = [
+        m for m in joined["mappings"]
+        if m["made_in"] == "after wake 1"
+        and any(blk["address"] == r["a_ptr"] for blk in m["blocks"])
+    ]
+    assert later and all(
+        not blk["held_at_snapshot"] for m in later for blk in m["blocks"]
+    )
+    made = [
+        blk["made_at"] for m in joined["mappings"] for blk in m["blocks"]
+        if blk["address"] == r["a_ptr"] and blk["held_at_snapshot"]
+    ]
+    assert made and "scenarios.py" in made[0], made
+    page = (tmp_path / "page.blocks.html").read_text()
+    assert "released by sleep 1" in page

@@ -8,6 +8,7 @@ use aclmem_core::{
 };
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod blocks;
 mod catalogue;
 mod errors;
 mod explore;
@@ -121,6 +122,13 @@ enum Command {
         /// `memory-viz` (PyTorch's memory snapshot pickle, one per process).
         #[arg(long, value_enum, default_value = "html")]
         format: TimelineFormat,
+        /// torch's memory snapshot of the same run
+        /// (`torch.npu.memory._dump_snapshot`): also write OUT.blocks.html
+        /// and OUT.blocks.json, the allocator's blocks (tensors) inside
+        /// the mappings of physical handles that held them, and the sleep
+        /// that released each.
+        #[arg(long, value_name = "SNAPSHOT.pickle")]
+        snapshot: Option<std::path::PathBuf>,
     },
     /// Load libascendcl.so, initialise ACL and report what it runs on,
     /// and whether it is aclmem's emulated library ("backend: emulated
@@ -439,45 +447,9 @@ fn main() -> ExitCode {
         Command::Timeline {
             trace,
             out,
-            format: TimelineFormat::MemoryViz,
-        } => {
-            let out = out.unwrap_or_else(|| trace.with_extension(""));
-            match memory_viz::write(&trace, &out) {
-                Ok(files) => {
-                    for f in files {
-                        println!("wrote {}", f.display());
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
-        Command::Timeline { trace, out, .. } => {
-            let out = out.unwrap_or_else(|| trace.with_extension(""));
-            match timeline::run(&trace, &out) {
-                Ok((lines, devices)) => {
-                    println!(
-                        "{lines} events, {} ({}): wrote {} and {}{}",
-                        devices.len(),
-                        devices.join(", "),
-                        out.with_extension("json").display(),
-                        out.with_extension("html").display(),
-                        timeline::peak_memory().map_or_else(String::new, |kib| format!(
-                            " (peak memory {} MiB)",
-                            kib / 1024
-                        )),
-                    );
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+            format,
+            snapshot,
+        } => timeline_command(&trace, out, format, snapshot.as_deref()),
         Command::Errors { format } => {
             print!("{}", errors::render(format));
             ExitCode::SUCCESS
@@ -514,6 +486,53 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
+        }
+    }
+}
+
+/// `aclmem timeline`: the page and the Perfetto file, or PyTorch's
+/// snapshots; then, given torch's snapshot, the join of its blocks with
+/// the trace's mappings.
+fn timeline_command(
+    trace: &std::path::Path,
+    out: Option<std::path::PathBuf>,
+    format: TimelineFormat,
+    snapshot: Option<&std::path::Path>,
+) -> ExitCode {
+    let out = out.unwrap_or_else(|| trace.with_extension(""));
+    let written = match format {
+        TimelineFormat::MemoryViz => memory_viz::write(trace, &out).map(|files| {
+            for f in files {
+                println!("wrote {}", f.display());
+            }
+        }),
+        TimelineFormat::Html => timeline::run(trace, &out).map(|(lines, devices)| {
+            println!(
+                "{lines} events, {} ({}): wrote {} and {}{}",
+                devices.len(),
+                devices.join(", "),
+                out.with_extension("json").display(),
+                out.with_extension("html").display(),
+                timeline::peak_memory().map_or_else(String::new, |kib| format!(
+                    " (peak memory {} MiB)",
+                    kib / 1024
+                )),
+            );
+        }),
+    };
+    let joined = written.and_then(|()| match snapshot {
+        Some(snapshot) => blocks::write(trace, snapshot, &out).map(|files| {
+            for f in files {
+                println!("wrote {}", f.display());
+            }
+        }),
+        None => Ok(()),
+    });
+    match joined {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
         }
     }
 }
