@@ -315,7 +315,9 @@ def test_torch_npus_snapshot_joined_with_the_trace(machine, tmp_path):
     handle, and the tensor's line in the program."""
     import json
 
-    env = dict(EXPANDABLE, HISTORY_DIR=str(tmp_path))
+    # torch_npu writes its per-component usage CSV beside each snapshot,
+    # in OOM_SNAPSHOT_PATH (the working directory without it).
+    env = dict(EXPANDABLE, HISTORY_DIR=str(tmp_path), OOM_SNAPSHOT_PATH=str(tmp_path))
     r, findings, _, code = sanitize_scenario("joined", machine, tmp_path, env)
     assert code == 0, (findings, sanitize_scenario.stderr[-3000:])
     assert r["c_ok"]
@@ -353,3 +355,25 @@ def test_torch_npus_snapshot_joined_with_the_trace(machine, tmp_path):
     assert made and "scenarios.py" in made[0], made
     page = (tmp_path / "page.blocks.html").read_text()
     assert "released by sleep 1" in page
+    # The same trace as msMemScope's event file, read by Python's csv:
+    # the documented columns; torch_npu's physical allocations, made in
+    # its library, and their frees under shared allocation ids; the phases.
+    import csv
+
+    subprocess.run(
+        [os.environ["ACLMEM_CLI"], "timeline", str(tmp_path / "trace.jsonl"),
+         "--format", "msmemscope", "-o", str(tmp_path / "memscope")],
+        check=True, capture_output=True,
+    )
+    with open(tmp_path / "memscope.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == [
+        "ID", "Event", "Event Type", "Name", "Timestamp(ns)", "Process Id",
+        "Thread Id", "Device Id", "Ptr", "Attr", "Call Stack(Python)", "Call Stack(C)",
+    ]
+    assert all(len(r) == 12 for r in rows)
+    created = [r for r in rows if r[1] == "MALLOC" and "alloc_type:create" in r[9]]
+    freed = {r[9].split(",")[0] for r in rows if r[1] == "FREE"}
+    assert created and all("libtorch_npu" in r[10] + r[11] for r in created), created[:3]
+    assert any(r[9].split(",")[0] in freed for r in created)
+    assert [r[3] for r in rows if r[1] == "MSTX"] == ["sleep", "wake"]

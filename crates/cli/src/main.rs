@@ -14,6 +14,7 @@ mod errors;
 mod explore;
 mod matrix;
 mod memory_viz;
+mod memscope;
 mod replay;
 mod run;
 mod sanitize;
@@ -118,8 +119,9 @@ enum Command {
         /// Output path without extension (default: beside the trace).
         #[arg(short, long)]
         out: Option<std::path::PathBuf>,
-        /// `html` (a Perfetto trace and a page, the default) or
-        /// `memory-viz` (PyTorch's memory snapshot pickle, one per process).
+        /// `html` (a Perfetto trace and a page, the default),
+        /// `memory-viz` (PyTorch's memory snapshot pickle, one per process)
+        /// or `msmemscope` (msMemScope's CSV of events).
         #[arg(long, value_enum, default_value = "html")]
         format: TimelineFormat,
         /// torch's memory snapshot of the same run
@@ -148,6 +150,8 @@ enum Command {
 enum TimelineFormat {
     Html,
     MemoryViz,
+    /// msMemScope's event file (`memscope_dump_*.csv` columns): OUT.csv.
+    Msmemscope,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -505,6 +509,9 @@ fn timeline_command(
             for f in files {
                 println!("wrote {}", f.display());
             }
+        }),
+        TimelineFormat::Msmemscope => memscope::write(trace, &out).map(|(path, rows)| {
+            println!("{rows} events: wrote {}", path.display());
         }),
         TimelineFormat::Html => timeline::run(trace, &out).map(|(lines, devices)| {
             println!(

@@ -437,7 +437,56 @@ fn mstx_pool_defects_are_reported_with_their_class_and_line() {
     assert!(findings.is_empty(), "{findings:#?}");
     assert_eq!(code, 0);
     let records = std::fs::read_to_string(&trace).unwrap();
+    // The same trace as msMemScope's event file: the documented columns,
+    // the pool's allocation and free under one allocation id.
+    let out = trace.with_extension("memscope");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_aclmem"))
+        .args([
+            "timeline",
+            trace.to_str().unwrap(),
+            "--format",
+            "msmemscope",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+    let csv = std::fs::read_to_string(out.with_extension("csv")).unwrap();
+    let _ = std::fs::remove_file(out.with_extension("csv"));
     let _ = std::fs::remove_file(&trace);
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "ID,Event,Event Type,Name,Timestamp(ns),Process Id,Thread Id,Device Id,Ptr,Attr,Call Stack(Python),Call Stack(C)"
+        )
+    );
+    let rows: Vec<&str> = lines.collect();
+    let malloc = rows
+        .iter()
+        .find(|r| r.contains(",MALLOC,HAL,") && r.contains("size:4096,"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    assert!(
+        malloc.contains("alloc_type:alloc") && malloc.contains("mstx_defects.c:"),
+        "{malloc}"
+    );
+    let id = malloc
+        .split("allocation_id:")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r.contains(",FREE,HAL,") && r.contains(&format!("allocation_id:{id},"))),
+        "{csv}"
+    );
+    assert!(
+        rows.iter().any(|r| r.contains(",SYSTEM,ACL_INIT,")),
+        "{csv}"
+    );
     let calls: Vec<serde_json::Value> = records
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
