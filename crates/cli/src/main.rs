@@ -506,9 +506,17 @@ fn timeline_command(
     let out = out.unwrap_or_else(|| trace.with_extension(""));
     let written = match format {
         TimelineFormat::MemoryViz => memory_viz::write(trace, &out).map(|files| {
-            for f in files {
+            for f in &files {
                 println!("wrote {}", f.display());
             }
+            println!(
+                "{} snapshots{}",
+                files.len(),
+                timeline::peak_memory().map_or_else(String::new, |kib| format!(
+                    " (peak memory {} MiB)",
+                    kib / 1024
+                ))
+            );
         }),
         TimelineFormat::Msmemscope => memscope::write(trace, &out).map(|(path, rows)| {
             println!("{rows} events: wrote {}", path.display());

@@ -84,7 +84,8 @@ pub struct Segment {
     pub blocks: Vec<Block>,
 }
 
-/// An event of a device's trace.
+/// An event of a device's trace (owned, for tests).
+#[cfg(test)]
 #[derive(Debug, Clone, Serialize)]
 pub struct Event {
     /// What happened.
@@ -102,12 +103,101 @@ pub struct Event {
 }
 
 /// One process's snapshot.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Serialize)]
 pub struct Snapshot {
     /// What holds address space at the end.
     pub segments: Vec<Segment>,
     /// Every event, per device.
-    pub device_traces: Vec<Vec<Event>>,
+    pub device_traces: DeviceTraces,
+}
+
+/// The actions of the viewer's events, by index.
+const ACTIONS: [&str; 7] = [
+    "segment_alloc",
+    "segment_free",
+    "segment_map",
+    "segment_unmap",
+    "alloc",
+    "free_requested",
+    "free_completed",
+];
+
+fn action_index(name: &'static str) -> u8 {
+    ACTIONS.iter().position(|a| *a == name).unwrap_or(0) as u8
+}
+
+/// A process's events, kept compactly (48 bytes each, so that a trace of
+/// ten million calls converts within a gigabyte) and serialized as the
+/// viewer's `device_traces`, one list per device, each event built as it
+/// is written, its frames borrowed from its call site's.
+#[derive(Debug, Default)]
+pub struct DeviceTraces {
+    events: Vec<Pending>,
+    devices: usize,
+    sites: HashMap<u32, Vec<Frame>>,
+}
+
+/// An event as the viewer reads it, its frames borrowed.
+#[derive(Serialize)]
+struct EventRef<'a> {
+    action: &'static str,
+    addr: u64,
+    size: u64,
+    stream: u64,
+    frames: &'a [Frame],
+    time_us: u64,
+}
+
+impl DeviceTraces {
+    /// How many devices have a list (the highest device seen, plus one).
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.devices
+    }
+
+    /// Device `d`'s events, in order.
+    #[cfg(test)]
+    pub fn device(&self, d: u32) -> impl Iterator<Item = Event> + '_ {
+        self.refs(d).map(|e| Event {
+            action: e.action,
+            addr: e.addr,
+            size: e.size,
+            stream: 0,
+            frames: e.frames.to_vec(),
+            time_us: e.time_us,
+        })
+    }
+
+    fn refs(&self, d: u32) -> impl Iterator<Item = EventRef<'_>> + '_ {
+        self.events
+            .iter()
+            .filter(move |e| e.device == d)
+            .map(|e| EventRef {
+                action: ACTIONS[usize::from(e.action)],
+                addr: e.addr,
+                size: e.size,
+                stream: 0,
+                frames: self.sites.get(&e.site).map_or(&[][..], Vec::as_slice),
+                time_us: e.time,
+            })
+    }
+}
+
+impl Serialize for DeviceTraces {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        struct One<'a>(&'a DeviceTraces, u32);
+        impl Serialize for One<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.refs(self.1))
+            }
+        }
+        let mut seq = s.serialize_seq(Some(self.devices))?;
+        for d in 0..self.devices {
+            seq.serialize_element(&One(self, d as u32))?;
+        }
+        seq.end()
+    }
 }
 
 /// A frame from the sanitizer's text: `function (file:line)`, or
@@ -165,16 +255,18 @@ struct Mapping {
     handle: Option<u64>,
 }
 
-/// An event before its device is known.
+/// An event, in 40 bytes. Its device is unknown (`u32::MAX`) until the
+/// end for a reservation's event, whose address is the reservation's: it
+/// takes the device of the reservation's first mapping.
+#[derive(Debug)]
 struct Pending {
-    action: &'static str,
+    /// Index into [`ACTIONS`].
+    action: u8,
+    device: u32,
+    site: u32,
     addr: u64,
     size: u64,
-    site: u32,
     time: u64,
-    device: Option<u32>,
-    /// The reservation whose device it takes, if `device` is unknown.
-    resv: Option<u64>,
 }
 
 #[derive(Default)]
@@ -200,16 +292,14 @@ impl Process {
         size: u64,
         r: &Record,
         device: Option<u32>,
-        resv: Option<u64>,
     ) {
         self.events.push(Pending {
-            action,
+            action: action_index(action),
             addr,
             size,
             site: r.site.unwrap_or(0),
             time: r.t,
-            device,
-            resv,
+            device: device.unwrap_or(u32::MAX),
         });
     }
 
@@ -237,11 +327,11 @@ impl Process {
                         device: None,
                     },
                 );
-                self.push("segment_alloc", va, r.size, r, None, Some(va));
+                self.push("segment_alloc", va, r.size, r, None);
             }
             ("aclrtReleaseMemAddress", Some(va)) => {
                 if let Some(l) = self.resvs.remove(&va) {
-                    self.push("segment_free", va, l.size, r, None, Some(va));
+                    self.push("segment_free", va, l.size, r, None);
                 }
             }
             ("aclrtMapMem", Some(va)) => {
@@ -261,13 +351,13 @@ impl Process {
                         handle: r.h,
                     },
                 );
-                self.push("segment_map", va, r.size, r, Some(d), None);
-                self.push("alloc", va, r.size, r, Some(d), None);
+                self.push("segment_map", va, r.size, r, Some(d));
+                self.push("alloc", va, r.size, r, Some(d));
             }
             ("aclrtUnmapMem", Some(va)) => {
                 if let Some(m) = self.maps.remove(&va) {
                     for action in ["free_requested", "free_completed", "segment_unmap"] {
-                        self.push(action, va, m.size, r, Some(m.device), None);
+                        self.push(action, va, m.size, r, Some(m.device));
                     }
                 }
             }
@@ -281,13 +371,13 @@ impl Process {
                         device: Some(d),
                     },
                 );
-                self.push("segment_alloc", va, r.size, r, Some(d), None);
-                self.push("alloc", va, r.size, r, Some(d), None);
+                self.push("segment_alloc", va, r.size, r, Some(d));
+                self.push("alloc", va, r.size, r, Some(d));
             }
             ("aclrtFree", Some(va)) => {
                 if let Some(l) = self.mallocs.remove(&va) {
                     for action in ["free_requested", "free_completed", "segment_free"] {
-                        self.push(action, va, l.size, r, l.device, None);
+                        self.push(action, va, l.size, r, l.device);
                     }
                 }
             }
@@ -385,24 +475,20 @@ impl Process {
                 vec![block],
             ));
         }
-        let mut device_traces: Vec<Vec<Event>> = Vec::new();
-        for e in &self.events {
-            let device = e
-                .device
-                .or_else(|| e.resv.and_then(|r| self.resv_device.get(&r).copied()))
-                .unwrap_or(0) as usize;
-            if device_traces.len() <= device {
-                device_traces.resize_with(device + 1, Vec::new);
+        // Each event's device: its own, else its reservation's, else 0.
+        let mut events = self.events;
+        let mut devices = 0usize;
+        for e in &mut events {
+            if e.device == u32::MAX {
+                e.device = self.resv_device.get(&e.addr).copied().unwrap_or(0);
             }
-            device_traces[device].push(Event {
-                action: e.action,
-                addr: e.addr,
-                size: e.size,
-                stream: 0,
-                frames: self.frames(e.site),
-                time_us: e.time,
-            });
+            devices = devices.max(e.device as usize + 1);
         }
+        let device_traces = DeviceTraces {
+            events,
+            devices,
+            sites: self.sites,
+        };
         Snapshot {
             segments,
             device_traces,
@@ -453,36 +539,39 @@ fn segment(
 /// pid (processes that only asked questions, such as a tool reading
 /// `aclrtGetMemInfo`, have none).
 pub fn snapshots(trace: &Path) -> Result<BTreeMap<u64, Snapshot>, String> {
-    let read = |path: &Path| -> Result<Vec<Record<'static>>, String> {
-        let mut out = Vec::new();
-        for line in aclmem_formats::jsonl::open(path)? {
+    // Two passes, streamed (a trace can be larger than memory): who
+    // exported each shareable handle (records of several processes come in
+    // blocks, so an import may precede its export in the file), then every
+    // record in order.
+    let each = |each: &mut dyn FnMut(&Record<'_>)| -> Result<(), String> {
+        let mut lines = aclmem_formats::jsonl::open(trace)?;
+        while let Some(line) = lines.next_str() {
             let (number, line) = line?;
             if line.trim().is_empty() {
                 continue;
             }
-            out.push(
-                serde_json::from_str::<Record<'_>>(&line)
-                    .map_err(|e| format!("{}:{number}: {e}", path.display()))?
-                    .into_owned(),
-            );
+            let r = serde_json::from_str::<Record<'_>>(line)
+                .map_err(|e| format!("{}:{number}: {e}", trace.display()))?;
+            each(&r);
         }
-        Ok(out)
+        Ok(())
     };
-    let records = read(trace)?;
-    // Who exported each shareable handle (records of several processes
-    // come in blocks, so an import may precede its export in the file).
-    let owner: HashMap<String, u64> = records
-        .iter()
-        .filter(|r| r.ret == 0 && r.call().starts_with("aclrtMemExport"))
-        .filter_map(|r| Some((r.share.as_deref()?.to_owned(), r.pid.unwrap_or(0))))
-        .collect();
+    let mut owner: HashMap<String, u64> = HashMap::new();
+    each(&mut |r| {
+        if r.ret == 0
+            && r.call().starts_with("aclrtMemExport")
+            && let Some(share) = r.share.as_deref()
+        {
+            owner.insert(share.to_owned(), r.pid.unwrap_or(0));
+        }
+    })?;
     let mut processes: BTreeMap<u64, Process> = BTreeMap::new();
-    for r in &records {
+    each(&mut |r| {
         processes
             .entry(r.pid.unwrap_or(0))
             .or_default()
             .record(r, &owner);
-    }
+    })?;
     Ok(processes
         .into_iter()
         .filter(|(_, p)| !p.events.is_empty())

@@ -13,8 +13,9 @@
 //! sequence of levels in the summary are computed from every record.
 
 use aclmem_formats::trace::{Device, Record};
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 /// The most points a track keeps for the page.
@@ -28,7 +29,8 @@ struct Point {
     t: u64,
     phys: u64,
     mapped: u64,
-    call: String,
+    /// The call's name, as an index into [`Calls`].
+    call: u32,
     size: u64,
     /// The call site's number in its process's `sites` record (0: none).
     site: u32,
@@ -129,15 +131,15 @@ impl Kind {
 /// process's reserved address space.
 #[derive(Default)]
 struct Lifetimes {
-    /// Live objects and their slices' names.
-    live: std::collections::HashMap<(u64, Kind, u64), String>,
+    /// Live objects and their slices' names (JSON strings).
+    live: FxHashMap<(u64, Kind, u64), String>,
     /// The processes' slice tracks named so far.
-    named: std::collections::HashSet<(u64, Kind)>,
+    named: rustc_hash::FxHashSet<(u64, Kind)>,
     /// (pid, address) -> reserved bytes.
-    resv: std::collections::HashMap<(u64, u64), u64>,
+    resv: FxHashMap<(u64, u64), u64>,
     reserved: BTreeMap<u64, u64>,
-    /// (pid, device) -> mapped bytes, and their sum per process.
-    mapped: BTreeMap<(u64, String), u64>,
+    /// (pid, device track) -> mapped bytes, summed per process.
+    mapped: FxHashMap<(u64, usize), u64>,
     /// Exports by shareable handle: pid, thread and time.
     exports: std::collections::HashMap<String, (u64, i64, u64)>,
     /// Imports (the first [`IMPORTS`]): shareable handle, pid, thread,
@@ -155,7 +157,15 @@ impl Lifetimes {
     /// whether the process's address space changed.
     fn events(&mut self, r: &Record, pid: u64, call: &str, out: &mut String) -> bool {
         use std::fmt::Write as _;
-        let begin = |this: &mut Self, out: &mut String, kind: Kind, key: u64, name: String| {
+        // The name is made only for an object not already live: a second
+        // begin of a live key (a map over a live mapping) keeps its slice
+        // and its first name, so that the slice's end names it as its
+        // beginning did.
+        let begin = |this: &mut Self,
+                     out: &mut String,
+                     kind: Kind,
+                     key: u64,
+                     name: &dyn Fn() -> String| {
             if this.named.insert((pid, kind)) {
                 let _ = write!(
                     out,
@@ -164,8 +174,10 @@ impl Lifetimes {
                     kind.name()
                 );
             }
-            let name = serde_json::Value::from(name).to_string();
-            if this.live.insert((pid, kind, key), name.clone()).is_none() {
+            if let std::collections::hash_map::Entry::Vacant(slot) =
+                this.live.entry((pid, kind, key))
+            {
+                let name = serde_json::Value::from(name()).to_string();
                 let _ = write!(
                     out,
                     ",\n{{\"name\":{name},\"cat\":\"{}\",\"ph\":\"b\",\"id\":\"{pid}:{key:#x}\",\"ts\":{},\"pid\":{pid},\"tid\":{}}}",
@@ -173,6 +185,7 @@ impl Lifetimes {
                     r.t,
                     kind.tid()
                 );
+                slot.insert(name);
             }
         };
         let end = |this: &mut Self, out: &mut String, kind: Kind, key: u64| {
@@ -200,13 +213,9 @@ impl Lifetimes {
         }
         match (call, r.va, r.h) {
             ("aclrtReserveMemAddress", Some(va), _) => {
-                begin(
-                    self,
-                    out,
-                    Kind::Reservation,
-                    va,
-                    format!("reservation {va:#x} ({})", mib(r.size)),
-                );
+                begin(self, out, Kind::Reservation, va, &|| {
+                    format!("reservation {va:#x} ({})", mib(r.size))
+                });
                 self.resv.insert((pid, va), r.size);
                 *self.reserved.entry(pid).or_default() += r.size;
                 true
@@ -220,23 +229,15 @@ impl Lifetimes {
                 true
             }
             ("aclrtMallocPhysical", _, Some(h)) => {
-                begin(
-                    self,
-                    out,
-                    Kind::Handle,
-                    h,
-                    format!("handle {h:#x} ({})", mib(r.size)),
-                );
+                begin(self, out, Kind::Handle, h, &|| {
+                    format!("handle {h:#x} ({})", mib(r.size))
+                });
                 false
             }
             (c, _, Some(h)) if c.starts_with("aclrtMemImport") => {
-                begin(
-                    self,
-                    out,
-                    Kind::Handle,
-                    h,
-                    format!("imported handle {h:#x}"),
-                );
+                begin(self, out, Kind::Handle, h, &|| {
+                    format!("imported handle {h:#x}")
+                });
                 false
             }
             ("aclrtFreePhysical", _, Some(h)) => {
@@ -244,17 +245,13 @@ impl Lifetimes {
                 false
             }
             ("aclrtMapMem", Some(va), h) => {
-                begin(
-                    self,
-                    out,
-                    Kind::Mapping,
-                    va,
+                begin(self, out, Kind::Mapping, va, &|| {
                     format!(
                         "mapping {va:#x} ({}) of handle {:#x}",
                         mib(r.size),
                         h.unwrap_or(0)
-                    ),
-                );
+                    )
+                });
                 true
             }
             ("aclrtUnmapMem", Some(va), _) => {
@@ -308,8 +305,8 @@ impl Lifetimes {
     fn space(&self, pid: u64) -> (u64, u64) {
         let mapped = self
             .mapped
-            .range((pid, String::new())..)
-            .take_while(|((p, _), _)| *p == pid)
+            .iter()
+            .filter(|((p, _), _)| *p == pid)
             .map(|(_, v)| *v)
             .sum();
         (self.reserved.get(&pid).copied().unwrap_or(0), mapped)
@@ -327,12 +324,12 @@ const OUT_OF_MEMORY: i64 = 207_001;
 /// Phase markers kept per process (the first ones).
 const MARKERS: usize = 1000;
 
-/// How the timeline names and writes a record's device.
+/// How the timeline names a record's device.
 trait DeviceExt {
     /// The track's name: `device N`, or `host`.
     fn track(&self) -> String;
-    /// The device as JSON.
-    fn json(&self) -> String;
+    /// The key of its track in a process.
+    fn key(&self) -> DeviceKey;
 }
 
 impl DeviceExt for Device<'_> {
@@ -343,155 +340,331 @@ impl DeviceExt for Device<'_> {
         }
     }
 
-    fn json(&self) -> String {
+    fn key(&self) -> DeviceKey {
         match self {
-            Device::Id(n) => n.to_string(),
-            Device::Named(s) => serde_json::to_string(s).unwrap_or_default(),
+            Device::Id(n) => DeviceKey::Id(*n),
+            Device::Named(s) => DeviceKey::Named(s.to_string()),
         }
+    }
+}
+
+/// A track's device, as a key (a device by number needs no allocation).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum DeviceKey {
+    Id(u32),
+    Named(String),
+    /// The process's address space.
+    Space,
+}
+
+/// The tracks, in the order they were met, each with its process and
+/// name, and the JSON of its Perfetto counter's name.
+#[derive(Default)]
+struct Tracks {
+    index: FxHashMap<(u64, DeviceKey), usize>,
+    all: Vec<(u64, String, String, Track)>,
+}
+
+impl Tracks {
+    /// The track of `pid`'s `key`, made at its first use.
+    fn of(&mut self, pid: u64, key: DeviceKey, name: impl FnOnce() -> String) -> usize {
+        if let Some(&i) = self.index.get(&(pid, key.clone())) {
+            return i;
+        }
+        let name = name();
+        let counter = serde_json::Value::from(format!("{name} memory")).to_string();
+        self.all.push((pid, name, counter, Track::default()));
+        self.index.insert((pid, key), self.all.len() - 1);
+        self.all.len() - 1
+    }
+}
+
+/// The Perfetto file's bytes, handed in chunks to a thread that writes
+/// them (the conversion goes on while the kernel copies).
+struct Chunks {
+    buf: Vec<u8>,
+    tx: std::sync::mpsc::SyncSender<Vec<u8>>,
+}
+
+/// The size of a chunk.
+const CHUNK: usize = 1 << 20;
+
+impl Chunks {
+    /// Appends a number.
+    fn num(&mut self, n: impl itoa::Integer) {
+        self.buf
+            .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
+
+    /// Appends bytes.
+    fn raw(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+    }
+
+    /// Hands a full chunk to the writer.
+    fn send_full(&mut self) -> std::io::Result<()> {
+        if self.buf.len() >= CHUNK {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self) -> std::io::Result<()> {
+        let full = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK + (CHUNK >> 2)));
+        self.tx
+            .send(full)
+            .map_err(|_| std::io::Error::other("the writer of the Perfetto file stopped"))
+    }
+}
+
+impl Write for Chunks {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.send()
+    }
+}
+
+/// The calls' names, each kept once (with its JSON), by index.
+#[derive(Default)]
+struct Calls {
+    index: FxHashMap<String, u32>,
+    all: Vec<(String, String)>,
+}
+
+impl Calls {
+    fn of(&mut self, call: &str) -> u32 {
+        if let Some(&i) = self.index.get(call) {
+            return i;
+        }
+        let i = u32::try_from(self.all.len()).unwrap_or(u32::MAX);
+        self.all
+            .push((call.to_owned(), serde_json::Value::from(call).to_string()));
+        self.index.insert(call.to_owned(), i);
+        i
+    }
+
+    fn name(&self, i: u32) -> &str {
+        self.all.get(i as usize).map_or("?", |(n, _)| n.as_str())
+    }
+
+    fn json(&self, i: u32) -> &str {
+        self.all
+            .get(i as usize)
+            .map_or("\"?\"", |(_, j)| j.as_str())
     }
 }
 
 /// Reads the trace; writes `<out>.json` and `<out>.html`. Returns the
 /// number of records and the tracks' names.
 pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
-    let lines = aclmem_formats::jsonl::open(trace)?;
+    let mut lines = aclmem_formats::jsonl::open(trace)?;
     let json_path = out.with_extension("json");
-    let json =
+    let file =
         std::fs::File::create(&json_path).map_err(|e| format!("{}: {e}", json_path.display()))?;
-    let mut json = BufWriter::with_capacity(1 << 20, json);
-    let io = |e: std::io::Error| e.to_string();
-    json.write_all(b"{\"displayTimeUnit\":\"ms\",\"traceEvents\":[")
-        .map_err(io)?;
+    let io = |e: std::io::Error| format!("{}: {e}", json_path.display());
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+    let writer = std::thread::spawn(move || -> std::io::Result<()> {
+        let mut file = file;
+        for chunk in rx {
+            file.write_all(&chunk)?;
+        }
+        file.flush()
+    });
+    let mut json = Chunks {
+        buf: Vec::with_capacity(CHUNK + (CHUNK >> 2)),
+        tx,
+    };
+    json.raw(b"{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
     let mut first_event = true;
-    // (pid, device) -> track.
-    let mut tracks: BTreeMap<(u64, String), Track> = BTreeMap::new();
+    let mut tracks = Tracks::default();
+    let mut calls = Calls::default();
     let mut lifetimes = Lifetimes::default();
     // (pid, site number) -> its frames, one per line.
-    let mut sites: std::collections::HashMap<(u64, u32), String> = std::collections::HashMap::new();
+    let mut sites: FxHashMap<(u64, u32), String> = FxHashMap::default();
     let mut extra = String::new();
     let mut markers: BTreeMap<u64, Vec<(u64, String)>> = BTreeMap::new();
     let mut records = 0usize;
     let mut t0 = u64::MAX;
-    for line in lines {
-        let (number, line) = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let r: Record = serde_json::from_str(&line)
-            .map_err(|e| format!("{}:{number}: {e}", trace.display()))?;
-        records += 1;
-        t0 = t0.min(r.t);
-        let pid = r.pid.unwrap_or(1);
-        let call = r.call.as_deref().unwrap_or("?");
-        if let Some(described) = &r.sites {
-            for (n, frames) in described {
-                if let Ok(n) = n.parse::<u32>() {
-                    sites.insert((pid, n), frames.join("\n"));
+    // The trace is parsed on a thread of its own, in batches, while this
+    // one converts: the two halves of the work take about as long.
+    let (records_tx, batches) =
+        std::sync::mpsc::sync_channel::<Result<Vec<Record<'static>>, String>>(8);
+    let trace_path = trace.to_owned();
+    std::thread::spawn(move || {
+        const BATCH: usize = 4096;
+        let mut batch = Vec::with_capacity(BATCH);
+        while let Some(line) = lines.next_str() {
+            let parsed = line.and_then(|(number, line)| {
+                if line.trim().is_empty() {
+                    return Ok(None);
+                }
+                serde_json::from_str::<Record>(line)
+                    .map(|r| Some(r.into_owned()))
+                    .map_err(|e| format!("{}:{number}: {e}", trace_path.display()))
+            });
+            match parsed {
+                Ok(Some(r)) => batch.push(r),
+                Ok(None) => {}
+                Err(e) => {
+                    let _ = records_tx.send(Err(e));
+                    return;
+                }
+            }
+            if batch.len() == BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                if records_tx.send(Ok(full)).is_err() {
+                    return; // the converter stopped
                 }
             }
         }
-        // Phases the program marked, allocations refused for lack of memory
-        // (the sanitizer's out-of-memory reports), the mstx heaps and
-        // regions, and HCCL's collectives, as markers.
-        let marker = if call == "phase" {
-            Some(r.name.as_deref().unwrap_or("?").to_owned())
-        } else if r.ret == OUT_OF_MEMORY && call.starts_with("aclrtMalloc") {
-            Some(format!("out of memory: {call} of {} bytes", r.size))
-        } else if let Some(what) = call.strip_prefix("mstxMem") {
-            // The pools the program described (the mstx memory API).
-            let at = r.va.map(|va| format!(" at {va:#x}")).unwrap_or_default();
-            Some(match what {
-                "HeapRegister" => format!("mstx heap of {} bytes{at}", r.size),
-                "HeapUnregister" => format!("mstx heap{at} unregistered"),
-                "RegionsRegister" => format!("mstx regions of {} bytes{at}", r.size),
-                _ => format!("mstx regions of {} bytes{at} unregistered", r.size),
-            })
-        } else if call.starts_with("Hccl") {
-            // A collective or transfer: its bytes, and its code if it failed.
-            Some(match r.ret {
-                0 => format!("{call} of {} bytes", r.size),
-                code => format!("{call} of {} bytes answered {code}", r.size),
-            })
-        } else {
-            None
-        };
-        if let Some(name) = marker {
-            let m = markers.entry(pid).or_default();
-            if m.len() < MARKERS {
-                m.push((r.t, name));
+        let _ = records_tx.send(Ok(batch));
+    });
+    for batch in batches {
+        for r in batch? {
+            records += 1;
+            t0 = t0.min(r.t);
+            let pid = r.pid.unwrap_or(1);
+            let call = r.call.as_deref().unwrap_or("?");
+            if let Some(described) = &r.sites {
+                for (n, frames) in described {
+                    if let Ok(n) = n.parse::<u32>() {
+                        sites.insert((pid, n), frames.join("\n"));
+                    }
+                }
             }
-        }
-        let name = serde_json::to_string(call).map_err(|e| e.to_string())?;
-        let device = r
-            .device
-            .as_ref()
-            .map_or_else(|| "null".to_owned(), Device::json);
-        if !first_event {
-            json.write_all(b",\n").map_err(io)?;
-        }
-        first_event = false;
-        // Exports and imports are slices of a microsecond, for their arrows
-        // to bind to.
-        let ph = if r.share.is_some() {
-            "\"ph\":\"X\",\"dur\":1"
-        } else {
-            "\"ph\":\"i\",\"s\":\"t\""
-        };
-        let share = r
-            .share
-            .as_deref()
-            .map(|s| format!(",\"share\":{}", serde_json::Value::from(s)))
-            .unwrap_or_default();
-        write!(
-            json,
-            "{{\"name\":{name},{ph},\"ts\":{},\"pid\":{pid},\"tid\":{},\"args\":{{\"size\":{},\"ret\":{},\"device\":{device}{share}}}}}",
-            r.t, r.tid, r.size, r.ret
-        )
-        .map_err(io)?;
-        extra.clear();
-        let space_changed = lifetimes.events(&r, pid, call, &mut extra);
-        json.write_all(extra.as_bytes()).map_err(io)?;
-        if let (Some(phys), Some(mapped), Some(d)) = (r.phys, r.mapped, &r.device) {
-            let track = d.track();
-            let counter =
-                serde_json::to_string(&format!("{track} memory")).map_err(|e| e.to_string())?;
-            write!(
-                json,
-                ",\n{{\"name\":{counter},\"ph\":\"C\",\"ts\":{},\"pid\":{pid},\"args\":{{\"physical\":{phys},\"mapped\":{mapped}}}}}",
-                r.t
-            )
-            .map_err(io)?;
-            lifetimes.mapped.insert((pid, track.clone()), mapped);
-            tracks.entry((pid, track)).or_default().push(Point {
-                t: r.t,
-                phys,
-                mapped,
-                call: call.to_owned(),
-                size: r.size,
-                site: r.site.unwrap_or(0),
+            // Phases the program marked, allocations refused for lack of memory
+            // (the sanitizer's out-of-memory reports), the mstx heaps and
+            // regions, and HCCL's collectives, as markers.
+            let marker = if call == "phase" {
+                Some(r.name.as_deref().unwrap_or("?").to_owned())
+            } else if r.ret == OUT_OF_MEMORY && call.starts_with("aclrtMalloc") {
+                Some(format!("out of memory: {call} of {} bytes", r.size))
+            } else if let Some(what) = call.strip_prefix("mstxMem") {
+                // The pools the program described (the mstx memory API).
+                let at = r.va.map(|va| format!(" at {va:#x}")).unwrap_or_default();
+                Some(match what {
+                    "HeapRegister" => format!("mstx heap of {} bytes{at}", r.size),
+                    "HeapUnregister" => format!("mstx heap{at} unregistered"),
+                    "RegionsRegister" => format!("mstx regions of {} bytes{at}", r.size),
+                    _ => format!("mstx regions of {} bytes{at} unregistered", r.size),
+                })
+            } else if call.starts_with("Hccl") {
+                // A collective or transfer: its bytes, and its code if it failed.
+                Some(match r.ret {
+                    0 => format!("{call} of {} bytes", r.size),
+                    code => format!("{call} of {} bytes answered {code}", r.size),
+                })
+            } else {
+                None
+            };
+            if let Some(name) = marker {
+                let m = markers.entry(pid).or_default();
+                if m.len() < MARKERS {
+                    m.push((r.t, name));
+                }
+            }
+            let call_id = calls.of(call);
+            if !first_event {
+                json.raw(b",\n");
+            }
+            first_event = false;
+            // Exports and imports are slices of a microsecond, for their arrows
+            // to bind to.
+            json.raw(b"{\"name\":");
+            json.raw(calls.json(call_id).as_bytes());
+            json.raw(if r.share.is_some() {
+                b",\"ph\":\"X\",\"dur\":1,\"ts\":"
+            } else {
+                b",\"ph\":\"i\",\"s\":\"t\",\"ts\":"
             });
-        }
-        if space_changed {
-            let (reserved, mapped) = lifetimes.space(pid);
-            tracks
-                .entry((pid, SPACE.to_owned()))
-                .or_default()
-                .push(Point {
+            json.num(r.t);
+            json.raw(b",\"pid\":");
+            json.num(pid);
+            json.raw(b",\"tid\":");
+            json.num(r.tid);
+            json.raw(b",\"args\":{\"size\":");
+            json.num(r.size);
+            json.raw(b",\"ret\":");
+            json.num(r.ret);
+            json.raw(b",\"device\":");
+            match &r.device {
+                None => json.raw(b"null"),
+                Some(Device::Id(n)) => json.num(*n),
+                Some(Device::Named(d)) => {
+                    serde_json::to_writer(&mut json, d.as_ref()).map_err(|e| e.to_string())?;
+                }
+            }
+            if let Some(share) = r.share.as_deref() {
+                json.raw(b",\"share\":");
+                serde_json::to_writer(&mut json, share).map_err(|e| e.to_string())?;
+            }
+            json.raw(b"}}");
+            extra.clear();
+            let space_changed = lifetimes.events(&r, pid, call, &mut extra);
+            json.raw(extra.as_bytes());
+            if let (Some(phys), Some(mapped), Some(d)) = (r.phys, r.mapped, &r.device) {
+                let i = tracks.of(pid, d.key(), || d.track());
+                let (_, _, counter, track) = &mut tracks.all[i];
+                json.raw(b",\n{\"name\":");
+                json.raw(counter.as_bytes());
+                json.raw(b",\"ph\":\"C\",\"ts\":");
+                json.num(r.t);
+                json.raw(b",\"pid\":");
+                json.num(pid);
+                json.raw(b",\"args\":{\"physical\":");
+                json.num(phys);
+                json.raw(b",\"mapped\":");
+                json.num(mapped);
+                json.raw(b"}}");
+                track.push(Point {
                     t: r.t,
-                    phys: reserved,
+                    phys,
                     mapped,
-                    call: call.to_owned(),
+                    call: call_id,
                     size: r.size,
                     site: r.site.unwrap_or(0),
                 });
+                lifetimes.mapped.insert((pid, i), mapped);
+            }
+            if space_changed {
+                let (reserved, mapped) = lifetimes.space(pid);
+                let i = tracks.of(pid, DeviceKey::Space, || SPACE.to_owned());
+                tracks.all[i].3.push(Point {
+                    t: r.t,
+                    phys: reserved,
+                    mapped,
+                    call: call_id,
+                    size: r.size,
+                    site: r.site.unwrap_or(0),
+                });
+            }
+            if let Err(e) = json.send_full() {
+                // The writer stopped: its own error says why (a full disk).
+                drop(json);
+                return Err(match writer.join() {
+                    Ok(Err(cause)) => io(cause),
+                    _ => io(e),
+                });
+            }
         }
     }
     let flows = lifetimes.flows(&mut json).map_err(io)?;
-    json.write_all(b"]}\n")
-        .and_then(|()| json.flush())
+    json.raw(b"]}\n");
+    json.flush().map_err(io)?;
+    drop(json);
+    writer
+        .join()
+        .map_err(|_| "the writer of the Perfetto file panicked".to_owned())?
         .map_err(io)?;
 
-    let pids: std::collections::BTreeSet<u64> = tracks.keys().map(|(p, _)| *p).collect();
+    // Tracks by process, then name, as the page lists them.
+    let mut tracks = tracks.all;
+    tracks.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    let pids: std::collections::BTreeSet<u64> = tracks.iter().map(|(p, ..)| *p).collect();
     let name = |pid: u64, device: &str| {
         if pids.len() > 1 {
             format!("process {pid}, {device}")
@@ -502,14 +675,21 @@ pub fn run(trace: &Path, out: &Path) -> Result<(usize, Vec<String>), String> {
     let t0 = if t0 == u64::MAX { 0 } else { t0 };
     let mut names = Vec::new();
     let mut page_tracks = Vec::new();
-    for ((pid, device), track) in &tracks {
+    for (pid, device, _, track) in &tracks {
         let n = name(*pid, device);
         names.push(n.clone());
         let points: Vec<serde_json::Value> = track
             .points
             .iter()
             .map(|p| {
-                serde_json::json!([p.t - t0.min(p.t), p.phys, p.mapped, p.call, p.size, p.site])
+                serde_json::json!([
+                    p.t - t0.min(p.t),
+                    p.phys,
+                    p.mapped,
+                    calls.name(p.call),
+                    p.size,
+                    p.site
+                ])
             })
             .collect();
         // The stacks of the calls the page shows.

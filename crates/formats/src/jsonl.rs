@@ -44,10 +44,10 @@ pub fn read_to_string(path: &Path) -> Result<String, String> {
     Ok(text)
 }
 
-impl Iterator for Lines {
-    type Item = Result<(usize, String), String>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl Lines {
+    /// The next line, borrowed until the next call (no allocation per
+    /// line, for readers of large traces); `None` at the end.
+    pub fn next_str(&mut self) -> Option<Result<(usize, &str), String>> {
         if self.done {
             return None;
         }
@@ -57,37 +57,61 @@ impl Iterator for Lines {
         let read = (&mut self.reader)
             .take(limit)
             .read_until(b'\n', &mut self.buf);
-        let at = format!("{}:{}", self.path.display(), self.number);
+        let at = |this: &Lines| format!("{}:{}", this.path.display(), this.number);
         let fail = |this: &mut Lines, why: String| {
             this.done = true;
             Some(Err(why))
         };
         match read {
-            Err(e) => fail(self, format!("{at}: {e}")),
+            Err(e) => {
+                let why = format!("{}: {e}", at(self));
+                fail(self, why)
+            }
             Ok(0) => {
                 self.done = true;
                 None
             }
-            Ok(_) if self.buf.len() > MAX_LINE => fail(
-                self,
-                format!(
-                    "{at}: a line longer than {} MiB: not a file the sanitizer wrote",
+            Ok(_) if self.buf.len() > MAX_LINE => {
+                let why = format!(
+                    "{}: a line longer than {} MiB: not a file the sanitizer wrote",
+                    at(self),
                     MAX_LINE >> 20
-                ),
-            ),
+                );
+                fail(self, why)
+            }
             Ok(_) => {
                 if self.buf.last() == Some(&b'\n') {
                     self.buf.pop();
                 }
-                match std::str::from_utf8(&self.buf) {
-                    Ok(s) => Some(Ok((self.number, s.to_owned()))),
-                    Err(_) => fail(
-                        self,
-                        format!("{at}: not UTF-8 text: not a file the sanitizer wrote"),
-                    ),
+                // Disjoint fields: the line borrowed, the flag set.
+                let Lines {
+                    buf,
+                    done,
+                    path,
+                    number,
+                    ..
+                } = self;
+                match std::str::from_utf8(buf) {
+                    Ok(s) => Some(Ok((*number, s))),
+                    Err(_) => {
+                        *done = true;
+                        Some(Err(format!(
+                            "{}:{number}: not UTF-8 text: not a file the sanitizer wrote",
+                            path.display()
+                        )))
+                    }
                 }
             }
         }
+    }
+}
+
+impl Iterator for Lines {
+    type Item = Result<(usize, String), String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_str()
+            .map(|line| line.map(|(n, s)| (n, s.to_owned())))
     }
 }
 

@@ -72,7 +72,7 @@ fn reservations_hold_their_mappings_and_gaps() {
     // Device 1's trace: the reservation takes its mapping's device; the
     // refused map is not an event.
     assert_eq!(s.device_traces.len(), 2);
-    let actions: Vec<_> = s.device_traces[1].iter().map(|e| e.action).collect();
+    let actions: Vec<_> = s.device_traces.device(1).map(|e| e.action).collect();
     assert_eq!(
         actions,
         [
