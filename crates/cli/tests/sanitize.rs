@@ -325,6 +325,32 @@ fn sharing_defects_across_processes_name_both_sides() {
             "EXPORTER",
             None,
         ),
+        // However the importer or the exporter ends: _exit and a signal
+        // run no exit handler.
+        (
+            "import-held-at-_exit",
+            "import-held-at-exit",
+            "HELD-MAP",
+            None,
+        ),
+        (
+            "import-held-at-signal",
+            "import-held-at-exit",
+            "HELD-MAP",
+            None,
+        ),
+        (
+            "exporter-killed-while-mapped",
+            "exporter-exited-while-mapped",
+            "EXPORTER",
+            None,
+        ),
+        (
+            "import-own-export-after-fork",
+            "import-own-export",
+            "OWN-IMPORT",
+            None,
+        ),
         (
             "handle-type-as-device",
             "handle-type-as-device",
@@ -366,9 +392,19 @@ fn sharing_defects_across_processes_name_both_sides() {
             );
         } else {
             assert!(
-                ["handle-type-as-device", "ipc-key-on-vmm"].contains(&class),
+                [
+                    "handle-type-as-device",
+                    "ipc-key-on-vmm",
+                    "import-own-export"
+                ]
+                .contains(&class),
                 "{class}: the other side is named: {f}"
             );
+        }
+        if class == "import-own-export" {
+            // Both lines: the import's, and the export's in the message.
+            let export = format!("(sharing.c:{})", line_of("OWN-EXPORT"));
+            assert!(f["message"].as_str().unwrap().contains(&export), "{f}");
         }
     }
 }

@@ -55,7 +55,7 @@ macro_rules! forward_mstx {
 }
 
 mod pools;
-pub(crate) use pools::{check_access, check_release};
+pub(crate) use pools::{check_access, check_release, hold_for_fork, release_after_fork};
 
 /// Open ranges: id -> message (ended ranges leave).
 fn ranges() -> &'static Mutex<HashMap<u64, String>> {

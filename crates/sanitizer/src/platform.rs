@@ -35,6 +35,7 @@ pub(crate) fn fork_handlers_registered() {
 
 extern "C" fn before_fork() {
     std::mem::forget(model());
+    crate::mstx::hold_for_fork();
     report::hold_for_fork();
     trace::hold_for_fork();
 }
@@ -42,6 +43,7 @@ extern "C" fn before_fork() {
 extern "C" fn parent_after_fork() {
     trace::release_after_fork();
     report::release_after_fork(false);
+    crate::mstx::release_after_fork(false);
     // SAFETY: `before_fork` left the model locked by this thread, the one
     // that forked; nothing else unlocks it.
     unsafe { model_lock().force_unlock() };
@@ -50,6 +52,7 @@ extern "C" fn parent_after_fork() {
 extern "C" fn child_after_fork() {
     trace::release_after_fork();
     report::release_after_fork(true);
+    crate::mstx::release_after_fork(true);
     // SAFETY: as in the parent: the lock `before_fork` took, in the copy of
     // it this child has (the only thread of the child is the forking one).
     unsafe { model_lock().force_unlock() };

@@ -462,7 +462,7 @@ pub(crate) fn exported(call: &'static str, h: usize, id: u64, site: Site) {
     // keeping it to the end is that cache, not a leak).
     let cache = {
         let mut m = model();
-        m.exported(h, id);
+        m.exported(h, id, site);
         m.handle_site(h)
     }
     .and_then(|s| s.framework_allocator())

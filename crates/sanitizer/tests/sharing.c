@@ -5,9 +5,11 @@
  * emulated library accepts or answers with a code: neither process
  * crashes, so what is under test is what `aclmem sanitize` reports.
  */
+#define _DEFAULT_SOURCE /* usleep */
 #include <acl/acl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -136,8 +138,14 @@ int main(int argc, char **argv) {
         put(down[1], s);
         if (wait_child(pid) != 0) return 3;
         aclrtFreePhysical(h);
-    } else if (strcmp(mode, "import-held-at-exit") == 0) {
-        /* The child imports and maps, and exits still mapping it. */
+    } else if (strcmp(mode, "import-held-at-exit") == 0 ||
+               strcmp(mode, "import-held-at-_exit") == 0 ||
+               strcmp(mode, "import-held-at-signal") == 0) {
+        /* The child imports and maps, and ends still mapping it: by exit,
+         * by _exit (no exit handler runs) or killed by a signal. */
+        int how = strcmp(mode, "import-held-at-_exit") == 0    ? 1
+                  : strcmp(mode, "import-held-at-signal") == 0 ? 2
+                                                               : 0;
         if ((pid = start_child(0)) == 0) {
             aclrtDrvMemHandle mine = NULL;
             void *va = NULL;
@@ -145,19 +153,36 @@ int main(int argc, char **argv) {
             if (aclrtMemImportFromShareableHandle(id, 0, &mine) != 0) exit(3);
             aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
             aclrtMapMem(va, 2 * MIB, 0, mine, 0); /* HELD-MAP */
+            if (how == 1) _exit(0);
+            if (how == 2) raise(SIGKILL);
             exit(0);
         }
         aclrtMallocPhysical(&h, 2 * MIB, &prop, 0);
         aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE, 1, &s);
         put(down[1], s);
+        int status = wait_child(pid);
+        if (how == 2 ? status != 5 : status != 0) return 3;
+        if (how != 0 && wait_recorded_end(pid) != 0) return 6;
+        aclrtFreePhysical(h);
+    } else if (strcmp(mode, "import-own-export-after-fork") == 0) {
+        /* The parent exports, forks a child that ends at once, then imports
+         * its own export: refused, whatever the fork. */
+        aclrtDrvMemHandle again = NULL;
+        aclrtMallocPhysical(&h, 2 * MIB, &prop, 0);
+        aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE, 1, &s); /* OWN-EXPORT */
+        if ((pid = start_child(0)) == 0) exit(0);
         if (wait_child(pid) != 0) return 3;
+        if (aclrtMemImportFromShareableHandle(s, 0, &again) == 0) /* OWN-IMPORT */
+            aclrtFreePhysical(again);
         aclrtFreePhysical(h);
     } else if (strcmp(mode, "exporter-exited-while-mapped") == 0 ||
-               strcmp(mode, "exporter-ended-by-_exit") == 0) {
+               strcmp(mode, "exporter-ended-by-_exit") == 0 ||
+               strcmp(mode, "exporter-killed-while-mapped") == 0) {
         /* The child exports and exits holding the handle while the parent
-         * still maps what it imported (by exit, or by _exit, which runs no
-         * exit handler: the end is seen from outside). */
-        int no_handlers = strcmp(mode, "exporter-ended-by-_exit") == 0;
+         * still maps what it imported (by exit, or by _exit or a signal,
+         * which run no exit handler: the end is seen from outside). */
+        int killed = strcmp(mode, "exporter-killed-while-mapped") == 0;
+        int no_handlers = killed || strcmp(mode, "exporter-ended-by-_exit") == 0;
         if ((pid = start_child(0)) == 0) {
             aclrtDrvMemHandle mine = NULL;
             uint64_t id = 0;
@@ -165,6 +190,7 @@ int main(int argc, char **argv) {
             aclrtMemExportToShareableHandle(mine, ACL_MEM_HANDLE_TYPE_NONE, 1, &id); /* EXPORTER */
             put(up[1], id);
             (void)get(down[0]); /* until the parent mapped it */
+            if (killed) raise(SIGKILL);
             if (no_handlers) _exit(0);
             exit(0);
         }
@@ -174,7 +200,7 @@ int main(int argc, char **argv) {
         aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
         aclrtMapMem(va, 2 * MIB, 0, h, 0);
         put(down[1], 1);
-        if (wait_child(pid) != 0) return 3;
+        if (wait_child(pid) != (killed ? 5 : 0)) return 3;
         if (no_handlers && wait_recorded_end(pid) != 0) return 6;
         aclrtUnmapMem(va);
         aclrtReleaseMemAddress(va);

@@ -110,7 +110,8 @@ pub struct Model {
     /// Device ranges this process may copy to or from that it did not
     /// allocate (IPC imports).
     foreign: BTreeMap<usize, usize>,
-    exports: HashSet<u64>,
+    /// Shareable handles this process exported, and where.
+    exports: HashMap<u64, Site>,
     /// Handles this process exported or imported: the shareable handle's
     /// text and whether it was imported (their frees, and the maps and
     /// unmaps of imports, are sharing events).
@@ -408,8 +409,8 @@ impl Model {
     }
 
     /// After a successful export of `h` as `shareable`.
-    pub fn exported(&mut self, h: usize, shareable: u64) {
-        self.exports.insert(shareable);
+    pub fn exported(&mut self, h: usize, shareable: u64, site: Site) {
+        self.exports.insert(shareable, site);
         self.shared
             .insert(h, (crate::sharing::shareable(shareable), false));
     }
@@ -449,12 +450,15 @@ impl Model {
     }
 
     pub fn check_import(&self, call: &'static str, shareable: u64, site: Site) {
-        if self.exports.contains(&shareable) {
+        if let Some(exported) = self.exports.get(&shareable) {
             report(Finding {
                 class: Class::ImportOwnExport,
                 call,
                 args: format!("{shareable:#x}"),
-                message: "a process cannot import what it exported itself".into(),
+                message: format!(
+                    "a process cannot import what it exported itself (it exported {shareable:#x} at {})",
+                    exported.describe()
+                ),
                 code: Some(aclmem_core::AclError::RT_FEATURE_NOT_SUPPORT.code()),
                 site,
             });

@@ -76,6 +76,27 @@ static HEAPS: AtomicUsize = AtomicUsize::new(0);
 /// The sanitizer's own region keys (odd: the library's handles are not).
 static OWN_KEYS: AtomicUsize = AtomicUsize::new(1);
 
+/// Before `fork`: holds the lock, so that the child's copy is not taken
+/// half-way by another thread.
+pub(crate) fn hold_for_fork() {
+    std::mem::forget(POOLS.lock());
+}
+
+/// After `fork`: lets go of the lock [`hold_for_fork`] took. A child starts
+/// with no pools, as it starts with an empty model: registrations are a
+/// process's own.
+pub(crate) fn release_after_fork(child: bool) {
+    // SAFETY: `hold_for_fork` left the lock held by this thread, the one
+    // that forked (in the child, its only thread).
+    unsafe { POOLS.force_unlock() };
+    if child {
+        let mut pools = POOLS.lock();
+        pools.heaps.clear();
+        pools.regions.clear();
+        set_heap_count(&pools);
+    }
+}
+
 fn set_heap_count(pools: &Pools) {
     HEAPS.store(pools.heaps.len(), Ordering::Relaxed);
 }
