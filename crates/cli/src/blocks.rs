@@ -276,11 +276,6 @@ fn read_trace(path: &Path) -> Result<BTreeMap<u64, Process>, String> {
             .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
         processes.entry(r.pid.unwrap_or(1)).or_default().record(&r);
     }
-    for p in processes.values_mut() {
-        for (i, s) in p.spans.iter_mut().enumerate() {
-            s.mapping.made_at = p.sites.get(&p.site_of[i]).cloned().unwrap_or_default();
-        }
-    }
     Ok(processes)
 }
 
@@ -321,7 +316,12 @@ pub fn join(trace: &Path, snapshot: &Path) -> Result<Joined, String> {
         .into_iter()
         .max_by_key(|(pid, p)| (covered(p), std::cmp::Reverse(*pid)))
         .ok_or_else(|| format!("{}: the trace has no records", trace.display()))?;
-    let mut spans = process.spans;
+    let Process {
+        mut spans,
+        sites,
+        site_of,
+        ..
+    } = process;
     let at = snapshot_time(&spans, &blocks);
     let mut unplaced = Vec::new();
     for b in &blocks {
@@ -340,6 +340,13 @@ pub fn join(trace: &Path, snapshot: &Path) -> Result<Joined, String> {
         }
     }
     let empty_mappings = spans.iter().filter(|s| s.mapping.blocks.is_empty()).count();
+    // The frames of the mappings the page shows (only those: a long trace
+    // has millions of mappings).
+    for (s, site) in spans.iter_mut().zip(&site_of) {
+        if !s.mapping.blocks.is_empty() {
+            s.mapping.made_at = sites.get(site).cloned().unwrap_or_default();
+        }
+    }
     Ok(Joined {
         pid,
         snapshot_at: at,

@@ -401,6 +401,17 @@ pub unsafe fn write_cstr(p: *mut c_char, len: usize, text: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The tests, one at a time: a page one of them unmapped must stay
+    /// unmapped until it checks that it is refused (another test's page
+    /// would otherwise land in the hole).
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// A page mapped with `prot`, or unmapped again when `prot` is `None`.
     fn page(prot: Option<libc::c_int>) -> usize {
         // SAFETY: a fresh anonymous mapping of our own.
@@ -428,6 +439,7 @@ mod tests {
 
     #[test]
     fn readable_memory_is_read_and_anything_else_is_refused() {
+        let _serial = serial();
         let local = 7u64;
         // SAFETY: a live local.
         assert_eq!(unsafe { read(&local) }, Some(7));
@@ -455,6 +467,7 @@ mod tests {
 
     #[test]
     fn writes_land_where_allowed_and_are_refused_elsewhere() {
+        let _serial = serial();
         let mut heap = Box::new(0u64);
         // SAFETY: our own box, not borrowed elsewhere during the call.
         assert!(unsafe { write(&mut *heap as *mut u64, 42) });
@@ -474,6 +487,7 @@ mod tests {
 
     #[test]
     fn the_pipe_fallback_copies_and_refuses_like_the_kernel_calls() {
+        let _serial = serial();
         let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
         let mut out = vec![0u8; data.len()];
         // SAFETY: `out` is our own buffer.
@@ -504,6 +518,7 @@ mod tests {
 
     #[test]
     fn fills_are_checked() {
+        let _serial = serial();
         let mut buf = vec![0u8; 3 << 20];
         // SAFETY: our own buffer.
         unsafe { fill(buf.as_mut_ptr() as usize, 9, buf.len()) }.unwrap();
