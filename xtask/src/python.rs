@@ -43,6 +43,10 @@ pub(crate) fn test(sh: &Shell, lib: &Path) -> Result<()> {
         .collect();
     run(cmd!(sh, "{cargo} build {packages...}"))?;
     crate::wheels::stage_kit(sh, lib.parent().ok_or("the library has no directory")?)?;
+    // The native module in the dev profile, as the kit beside it: twice as
+    // quick to build, and the release build is what the wheel steps build
+    // and check.
+    let _profile = sh.push_env("MATURIN_PEP517_ARGS", "--profile dev");
     run(cmd!(
         sh,
         "{pip} install --quiet --force-reinstall --no-deps ./python"
