@@ -91,12 +91,14 @@ pub(crate) fn ci(sh: &Shell) -> Result<()> {
             "{cargo} clippy --manifest-path {PYTHON_MANIFEST} --all-targets -- -D warnings"
         ))
     })?;
+    let mut pyacl = PathBuf::new();
     step("the Python package: pip install ./python, pytest", || {
-        python::test(sh, &lib)
+        pyacl = python::test(sh, &lib)?;
+        Ok(())
     })?;
     step(
         "real torch_npu on the emulated CANN libraries (tests/torch_npu)",
-        || torch_npu::test(sh, &lib),
+        || torch_npu::test(sh, &lib, &pyacl),
     )?;
     step("fuzzing smoke run (2,000 executions per target)", || {
         run(cmd!(

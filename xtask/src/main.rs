@@ -204,7 +204,7 @@ fn main() -> ExitCode {
             Command::Examples { aarch64: true } => cross::examples(&sh),
             Command::Python => {
                 let lib = build_lib(&sh, false)?;
-                python::test(&sh, &lib)
+                python::test(&sh, &lib).map(drop)
             }
             Command::Fuzz {
                 time,
@@ -247,7 +247,8 @@ fn main() -> ExitCode {
             Command::PublishCheck { no_verify } => publish::check(&sh, no_verify),
             Command::TorchNpu => {
                 let lib = build_lib(&sh, false)?;
-                torch_npu::test(&sh, &lib)
+                let pyacl = python::install(&sh, &lib)?;
+                torch_npu::test(&sh, &lib, &pyacl)
             }
         }
     })();

@@ -30,13 +30,12 @@ pub(crate) fn ensure_venv(sh: &Shell) -> Result<PathBuf> {
     Ok(venv)
 }
 
-/// `pip install ./python`, then pytest with the emulated library at `lib`
-/// (the tests compile a C program against it).
-pub(crate) fn test(sh: &Shell, lib: &Path) -> Result<()> {
+/// `pip install ./python` into [`venv`], as the wheel ships it: the kit
+/// built beside `lib`. Returns the venv's Python, which imports `aclmem`
+/// and its pyACL (`acl`).
+pub(crate) fn install(sh: &Shell, lib: &Path) -> Result<PathBuf> {
     let venv = ensure_venv(sh)?;
     let pip = venv.join("bin").join("pip");
-    let pytest = venv.join("bin").join("pytest");
-    // The package as the wheel ships it: the kit built beside `lib`.
     let cargo = crate::cargo();
     let packages: Vec<String> = crate::wheels::kit_packages()
         .flat_map(|p| ["-p".into(), p.to_owned()])
@@ -51,10 +50,19 @@ pub(crate) fn test(sh: &Shell, lib: &Path) -> Result<()> {
         sh,
         "{pip} install --quiet --force-reinstall --no-deps ./python"
     ))?;
+    Ok(venv.join("bin").join("python"))
+}
+
+/// [`install`], then pytest with the emulated library at `lib` (the tests
+/// compile a C program against it). Returns the venv's Python.
+pub(crate) fn test(sh: &Shell, lib: &Path) -> Result<PathBuf> {
+    let python = install(sh, lib)?;
+    let pytest = venv().join("bin").join("pytest");
     let _lib = sh.push_env("ACLMEM_ASCENDCL", lib);
     // The sanitizer tests run `aclmem sanitize`, built beside the library.
     let cli = lib.with_file_name("aclmem");
     let _cli = sh.push_env("ACLMEM_CLI", &cli);
     let _dir = sh.push_dir("python");
-    run(cmd!(sh, "{pytest} -q -p no:cacheprovider tests"))
+    run(cmd!(sh, "{pytest} -q -p no:cacheprovider tests"))?;
+    Ok(python)
 }

@@ -70,8 +70,10 @@ fn build_allocator(sh: &Shell, lib: &Path) -> Result<PathBuf> {
     Ok(so)
 }
 
-/// The torch_npu scenarios, each asserted, against the library at `lib`.
-pub(crate) fn test(sh: &Shell, lib: &Path) -> Result<()> {
+/// The torch_npu scenarios, each asserted, against the library at `lib`;
+/// `pyacl` is a Python with the aclmem package installed, for the tests that
+/// run a pyACL script and read its trace with torch's code.
+pub(crate) fn test(sh: &Shell, lib: &Path, pyacl: &Path) -> Result<()> {
     let venv = ensure_venv(sh)?;
     let allocator = build_allocator(sh, lib)?;
     let aclmem = lib.with_file_name("aclmem");
@@ -79,6 +81,7 @@ pub(crate) fn test(sh: &Shell, lib: &Path) -> Result<()> {
     let tests = workspace_root().join("tests").join("torch_npu");
     let _alloc = sh.push_env("CAMEM_ALLOCATOR", &allocator);
     let _cli = sh.push_env("ACLMEM_CLI", &aclmem);
+    let _pyacl = sh.push_env("ACLMEM_PYACL_PYTHON", pyacl);
     let _quiet_pip = sh.push_env("PYTHONDONTWRITEBYTECODE", "1");
     let _dir = sh.push_dir(&tests);
     run(cmd!(

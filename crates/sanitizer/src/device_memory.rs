@@ -59,7 +59,11 @@ pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
     } else {
         None
     };
-    trace::call_with("aclrtFree", totals, 0, r, |t| t.va = Some(dev_ptr as u64));
+    trace::call_with("aclrtFree", totals, 0, r, |t| {
+        t.va = Some(dev_ptr as u64);
+        // Only when tracing: it unwinds.
+        t.site = Some(trace::site_id(Site::outside().with_stack()));
+    });
     r
 }
 

@@ -152,7 +152,9 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
         totals = Some(m.totals(device));
     }
     trace::call_with("aclrtFreePhysical", totals, 0, r, |t| {
-        t.h = Some(handle as u64)
+        t.h = Some(handle as u64);
+        // The release's own site and stack, for the viewers' free events.
+        t.site = Some(trace::site_id(site.with_stack()));
     });
     r
 }
@@ -203,7 +205,9 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtReleaseMemAddress(
         model().resv_released(vir_ptr as usize);
     }
     trace::call_with("aclrtReleaseMemAddress", None, 0, r, |t| {
-        t.va = Some(vir_ptr as u64)
+        t.va = Some(vir_ptr as u64);
+        // The release's own site and stack, for the viewers' free events.
+        t.site = Some(trace::site_id(site.with_stack()));
     });
     r
 }
@@ -283,7 +287,9 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
         None
     };
     trace::call_with("aclrtUnmapMem", totals, 0, r, |t| {
-        t.va = Some(vir_ptr as u64)
+        t.va = Some(vir_ptr as u64);
+        // The release's own site and stack, for the viewers' free events.
+        t.site = Some(trace::site_id(site.with_stack()));
     });
     r
 }
