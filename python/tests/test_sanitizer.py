@@ -283,3 +283,65 @@ def test_explore_fails_each_allocation_of_the_camem_flow(tmp_path):
     for r in records:
         assert r["site"].startswith("camem.c:"), r
         assert r["outcome"] != "hang", r
+
+
+# A pyACL script whose error paths are seeded: a failed mapping returns
+# without freeing the handle (a leak, made at the PHYSICAL line); a failed
+# reservation is handled (nothing made yet).
+EXPLORED = '''\
+import aclmem; aclmem.install(); import acl
+P = {prop!r}
+
+
+def load():
+    h, ret = acl.rt.malloc_physical(2 << 20, P, 0)  # PHYSICAL
+    if ret != 0:
+        return False
+    va, ret = acl.rt.reserve_mem_address(2 << 20, 0, 0, 0)  # RESERVE
+    if ret != 0:
+        acl.rt.free_physical(h)
+        return False
+    if acl.rt.map_mem(va, 2 << 20, 0, h, 0) != 0:  # MAP: the handle leaks
+        acl.rt.release_mem_address(va)
+        return False
+    acl.rt.unmap_mem(va)
+    acl.rt.release_mem_address(va)
+    acl.rt.free_physical(h)
+    return True
+
+
+assert acl.init() == 0 and acl.rt.set_device(0) == 0
+print("loaded" if load() else "not loaded")
+assert acl.rt.reset_device(0) == 0 and acl.finalize() == 0
+'''
+
+
+def test_explore_names_a_pyacl_scripts_faults_by_its_lines(tmp_path):
+    """`aclmem explore` over a pyACL script: each call of the script is a
+    failure point of its own, named and failed by the script's line (not
+    the binding's native frame, which all of them share), and the seeded
+    leak is found on the mapping's error path, made at its line."""
+    script = tmp_path / "explored.py"
+    script.write_text(EXPLORED.format(prop=prop()))
+    line = lambda marker: next(
+        i for i, l in enumerate(EXPLORED.splitlines(), 1) if f"# {marker}" in l
+    )
+    log = tmp_path / "explore.jsonl"
+    env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pyexplore-lines-{os.getpid()}")
+    out = subprocess.run(
+        [_cli(), "explore", "--only",
+         "aclrtMallocPhysical,aclrtReserveMemAddress,aclrtMapMem",
+         "--timeout", "120", "--log", str(log), "--", sys.executable, str(script)],
+        capture_output=True, text=True, timeout=600, env=env,
+    )
+    assert out.returncode == 1, out.stderr[-3000:]
+    records = {r["site"]: r for r in map(json.loads, log.read_text().splitlines())}
+    assert set(records) == {
+        f"explored.py:{line(m)}" for m in ("PHYSICAL", "RESERVE", "MAP")
+    }, records
+    assert records[f"explored.py:{line('PHYSICAL')}"]["outcome"] == "handled"
+    assert records[f"explored.py:{line('RESERVE')}"]["outcome"] == "handled"
+    leak = records[f"explored.py:{line('MAP')}"]
+    assert leak["outcome"] == "leak", leak
+    assert [f["class"] for f in leak["findings"]] == ["leak"], leak
+    assert leak["findings"][0]["site"].endswith(f"(explored.py:{line('PHYSICAL')})"), leak

@@ -7,7 +7,9 @@
 //! sanitizer on a machine of its own: the first call of each distinct
 //! function and call site fails (with `--depth K`, the Kth too, for sites
 //! called that often), through the library's fault injection
-//! (`FUNCTION@N:OBJECT+0xOFFSET=CODE`), in every process of the program.
+//! (`FUNCTION@N:OBJECT+0xOFFSET=CODE`; for a Python program's call,
+//! `FUNCTION@N:script.py:LINE=CODE`, the script's line), in every process
+//! of the program.
 //! Each run has one outcome:
 //!
 //! * `hang`: no end within `--timeout` (the run is killed);
@@ -63,7 +65,21 @@ struct Point {
     offset: String,
     /// `file:line`, or `object+offset` without debug information.
     site: String,
+    /// Whether `site` is a Python script's line (the fault is filtered by
+    /// it, not by the native offset, which every line of the script shares).
+    python: bool,
     count: u64,
+}
+
+impl Point {
+    /// The site filter of a fault at this point.
+    fn filter(&self) -> String {
+        if self.python {
+            self.site.clone()
+        } else {
+            format!("{}+{}", self.object, self.offset)
+        }
+    }
 }
 
 /// What one run did.
@@ -232,7 +248,7 @@ fn judge(ran: &Ran, baseline: &BTreeSet<(String, String)>) -> (Outcome, Vec<Foun
 
 /// Reads the learning run's call log.
 fn points(path: &Path, only: &[String]) -> Vec<Point> {
-    let mut by_site: BTreeMap<(String, String, String), Point> = BTreeMap::new();
+    let mut by_site: BTreeMap<(String, String, String, Option<String>), Point> = BTreeMap::new();
     for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -250,15 +266,22 @@ fn points(path: &Path, only: &[String]) -> Vec<Point> {
             (Some(f), Some(l)) => format!("{}:{l}", f.rsplit('/').next().unwrap_or(f)),
             _ => format!("{object}+{offset}"),
         };
+        let python = v["python"].as_bool() == Some(true) && v["line"].is_u64();
         let count = v["count"].as_u64().unwrap_or(1);
         by_site
-            .entry((function.clone(), object.clone(), offset.clone()))
+            .entry((
+                function.clone(),
+                object.clone(),
+                offset.clone(),
+                python.then(|| site.clone()),
+            ))
             .and_modify(|p| p.count = p.count.max(count))
             .or_insert(Point {
                 function,
                 object,
                 offset,
                 site,
+                python,
                 count,
             });
     }
@@ -339,7 +362,7 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
                         break;
                     };
                     let code = fault_code(&p.function);
-                    let spec = format!("{}@{nth}:{}+{}={code}", p.function, p.object, p.offset);
+                    let spec = format!("{}@{nth}:{}={code}", p.function, p.filter());
                     if let Err(e) = aclmem_emu::faults::parse(&spec) {
                         error
                             .lock()

@@ -15,9 +15,15 @@
 //! instead: every call of a status-returning entry point is counted by
 //! function and call site, and at exit each process appends one JSON line
 //! per (function, site) to FILE: `{"pid", "function", "object", "offset",
-//! "file", "line", "count"}`, where `object` and `offset` are what a
-//! `LIBRARY+0xOFFSET` site filter takes. `aclmem explore` learns a
+//! "file", "line", "python", "count"}`, where `object` and `offset` are
+//! what a `LIBRARY+0xOFFSET` site filter takes. `aclmem explore` learns a
 //! program's failure points this way.
+//!
+//! A Python program's call whose native frame names nothing of the program
+//! (aclmem's own binding, or a framework without debug information) is
+//! placed at the script's line instead (`"python": true`, and a
+//! `FUNCTION@N:script.py:LINE` filter takes it), when aclmem's sanitizer is
+//! loaded to read the interpreter's frames.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -100,13 +106,64 @@ pub(crate) fn after_fork() {
     }
 }
 
-/// Calls by (function, return address): their site and count.
-type Calls = std::collections::HashMap<(&'static str, usize), (Site, u64)>;
+/// A script's file name and line.
+type Line = (String, u32);
+
+/// Calls by (function, return address, script line when the site is
+/// Python's): their site and count.
+type Calls = std::collections::HashMap<(&'static str, usize, Option<Line>), (Site, u64)>;
 
 /// Calls counted for `ACLMEM_EMU_CALL_LOG`.
 struct Learned {
     path: std::path::PathBuf,
     calls: parking_lot::Mutex<Calls>,
+    /// The native sites, resolved once per return address.
+    native: parking_lot::Mutex<std::collections::HashMap<usize, Site>>,
+}
+
+/// The line of the Python script making this call (whose return address is
+/// `ip`), from aclmem's sanitizer when it is loaded
+/// (`aclmem_sanitizer_python_site`); `None` for a call that is not
+/// Python's, or without the sanitizer (which knows the interpreter's
+/// frames; `aclmem explore` always runs under it).
+fn python_line(ip: *mut std::ffi::c_void) -> Option<Line> {
+    type Ask = unsafe extern "C" fn(*const std::ffi::c_void, *mut std::ffi::c_char, usize) -> u32;
+    static FOUND: OnceLock<Option<Ask>> = OnceLock::new();
+    let ask = FOUND.get_or_init(|| {
+        // SAFETY: a lookup by name in the loaded objects.
+        let p =
+            unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"aclmem_sanitizer_python_site".as_ptr()) };
+        // SAFETY: when present, the symbol is the sanitizer's function of
+        // exactly this prototype.
+        (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut std::ffi::c_void, Ask>(p) })
+    });
+    let ask = (*ask)?;
+    let mut file = [0u8; 256];
+    // SAFETY: `file` is our own buffer of that many bytes; the sanitizer
+    // writes a NUL-terminated name into it.
+    let line = unsafe { ask(ip, file.as_mut_ptr().cast(), file.len()) };
+    let name = std::ffi::CStr::from_bytes_until_nul(&file).ok()?;
+    (line != 0).then(|| (name.to_string_lossy().into_owned(), line))
+}
+
+/// The program's site for a call whose native site is `native`: the
+/// script's line instead when the native frame names nothing of the program
+/// (no line: a framework built without debug information; or aclmem's own
+/// Python binding) and the call is Python's.
+fn program_site(mut native: Site, python: Option<Line>) -> (Site, bool) {
+    let says_nothing = native.line.is_none()
+        || native.object.as_deref().is_some_and(|o| {
+            let file = o.rsplit('/').next().unwrap_or(o);
+            file.starts_with("_native") && o.contains("/aclmem/")
+        });
+    match python {
+        Some(line) if says_nothing => {
+            native.line = Some(line);
+            native.python = true;
+            (native, true)
+        }
+        _ => (native, false),
+    }
 }
 
 static LEARN: OnceLock<Option<Learned>> = OnceLock::new();
@@ -121,6 +178,7 @@ fn learning() -> Option<&'static Learned> {
             Some(Learned {
                 path: path.into(),
                 calls: parking_lot::Mutex::new(std::collections::HashMap::new()),
+                native: parking_lot::Mutex::new(std::collections::HashMap::new()),
             })
         })
         .as_ref()
@@ -130,11 +188,20 @@ fn learn(name: &'static str, l: &Learned) {
     let Some(ip) = caller(None) else {
         return;
     };
-    let mut calls = l.calls.lock();
-    calls
-        .entry((name, ip as usize))
-        .or_insert_with(|| (Site::of(ip), 0))
-        .1 += 1;
+    let python = python_line(ip);
+    let native = l
+        .native
+        .lock()
+        .entry(ip as usize)
+        .or_insert_with(|| Site::of(ip))
+        .clone();
+    let (site, is_python) = program_site(native, python);
+    let key = (
+        name,
+        ip as usize,
+        is_python.then(|| site.line.clone()).flatten(),
+    );
+    l.calls.lock().entry(key).or_insert_with(|| (site, 0)).1 += 1;
 }
 
 extern "C" fn write_call_log() {
@@ -144,7 +211,7 @@ extern "C" fn write_call_log() {
         };
         let calls = std::mem::take(&mut *l.calls.lock());
         let mut out = String::new();
-        for ((function, _), (site, count)) in calls {
+        for ((function, _, _), (site, count)) in calls {
             let (file, line) = site.line.clone().unzip();
             let record = serde_json::json!({
                 "pid": std::process::id(),
@@ -153,6 +220,7 @@ extern "C" fn write_call_log() {
                 "offset": format!("{:#x}", site.offset),
                 "file": file,
                 "line": line,
+                "python": site.python,
                 "count": count,
             });
             out.push_str(&record.to_string());
@@ -209,7 +277,11 @@ pub(crate) fn check(name: &'static str) -> Option<i32> {
             _ => {}
         }
         if let Some(want) = &f.site {
-            let here = site.get_or_insert_with(|| caller(None).map(Site::of).unwrap_or_default());
+            let here = site.get_or_insert_with(|| {
+                caller(None)
+                    .map(|ip| program_site(Site::of(ip), python_line(ip)).0)
+                    .unwrap_or_default()
+            });
             let line = here
                 .line
                 .as_ref()

@@ -69,8 +69,11 @@ pub(crate) struct Site {
     pub(crate) offset: u64,
     /// The function that made the call.
     pub(crate) symbol: Option<String>,
-    /// Its source file and line, from the debug information.
+    /// Its source file and line, from the debug information (or the
+    /// Python script's, when `python`).
     pub(crate) line: Option<(String, u32)>,
+    /// Whether `line` is a Python script's.
+    pub(crate) python: bool,
 }
 
 impl Site {

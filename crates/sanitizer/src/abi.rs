@@ -45,6 +45,33 @@ pub(crate) fn phase(which: Option<&str>, label: &str) {
     trace::call_with("phase", None, 0, 0, |t| t.name = Some(label.into()));
 }
 
+/// `unsigned aclmem_sanitizer_python_site(const void *ra, char *file,
+/// size_t cap)`: the line of the Python script that is making the current
+/// call, whose return address is `ra` (a call from Python code, or through
+/// `ctypes`), with the script's file name written into `file` (at most
+/// `cap` bytes with the NUL); 0 when the call is not from Python, or the
+/// name does not fit, or `file` may not be written. The emulated library
+/// asks it for the call sites of its faults and call log, so that
+/// `aclmem explore` names and fails a Python program's calls by the
+/// script's lines.
+///
+/// # Safety
+/// `file` is NULL or `cap` writable bytes that no Rust code borrows (it is
+/// written through the kernel's check: garbage is refused, not a crash).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmem_sanitizer_python_site(
+    ra: *const c_void,
+    file: *mut c_char,
+    cap: usize,
+) -> u32 {
+    let n = report::Site::at(ra).python_site();
+    match crate::python::place(n) {
+        // SAFETY: the caller's contract, passed on.
+        Some((name, line)) if unsafe { aclmem_cmem::write_cstr(file, cap, &name) } => line,
+        _ => 0,
+    }
+}
+
 /// `unsigned aclmem_sanitizer_stacks(unsigned depth)`: from now on, keep
 /// `depth` frames of native stack per call site (0 or 1: the call site
 /// only; at most 32); answers the depth in effect before. For a program

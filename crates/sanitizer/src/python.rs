@@ -324,6 +324,16 @@ pub fn intern_text(name: String) -> u32 {
     n
 }
 
+/// The script file (its base name) and line of call site `n` (from
+/// [`call_site`]): the end of its text, `function (file:line)`.
+pub fn place(n: u32) -> Option<(String, u32)> {
+    let text = describe(n)?;
+    let inner = text.strip_suffix(')')?;
+    let (_, at) = inner.rsplit_once(" (")?;
+    let (file, line) = at.rsplit_once(':')?;
+    Some((file.to_owned(), line.parse().ok()?))
+}
+
 /// The text of call site `n` (from [`call_site`]).
 pub fn describe(n: u32) -> Option<String> {
     let sites = SITES.lock();

@@ -202,6 +202,11 @@ impl Site {
         }
     }
 
+    /// The number of the Python call site (0: the call is not Python's).
+    pub fn python_site(&self) -> u32 {
+        self.python
+    }
+
     /// The site of a call that makes something a later finding may name
     /// (a handle, a reservation, a mapping, an export or import, device or
     /// host memory): with its native stack at once, when
