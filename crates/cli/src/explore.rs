@@ -12,8 +12,10 @@
 //! of the program.
 //! Each run has one outcome:
 //!
-//! * `hang`: no end within `--timeout` (the run is killed);
-//! * `crash`: the program died of a signal;
+//! * `hang`: no end within `--timeout` (the run's processes are asked
+//!   where they wait, with `SIGURG`, then killed);
+//! * `crash`: the program died of a signal (the sanitizer records where,
+//!   as it dies: `aclmem_formats::postmortem`);
 //! * `misuse`: a sanitizer finding the clean run did not have (double
 //!   free, free while mapped, use of a freed handle, ...);
 //! * `leak`: what the run left held (leaks, imports held at exit, exporters
@@ -27,6 +29,7 @@
 //! reserves, 107000 (invalid value) for any other.
 
 use aclmem_formats::finding::{self, Class};
+use aclmem_formats::postmortem::{self, Where};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -109,6 +112,23 @@ struct Ran {
     /// `None`: killed at the timeout.
     code: Option<i32>,
     findings: Vec<Found>,
+    /// Where the program's processes were when it crashed or was found
+    /// hung (`aclmem_formats::postmortem`).
+    places: Vec<Where>,
+}
+
+/// One fault tried, and what came of it.
+struct Tried {
+    /// Its place in the order faults were planned.
+    index: usize,
+    point: Point,
+    nth: u64,
+    code: i32,
+    outcome: Outcome,
+    findings: Vec<Found>,
+    exit: Option<i32>,
+    /// Where the run crashed or waits, for those outcomes.
+    place: Option<Where>,
 }
 
 /// A finding of a run, as far as exploring judges it: its class (by name:
@@ -165,6 +185,14 @@ impl Runner {
     /// `name`.
     fn run(&self, name: &str, env: &[(&str, String)]) -> Result<Ran, String> {
         let log = self.dir.join(format!("{name}.findings.jsonl"));
+        let places = self.dir.join(format!("{name}.where.jsonl"));
+        let read_places = || {
+            let text = std::fs::read_to_string(&places).unwrap_or_default();
+            let _ = std::fs::remove_file(&places);
+            text.lines()
+                .filter_map(|l| serde_json::from_str::<Where>(l).ok())
+                .collect::<Vec<_>>()
+        };
         let mut cmd = Command::new(&self.exe);
         cmd.arg("sanitize")
             .arg("--log")
@@ -178,6 +206,7 @@ impl Runner {
                 format!("explore-{}-{name}", std::process::id()),
             )
             .env("ACLMEM_EMU_QUIET", "1")
+            .env(postmortem::ENV, &places)
             .env_remove("ACLMEM_EMU_FAULTS")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -195,12 +224,27 @@ impl Runner {
             match child.try_wait() {
                 Ok(Some(status)) => break status.code(),
                 Ok(None) if start.elapsed() >= self.timeout => {
+                    let group = -(child.id() as i32);
+                    // Where each process waits: asked of the sanitizer in
+                    // them (a process without it ignores the probe), and
+                    // given a second to answer.
                     // SAFETY: signals the process group this call made.
-                    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+                    unsafe { libc::kill(group, postmortem::PROBE_SIGNAL) };
+                    let asked = Instant::now();
+                    while asked.elapsed() < Duration::from_secs(1)
+                        && std::fs::metadata(&places).map_or(true, |m| m.len() == 0)
+                    {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    // A moment more for the other processes of the run.
+                    std::thread::sleep(Duration::from_millis(100));
+                    // SAFETY: as above.
+                    unsafe { libc::kill(group, libc::SIGKILL) };
                     let _ = child.wait();
                     return Ok(Ran {
                         code: None,
                         findings: Vec::new(),
+                        places: read_places(),
                     });
                 }
                 Ok(None) => std::thread::sleep(Duration::from_millis(20)),
@@ -212,8 +256,25 @@ impl Runner {
         Ok(Ran {
             code: Some(code.unwrap_or(128)),
             findings,
+            places: read_places(),
         })
     }
+}
+
+/// Where a run that crashed or hung was: for a crash, the record of the
+/// signal that ended it (the first crash signal recorded); for a hang, the
+/// first process that answered the probe. `None` for other outcomes, or
+/// when no process could say (a handler of the program's own, or a program
+/// without the sanitizer's `aclInit`).
+fn place_of(ran: &Ran, outcome: Outcome) -> Option<Where> {
+    let wanted = |w: &&Where| match outcome {
+        Outcome::Hang => w.signal == postmortem::PROBE_SIGNAL,
+        Outcome::Crash => {
+            w.signal != postmortem::PROBE_SIGNAL && ran.code.is_some_and(|c| c - 128 == w.signal)
+        }
+        _ => false,
+    };
+    ran.places.iter().find(wanted).cloned()
 }
 
 /// A finding's identity across runs: its class and site.
@@ -373,10 +434,20 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
                     match runner.run(&format!("fault{i}"), &[("ACLMEM_EMU_FAULTS", spec)]) {
                         Ok(ran) => {
                             let (outcome, findings) = judge(&ran, &baseline);
+                            let place = place_of(&ran, outcome);
                             results
                                 .lock()
                                 .unwrap_or_else(|e| e.into_inner())
-                                .push((i, p, nth, code, outcome, findings, ran.code));
+                                .push(Tried {
+                                    index: i,
+                                    point: p,
+                                    nth,
+                                    code,
+                                    outcome,
+                                    findings,
+                                    exit: ran.code,
+                                    place,
+                                });
                         }
                         Err(e) => {
                             error
@@ -393,7 +464,7 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
         return Err(e);
     }
     let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    results.sort_by_key(|r| (r.4, r.0));
+    results.sort_by_key(|r| (r.outcome, r.index));
     let mut log = match &o.log {
         Some(path) => {
             Some(std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?)
@@ -402,15 +473,36 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
     };
     let mut counts: BTreeMap<Outcome, usize> = BTreeMap::new();
     let mut last = None;
-    for (_, p, nth, code, outcome, findings, exit) in &results {
+    for Tried {
+        point: p,
+        nth,
+        code,
+        outcome,
+        findings,
+        exit,
+        place,
+        ..
+    } in &results
+    {
         *counts.entry(*outcome).or_default() += 1;
         if last != Some(*outcome) {
             eprintln!("{}:", outcome.name());
             last = Some(*outcome);
         }
+        let at = place
+            .as_ref()
+            .map(|w| format!(", at {}", w.site))
+            .unwrap_or_default();
         let what = match outcome {
-            Outcome::Hang => format!("no end within {} s", runner.timeout.as_secs()),
-            Outcome::Crash => format!("killed by signal {}", exit.unwrap_or(128) - 128),
+            Outcome::Hang => format!(
+                "no end within {} s{}",
+                runner.timeout.as_secs(),
+                place
+                    .as_ref()
+                    .map(|w| format!(", waiting at {}", w.site))
+                    .unwrap_or_default()
+            ),
+            Outcome::Crash => format!("killed by signal {}{at}", exit.unwrap_or(128) - 128),
             Outcome::Handled => format!("exit {}", exit.unwrap_or_default()),
             _ => findings
                 .iter()
@@ -431,6 +523,12 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
                     "class": f.class,
                     "site": f.site,
                 })).collect::<Vec<_>>(),
+                "where": place.as_ref().map(|w| serde_json::json!({
+                    "site": w.site,
+                    "stack": w.stack,
+                    "signal": w.signal,
+                    "pid": w.pid,
+                })),
             });
             writeln!(f, "{record}").map_err(|e| e.to_string())?;
         }

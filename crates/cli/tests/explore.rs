@@ -104,6 +104,28 @@ fn each_error_path_gets_its_outcome_at_its_line() {
         stderr.contains("hang:") && stderr.contains("aclmem explore:"),
         "{stderr}"
     );
+    // Where the crash happened and where the hang waits, at their lines.
+    let place = |marker: &str| {
+        by_site[&line_of(marker)]["where"]["site"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(
+        place("EXPLORE-CRASH"),
+        format!("main ({})", line_of("EXPLORE-CRASH-AT"))
+    );
+    assert_eq!(by_site[&line_of("EXPLORE-CRASH")]["where"]["signal"], 6);
+    assert_eq!(
+        place("EXPLORE-HANG"),
+        format!("main ({})", line_of("EXPLORE-HANG-AT"))
+    );
+    assert!(
+        stderr.contains(&format!("waiting at main ({})", line_of("EXPLORE-HANG-AT"))),
+        "{stderr}"
+    );
+    // Other outcomes have no place.
+    assert!(by_site[&line_of("EXPLORE-LEAK")]["where"].is_null());
 }
 
 #[test]

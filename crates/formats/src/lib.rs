@@ -9,6 +9,9 @@
 //! - [`finding`]: the findings (`ACLMEM_SANITIZER_LOG`), one
 //!   [`finding::Record`] each, and their [`finding::Class`]es, from which
 //!   the sanitizer's README table and the tests' lists come;
+//! - [`postmortem`]: where a process crashed or waits
+//!   (`ACLMEM_SANITIZER_WHERE`), one [`postmortem::Where`] per process,
+//!   read by `aclmem explore`;
 //! - [`across`]: the checks across processes over a run's sharing events;
 //! - [`jsonl`]: reading any of them with a bound on a line.
 //!
@@ -19,6 +22,7 @@
 pub mod across;
 pub mod finding;
 pub mod jsonl;
+pub mod postmortem;
 pub mod sharing;
 pub mod trace;
 

@@ -15,8 +15,21 @@ pub(crate) fn plain(d: &aclmem_core::Denial) -> String {
     d.reason().to_string()
 }
 
+/// The last (location type, attribute) pair that the platform and every
+/// target accepted, packed as `1 << 63 | type << 32 | attr` (0: none). The
+/// platform and the targets are fixed once found, so a pair that passed
+/// passes again: a program that allocates with one prop (the usual case)
+/// is checked once, not on every call.
+static ACCEPTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 pub(crate) fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
+    use std::sync::atomic::Ordering;
     let Some(pl) = platform() else { return };
+    let pair = 1 << 63 | u64::from(p.location.type_) << 32 | u64::from(p.mem_attr);
+    if ACCEPTED.load(Ordering::Relaxed) == pair {
+        return;
+    }
+    let mut refused = false;
     // Formatted only when there is something to report.
     let args = || format!("{size:#x}, {}", prop_text(p));
     if let Err(d) = aclmem_core::check_raw(
@@ -49,6 +62,7 @@ pub(crate) fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
         if let Err(d) =
             aclmem_core::check_raw(t.product, run_mode, cann, p.location.type_, p.mem_attr)
         {
+            refused = true;
             report(Finding {
                 class: Class::Portability,
                 call: "aclrtMallocPhysical",
@@ -64,6 +78,9 @@ pub(crate) fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
                 site,
             });
         }
+    }
+    if !refused {
+        ACCEPTED.store(pair, Ordering::Relaxed);
     }
 }
 

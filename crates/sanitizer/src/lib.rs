@@ -66,6 +66,7 @@ mod cmem;
 pub mod hccl;
 mod model;
 pub mod mstx;
+mod postmortem;
 mod python;
 pub mod report;
 mod sharing;

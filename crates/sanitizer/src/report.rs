@@ -207,6 +207,16 @@ impl Site {
         self.python
     }
 
+    /// The native call whose return address is `ra`, described as
+    /// [`Site::describe`] describes one (nothing of Python is asked).
+    pub fn native(ra: usize) -> String {
+        Site {
+            ra,
+            ..Site::default()
+        }
+        .describe_native()
+    }
+
     /// The site of a call that makes something a later finding may name
     /// (a handle, a reservation, a mapping, an export or import, device or
     /// host memory): with its native stack at once, when

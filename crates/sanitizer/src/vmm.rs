@@ -9,6 +9,7 @@ use super::*;
 pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
     at_exit_registered();
     fork_handlers_registered();
+    crate::postmortem::install();
     let r = forward!(aclInit(config_path));
     trace::call("aclInit", None, 0, r);
     if r == 0 {

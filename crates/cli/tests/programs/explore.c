@@ -37,10 +37,10 @@ int main(void) {
         return 1;
     }
     if (aclrtMapMem(va, 2 * MIB, 0, h, 0) != 0) { /* EXPLORE-CRASH */
-        abort();
+        abort(); /* EXPLORE-CRASH-AT */
     }
     if (aclrtMemset(va, 2 * MIB, 0, 2 * MIB) != 0) { /* EXPLORE-HANG */
-        for (;;) pause();
+        for (;;) pause(); /* EXPLORE-HANG-AT */
     }
     aclrtUnmapMem(va);
     aclrtReleaseMemAddress(va);
