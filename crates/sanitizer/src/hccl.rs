@@ -71,6 +71,10 @@ fn comms() -> &'static Mutex<HashMap<usize, Site>> {
     COMMS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// Whether any communication memory was ever activated: until then a
+/// release has nothing to be checked against, and takes no lock.
+static EVER_ACTIVATED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Activated communication memory: address -> (size, where).
 fn active() -> &'static Mutex<HashMap<usize, (usize, Site)>> {
     static ACTIVE: OnceLock<Mutex<HashMap<usize, (usize, Site)>>> = OnceLock::new();
@@ -136,6 +140,9 @@ pub(crate) fn check_release(
     len: usize,
     site: impl FnOnce() -> Site,
 ) {
+    if !EVER_ACTIVATED.load(std::sync::atomic::Ordering::Acquire) {
+        return;
+    }
     let end = addr.saturating_add(len.max(1));
     let hit = active()
         .lock()
@@ -390,6 +397,7 @@ pub unsafe extern "C" fn HcclCommActivateCommMemory(
         active()
             .lock()
             .insert(ptr as usize, (size, Site::outside().with_stack()));
+        EVER_ACTIVATED.store(true, std::sync::atomic::Ordering::Release);
     }
     r
 }
