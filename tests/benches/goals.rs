@@ -44,6 +44,10 @@ use aclmem_sys::AclFunctions;
 #[path = "goals/copies.rs"]
 mod copies;
 use copies::*;
+#[path = "goals/handles.rs"]
+mod handles;
+#[path = "goals/sanitizer.rs"]
+mod sanitizer;
 
 /// Counts the bytes the process holds on the heap, for goal 7.
 struct Counting;
@@ -237,53 +241,6 @@ fn ratio_row(goal: u32, what: &str, ratio: f64, le: Option<f64>, ge: Option<f64>
     }
 }
 
-/// Goal 5, in a child process of its own (it lowers its fd limit).
-fn many_handles_child() {
-    let soft = 1024;
-    // SAFETY: getrlimit/setrlimit on a local struct.
-    let hard = unsafe {
-        let mut l = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut l);
-        l.rlim_cur = soft;
-        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &l), 0);
-        l.rlim_max
-    };
-    let cl = AscendCl::load(Some(&library())).expect("library");
-    let f = cl.functions();
-    init(&f, 0);
-    let prop = hbm();
-    let mut live = Vec::new();
-    let take = |live: &mut Vec<*mut c_void>, n: usize| {
-        for _ in 0..n {
-            let mut h = ptr::null_mut();
-            // SAFETY: documented prototype; live locals.
-            let r = unsafe { f.aclrtMallocPhysical.unwrap()(&mut h, SIZE, &prop, 0) };
-            assert_eq!(r, 0, "malloc #{} answered {r}", live.len() + 1);
-            live.push(h);
-        }
-    };
-    take(&mut live, 10);
-    let at_10 = ns_per_op(|| c_cycle(&f));
-    take(&mut live, 30_000 - 10);
-    let at_30k = ns_per_op(|| c_cycle(&f));
-    // SAFETY: open/close of a path literal.
-    let open_ok = unsafe {
-        let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
-        if fd >= 0 {
-            libc::close(fd);
-        }
-        fd >= 0
-    };
-    for h in live {
-        // SAFETY: documented prototype; a handle made above.
-        unsafe { f.aclrtFreePhysical.unwrap()(h) };
-    }
-    println!("{at_10} {at_30k} {open_ok} {hard}");
-}
-
 /// What a thread does in goal 6.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Work {
@@ -354,14 +311,9 @@ fn cycle_on(f: &AclFunctions, prop: &RawPhysicalMemProp) {
     }
 }
 
-/// Goal 9: the sanitizer's overhead on the cycle, every check on, without
-/// and with 8-frame stacks.
-const SANITIZER_GOAL: f64 = 1.10;
-const SANITIZER_STACKS_GOAL: f64 = 1.30;
-
 fn main() {
     if std::env::var("ACLMEM_BENCH_CHILD").as_deref() == Ok("handles") {
-        many_handles_child();
+        handles::many_handles_child();
         return;
     }
     // `cargo bench` passes `--bench`; nothing else is taken.
@@ -385,65 +337,9 @@ fn main() {
     r.what += &format!(" ({clib:.0} / {floor:.0} ns)");
     rows.push(r);
 
-    // Goal 9: the sanitizer's overhead on the C-library cycle (loaded as
-    // the library; it forwards to the emulated one, with every check on).
-    let sanitizer = library().with_file_name("libaclmem_sanitizer.so");
-    // SAFETY: set before the sanitizer first resolves its next functions.
-    unsafe {
-        std::env::set_var("ACLMEM_ASCENDCL", library());
-        std::env::set_var("ACLMEM_SANITIZER_TARGETS", "a2@8.3,a3");
-    }
-    let sanitizer_row = match AscendCl::load(Some(&sanitizer)) {
-        Ok(san) => {
-            let sf = san.functions();
-            init(&sf, 0);
-            let (ratio, plain, checked) = paired(|| c_cycle(&f), || c_cycle(&sf));
-            let mut r = ratio_row(
-                9,
-                "2 MiB cycle with the sanitizer, every check on / without",
-                ratio,
-                Some(SANITIZER_GOAL),
-                None,
-            );
-            r.what += &format!(" ({checked:.0} / {plain:.0} ns)");
-            // The same with a native stack of 8 frames kept at every call.
-            // SAFETY: the sanitizer's exported control function, which
-            // takes a depth and answers the previous one.
-            let stacks = unsafe {
-                libloading::Library::new(&sanitizer).and_then(|l| {
-                    l.get::<unsafe extern "C" fn(u32) -> u32>(b"aclmem_sanitizer_stacks\0")
-                        .map(|f| *f)
-                })
-            };
-            let stacked = stacks.ok().map(|set| {
-                // SAFETY: as above.
-                unsafe { set(8) };
-                let (ratio, plain, checked) = paired(|| c_cycle(&f), || c_cycle(&sf));
-                // SAFETY: as above.
-                unsafe { set(0) };
-                let mut s = ratio_row(
-                    9,
-                    "2 MiB cycle with the sanitizer, every check on and 8-frame stacks / without",
-                    ratio,
-                    Some(SANITIZER_STACKS_GOAL),
-                    None,
-                );
-                s.what += &format!(" ({checked:.0} / {plain:.0} ns)");
-                s
-            });
-            Some((r, stacked))
-        }
-        Err(e) => Some((
-            Row {
-                goal: 9,
-                what: format!("the sanitizer did not load: {e}"),
-                value: "—".into(),
-                target: format!("≤ {SANITIZER_GOAL:.2}×"),
-                met: Some(false),
-            },
-            None,
-        )),
-    };
+    // Goal 9: the sanitizer's overhead (measured before goal 3 loads a
+    // driver of its own).
+    let sanitizer_row = sanitizer::rows(&f);
 
     // Goal 3: driver over the C library against the in-process emulator.
     let runtime = cl.init().expect("init");

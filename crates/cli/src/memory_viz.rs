@@ -200,44 +200,6 @@ impl Serialize for DeviceTraces {
     }
 }
 
-/// A frame from the sanitizer's text: `function (file:line)`, or
-/// `0xADDRESS in object` for code without debug information.
-fn frame(text: &str) -> Frame {
-    if let Some((address, object)) = text.split_once(" in ")
-        && address.starts_with("0x")
-    {
-        return Frame {
-            filename: object.to_owned(),
-            line: 0,
-            name: address.to_owned(),
-        };
-    }
-    if let Some((name, rest)) = text.rsplit_once(" (")
-        && let Some(place) = rest.strip_suffix(')')
-        && let Some((file, line)) = place.rsplit_once(':')
-        && let Ok(line) = line.parse()
-    {
-        return Frame {
-            filename: file.to_owned(),
-            line,
-            name: name.to_owned(),
-        };
-    }
-    Frame {
-        filename: "??".to_owned(),
-        line: 0,
-        name: text.to_owned(),
-    }
-}
-
-fn note(name: String) -> Frame {
-    Frame {
-        filename: "aclmem".to_owned(),
-        line: 0,
-        name,
-    }
-}
-
 /// A live object of a process.
 #[derive(Debug, Clone)]
 struct Live {
@@ -599,6 +561,9 @@ pub fn write(trace: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
     }
     Ok(written)
 }
+
+mod frames;
+use frames::{frame, note};
 
 #[cfg(test)]
 mod tests;

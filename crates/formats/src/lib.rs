@@ -13,7 +13,8 @@
 //!   (`ACLMEM_SANITIZER_WHERE`), one [`postmortem::Where`] per process,
 //!   read by `aclmem explore`;
 //! - [`across`]: the checks across processes over a run's sharing events;
-//! - [`jsonl`]: reading any of them with a bound on a line.
+//! - [`jsonl`]: reading any of them with a bound on a line;
+//! - [`site`]: a call site's text (`function (file:line)`), read.
 //!
 //! Every file is JSON lines: one record per line, each line written with
 //! one `write` to a file opened to append, so the records of several
@@ -24,6 +25,7 @@ pub mod finding;
 pub mod jsonl;
 pub mod postmortem;
 pub mod sharing;
+pub mod site;
 pub mod trace;
 
 /// What a `leak` finding covers (`ACLMEM_SANITIZER_LEAK_CHECK`,

@@ -102,6 +102,8 @@ mod platform;
 use platform::*;
 mod checks;
 use checks::*;
+mod runtime;
+use runtime::*;
 mod vmm;
 use vmm::*;
 mod device_memory;

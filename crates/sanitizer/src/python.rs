@@ -328,10 +328,8 @@ pub fn intern_text(name: String) -> u32 {
 /// [`call_site`]): the end of its text, `function (file:line)`.
 pub fn place(n: u32) -> Option<(String, u32)> {
     let text = describe(n)?;
-    let inner = text.strip_suffix(')')?;
-    let (_, at) = inner.rsplit_once(" (")?;
-    let (file, line) = at.rsplit_once(':')?;
-    Some((file.to_owned(), line.parse().ok()?))
+    let p = aclmem_formats::site::parse(&text)?;
+    Some((p.file.to_owned(), p.line))
 }
 
 /// The text of call site `n` (from [`call_site`]).

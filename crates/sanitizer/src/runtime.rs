@@ -1,0 +1,79 @@
+//! The hooks of initialisation, devices and contexts: where the sanitizer
+//! starts (exit and fork handlers, the crash record), reports leaks at
+//! `aclFinalize`, and follows the thread's device.
+
+use super::*;
+
+/// # Safety
+/// The C prototype's contract: `handle` and `prop` as `aclrtMallocPhysical`
+/// takes them (the library underneath checks them).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
+    at_exit_registered();
+    fork_handlers_registered();
+    crate::postmortem::install();
+    let r = forward!(aclInit(config_path));
+    trace::call("aclInit", None, 0, r);
+    if r == 0 {
+        sharing::started(None);
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclFinalize() -> sys::aclError {
+    // A framework that finalizes the runtime itself (torch_npu, at the
+    // interpreter's exit) does so while the program's objects still hold
+    // their memory.
+    let by = Site::outside().framework_allocator();
+    model().report_leaks("aclFinalize", by);
+    let r = forward!(aclFinalize());
+    trace::call("aclFinalize", None, 0, r);
+    trace::flush();
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSetDevice(device_id: i32) -> sys::aclError {
+    let r = forward!(aclrtSetDevice(device_id));
+    if r == 0 {
+        DEVICE.with(|d| d.set(u32::try_from(device_id).ok()));
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCreateContext(
+    context: *mut sys::aclrtContext,
+    device_id: i32,
+) -> sys::aclError {
+    let r = forward!(aclrtCreateContext(context, device_id));
+    if r == 0 {
+        let dev = u32::try_from(device_id).ok();
+        DEVICE.with(|d| d.set(dev));
+        // SAFETY: a pointer is plain data; the kernel checks the address.
+        if let (Some(dev), Some(ctx)) = (dev, unsafe { cmem::read(context) }) {
+            contexts().insert(ctx as usize, dev);
+        }
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSetCurrentContext(context: sys::aclrtContext) -> sys::aclError {
+    let r = forward!(aclrtSetCurrentContext(context));
+    if r == 0
+        && let Some(&dev) = contexts().get(&(context as usize))
+    {
+        DEVICE.with(|d| d.set(Some(dev)));
+    }
+    r
+}
