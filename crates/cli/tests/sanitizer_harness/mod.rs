@@ -27,11 +27,15 @@ pub fn compile(src: &Path, name: &str) -> PathBuf {
 /// Runs `program args` under `aclmem sanitize`; returns the findings (JSON
 /// lines) and the exit code.
 pub fn sanitize(extra: &[&str], program: &Path, args: &[&str]) -> (Vec<serde_json::Value>, i32) {
-    let log = std::env::temp_dir().join(format!(
-        "aclmem-sanitize-{}-{}.jsonl",
+    // The run's own log and machine (numbered: machine names are short), so
+    // that runs may go at once.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let key = format!(
+        "{}-{}",
         std::process::id(),
-        args.join("-")
-    ));
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let log = std::env::temp_dir().join(format!("aclmem-sanitize-{key}.jsonl"));
     let _ = std::fs::remove_file(&log);
     let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
         .arg("sanitize")
@@ -43,10 +47,7 @@ pub fn sanitize(extra: &[&str], program: &Path, args: &[&str]) -> (Vec<serde_jso
         .arg("--")
         .arg(program)
         .args(args)
-        .env(
-            "ACLMEM_EMU_MACHINE",
-            format!("sanitize-{}-{}", std::process::id(), args.join("-")),
-        )
+        .env("ACLMEM_EMU_MACHINE", format!("sanitize-{key}"))
         .env("ACLMEM_EMU_QUIET", "1")
         .output()
         .expect("aclmem runs");
