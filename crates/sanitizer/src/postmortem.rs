@@ -4,7 +4,8 @@
 //!
 //! The handlers are installed at `aclInit` and only when the variable names
 //! a file, so nothing changes for a program under `aclmem sanitize` alone;
-//! a handler the program installs later replaces them (its own handling
+//! only for signals the program neither handles nor ignores then, and a
+//! handler the program installs later replaces them (its own handling
 //! wins, and nothing is recorded). A crash handler records, then the
 //! signal ends the process as it would have (its disposition was reset on
 //! entry, and the signal is raised again), with an alarm so that a crash
@@ -52,11 +53,21 @@ pub(crate) fn install() {
     });
 }
 
+/// Installs the handler for `sig` unless the program already handles or
+/// ignores it (a runtime's crash reporter, pytest's `faulthandler`): the
+/// program's own handling is never replaced.
 fn handle(sig: c_int, flags: c_int) {
     // SAFETY: a zeroed `sigaction` is a valid one with an empty mask; the
     // handler is an `extern "C" fn(c_int)` of this library, which stays
-    // loaded, as `sa_sigaction` takes it without `SA_SIGINFO`.
+    // loaded, as `sa_sigaction` takes it without `SA_SIGINFO`; the current
+    // action is read into a local first.
     unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(sig, std::ptr::null(), &mut current) != 0
+            || current.sa_sigaction != libc::SIG_DFL
+        {
+            return;
+        }
         let mut act: libc::sigaction = std::mem::zeroed();
         act.sa_sigaction = on_signal as extern "C" fn(c_int) as usize;
         act.sa_flags = flags;
