@@ -169,6 +169,15 @@ def weight_sync(c):
     return {"free": free, "zero_copy": os.environ.get("TORCH_HCCL_ZERO_COPY")}
 
 
+def report(result):
+    """This rank's report, one JSON line written with one `write`: the
+    ranks share the launcher's stdout, and a line written in pieces (as
+    `print` does when stdout is unbuffered, which torchrun may make it)
+    can interleave with another rank's."""
+    sys.stdout.flush()
+    os.write(sys.stdout.fileno(), (json.dumps(result) + "\n").encode())
+
+
 def dying_rank(c):
     """Rank 1 leaves after the first collective; the others' next one fails
     within the timeout, and rank 1's device memory returns to the machine."""
@@ -176,7 +185,7 @@ def dying_rank(c):
     dist.all_reduce(x)
     torch.npu.synchronize()
     if RANK == 1:
-        print(json.dumps({"rank": RANK, "checks": 0, "fails": [], "left": True}), flush=True)
+        report({"rank": RANK, "checks": 0, "fails": [], "left": True})
         os._exit(0)
     time.sleep(1)
     start = time.monotonic()
@@ -224,7 +233,7 @@ def main():
         dist.init_process_group("hccl")
     c = Checks()
     out = SCENARIOS[sys.argv[1]](c)
-    print(json.dumps({"rank": RANK, "checks": c.count, "fails": c.fails, **out}), flush=True)
+    report({"rank": RANK, "checks": c.count, "fails": c.fails, **out})
     if sys.argv[1] != "dying_rank":
         dist.destroy_process_group()
     else:
