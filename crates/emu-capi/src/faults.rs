@@ -146,24 +146,22 @@ fn python_line(ip: *mut std::ffi::c_void) -> Option<Line> {
     (line != 0).then(|| (name.to_string_lossy().into_owned(), line))
 }
 
-/// The program's site for a call whose native site is `native`: the
-/// script's line instead when the native frame names nothing of the program
-/// (no line: a framework built without debug information; or aclmem's own
-/// Python binding) and the call is Python's.
-fn program_site(mut native: Site, python: Option<Line>) -> (Site, bool) {
+/// The program's site for the call whose return address is `ip` and whose
+/// native site is `native`: the script's line instead when the native frame
+/// names nothing of the program (no line: a framework built without debug
+/// information; or aclmem's own Python binding) and the call is Python's.
+/// The interpreter is asked only then.
+fn program_site(mut native: Site, ip: *mut std::ffi::c_void) -> Site {
     let says_nothing = native.line.is_none()
         || native.object.as_deref().is_some_and(|o| {
             let file = o.rsplit('/').next().unwrap_or(o);
             file.starts_with("_native") && o.contains("/aclmem/")
         });
-    match python {
-        Some(line) if says_nothing => {
-            native.line = Some(line);
-            native.python = true;
-            (native, true)
-        }
-        _ => (native, false),
+    if says_nothing && let Some(line) = python_line(ip) {
+        native.line = Some(line);
+        native.python = true;
     }
+    native
 }
 
 static LEARN: OnceLock<Option<Learned>> = OnceLock::new();
@@ -188,18 +186,17 @@ fn learn(name: &'static str, l: &Learned) {
     let Some(ip) = caller(None) else {
         return;
     };
-    let python = python_line(ip);
     let native = l
         .native
         .lock()
         .entry(ip as usize)
         .or_insert_with(|| Site::of(ip))
         .clone();
-    let (site, is_python) = program_site(native, python);
+    let site = program_site(native, ip);
     let key = (
         name,
         ip as usize,
-        is_python.then(|| site.line.clone()).flatten(),
+        site.python.then(|| site.line.clone()).flatten(),
     );
     l.calls.lock().entry(key).or_insert_with(|| (site, 0)).1 += 1;
 }
@@ -279,7 +276,7 @@ pub(crate) fn check(name: &'static str) -> Option<i32> {
         if let Some(want) = &f.site {
             let here = site.get_or_insert_with(|| {
                 caller(None)
-                    .map(|ip| program_site(Site::of(ip), python_line(ip)).0)
+                    .map(|ip| program_site(Site::of(ip), ip))
                     .unwrap_or_default()
             });
             let line = here

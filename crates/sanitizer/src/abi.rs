@@ -64,7 +64,8 @@ pub unsafe extern "C" fn aclmem_sanitizer_python_site(
     file: *mut c_char,
     cap: usize,
 ) -> u32 {
-    let n = report::Site::at(ra).python_site();
+    // The site only: no stack is taken for it.
+    let (n, _) = crate::python::site_of_call(ra as usize, 0);
     match crate::python::place(n) {
         // SAFETY: the caller's contract, passed on.
         Some((name, line)) if unsafe { aclmem_cmem::write_cstr(file, cap, &name) } => line,

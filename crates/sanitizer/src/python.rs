@@ -204,6 +204,17 @@ fn from_ctypes(ra: usize) -> bool {
     yes
 }
 
+/// The Python site of the call whose return address is `ra`, and its
+/// stack (up to `depth` frames; 0 for none): from Python code holding the
+/// GIL (no stack taken here: [`call_stack`] takes it when asked), or through
+/// `ctypes` ([`foreign_call`]). `(0, 0)` for a call that is not Python's.
+pub fn site_of_call(ra: usize, depth: usize) -> (u32, u32) {
+    match call_site() {
+        0 if ra != 0 => foreign_call(ra, depth).unwrap_or((0, 0)),
+        n => (n, 0),
+    }
+}
+
 /// The Python call site and stack (up to `depth` frames; 0 for none) of a
 /// call made through `ctypes` (`ra`, its return address, in libffi) by a
 /// thread that released the GIL for it: the GIL is taken back for the

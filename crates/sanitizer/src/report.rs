@@ -182,29 +182,18 @@ impl Site {
     /// taken only if a finding is reported during the call
     /// ([`Site::with_stack`]): unwinding costs microseconds.
     pub fn at(ra: *const c_void) -> Site {
-        let python = crate::python::call_site();
         // A call through `ctypes` (no GIL held): its Python site and stack
         // are taken now, while the sanitizer holds no lock.
-        let (python, pystack) = match python {
-            0 if ra as usize != 0 => {
-                let depth = crate::config()
-                    .stack_depth
-                    .load(std::sync::atomic::Ordering::Relaxed);
-                crate::python::foreign_call(ra as usize, depth).unwrap_or((0, 0))
-            }
-            n => (n, 0),
-        };
+        let depth = crate::config()
+            .stack_depth
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let (python, pystack) = crate::python::site_of_call(ra as usize, depth);
         Site {
             ra: ra as usize,
             python,
             stack: 0,
             pystack,
         }
-    }
-
-    /// The number of the Python call site (0: the call is not Python's).
-    pub fn python_site(&self) -> u32 {
-        self.python
     }
 
     /// The native call whose return address is `ra`, described as
