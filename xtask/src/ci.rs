@@ -158,14 +158,7 @@ pub(crate) fn ci(sh: &Shell) -> Result<()> {
 /// The workspace's members that declare features of their own (read from
 /// `cargo metadata`, so a crate that gains a feature is tested with it).
 fn featured_crates(sh: &Shell) -> Result<Vec<String>> {
-    let cargo = cargo();
-    let json = cmd!(sh, "{cargo} metadata --no-deps --format-version 1")
-        .read()
-        .map_err(|e| e.to_string())?;
-    let meta: serde_json::Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
-    let featured: Vec<String> = meta["packages"]
-        .as_array()
-        .ok_or("cargo metadata lists no packages")?
+    let featured: Vec<String> = publish::packages(sh)?
         .iter()
         .filter(|p| p["features"].as_object().is_some_and(|f| !f.is_empty()))
         .filter_map(|p| p["name"].as_str().map(str::to_owned))

@@ -92,15 +92,21 @@ fn forget_unpacked_packages() -> Result<()> {
     Ok(())
 }
 
-fn metadata(sh: &Shell) -> Result<()> {
+/// The workspace's packages, as `cargo metadata --no-deps` describes them.
+pub(crate) fn packages(sh: &Shell) -> Result<Vec<Value>> {
     let cargo = cargo();
     let c = cmd!(sh, "{cargo} metadata --no-deps --format-version 1");
     eprintln!("$ {c}");
     let json = c.read().map_err(|e| e.to_string())?;
-    let meta: Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
-    let packages = meta["packages"]
-        .as_array()
-        .ok_or("cargo metadata lists no packages")?;
+    let mut meta: Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+    match meta["packages"].take() {
+        Value::Array(packages) => Ok(packages),
+        _ => Err("cargo metadata lists no packages".into()),
+    }
+}
+
+fn metadata(sh: &Shell) -> Result<()> {
+    let packages = &packages(sh)?;
     let mut problems = Vec::new();
     for p in packages {
         let name = p["name"].as_str().unwrap_or("?");

@@ -21,15 +21,17 @@ pub(super) fn rows(f: &AclFunctions) -> Option<(Row, Option<Row>)> {
         Ok(san) => {
             let sf = san.functions();
             init(&sf, 0);
-            let (ratio, plain, checked) = paired(|| c_cycle(f), || c_cycle(&sf));
-            let mut r = ratio_row(
-                9,
+            // The cycle with and without the sanitizer, as a row of goal 9.
+            let row = |what: &str, target: f64| {
+                let (ratio, plain, checked) = paired(|| c_cycle(f), || c_cycle(&sf));
+                let mut r = ratio_row(9, what, ratio, Some(target), None);
+                r.what += &format!(" ({checked:.0} / {plain:.0} ns)");
+                r
+            };
+            let r = row(
                 "2 MiB cycle with the sanitizer, every check on / without",
-                ratio,
-                Some(SANITIZER_GOAL),
-                None,
+                SANITIZER_GOAL,
             );
-            r.what += &format!(" ({checked:.0} / {plain:.0} ns)");
             // The same with a native stack of 8 frames kept at every call.
             // SAFETY: the sanitizer's exported control function, which
             // takes a depth and answers the previous one.
@@ -42,17 +44,12 @@ pub(super) fn rows(f: &AclFunctions) -> Option<(Row, Option<Row>)> {
             let stacked = stacks.ok().map(|set| {
                 // SAFETY: as above.
                 unsafe { set(8) };
-                let (ratio, plain, checked) = paired(|| c_cycle(f), || c_cycle(&sf));
+                let s = row(
+                    "2 MiB cycle with the sanitizer, every check on and 8-frame stacks / without",
+                    SANITIZER_STACKS_GOAL,
+                );
                 // SAFETY: as above.
                 unsafe { set(0) };
-                let mut s = ratio_row(
-                    9,
-                    "2 MiB cycle with the sanitizer, every check on and 8-frame stacks / without",
-                    ratio,
-                    Some(SANITIZER_STACKS_GOAL),
-                    None,
-                );
-                s.what += &format!(" ({checked:.0} / {plain:.0} ns)");
                 s
             });
             Some((r, stacked))
