@@ -4,6 +4,7 @@ each, with their class; a clean pyACL script reports nothing."""
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 
@@ -345,3 +346,58 @@ def test_explore_names_a_pyacl_scripts_faults_by_its_lines(tmp_path):
     assert leak["outcome"] == "leak", leak
     assert [f["class"] for f in leak["findings"]] == ["leak"], leak
     assert leak["findings"][0]["site"].endswith(f"(explored.py:{line('PHYSICAL')})"), leak
+
+
+CRASHES_AND_HANGS = '''\
+import os
+import time
+
+import aclmem; aclmem.install(); import acl
+P = {prop!r}
+
+
+def load():
+    h, ret = acl.rt.malloc_physical(2 << 20, P, 0)
+    if ret != 0:
+        os.abort()  # CRASH
+    va, ret = acl.rt.reserve_mem_address(2 << 20, 0, 0, 0)
+    if ret != 0:
+        time.sleep(600)  # HANG
+    acl.rt.release_mem_address(va)
+    acl.rt.free_physical(h)
+
+
+assert acl.init() == 0 and acl.rt.set_device(0) == 0
+load()
+assert acl.rt.reset_device(0) == 0 and acl.finalize() == 0
+'''
+
+
+def test_explore_names_the_script_line_a_python_program_crashed_or_waits_at(tmp_path):
+    """A pyACL script that aborts on one error path and sleeps for ever on
+    another: explore's crash and hang records say where, by the script's
+    lines (the interpreter's native frames name nothing of the program)."""
+    script = tmp_path / "crashes.py"
+    script.write_text(CRASHES_AND_HANGS.format(prop=prop()))
+    line = lambda marker: next(
+        i for i, l in enumerate(CRASHES_AND_HANGS.splitlines(), 1) if f"# {marker}" in l
+    )
+    log = tmp_path / "explore.jsonl"
+    env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pyexplore-where-{os.getpid()}")
+    out = subprocess.run(
+        [_cli(), "explore", "--only", "aclrtMallocPhysical,aclrtReserveMemAddress",
+         "--timeout", "10", "--log", str(log), "--", sys.executable, str(script)],
+        capture_output=True, text=True, timeout=600, env=env,
+    )
+    assert out.returncode == 1, out.stderr[-3000:]
+    records = {r["function"]: r for r in map(json.loads, log.read_text().splitlines())}
+    crash = records["aclrtMallocPhysical"]
+    assert crash["outcome"] == "crash", crash
+    assert crash["where"]["signal"] == signal.SIGABRT, crash
+    assert crash["where"]["site"] == f"load (crashes.py:{line('CRASH')})", crash
+    assert crash["where"]["stack"][1].startswith("<module> (crashes.py:"), crash
+    hang = records["aclrtReserveMemAddress"]
+    assert hang["outcome"] == "hang", hang
+    assert hang["where"]["signal"] == signal.SIGURG, hang
+    assert hang["where"]["site"] == f"load (crashes.py:{line('HANG')})", hang
+    assert f"at load (crashes.py:{line('HANG')})" in out.stderr, out.stderr[-3000:]

@@ -12,8 +12,19 @@
 //! inside the allocator, whose lock the recording might wait for, still
 //! ends. The probe's handler records and returns: the program goes on
 //! waiting where it was (`SA_RESTART`).
+//!
+//! In a Python process the record names the script's frames as well: the
+//! handler asks CPython for the interrupted thread's Python stack the way
+//! the interpreter's own `faulthandler` does in its signal handler
+//! (`_Py_DumpTraceback`, which writes the frames to a descriptor without
+//! the GIL or an allocation), into a memory file made at installation. The
+//! interpreter's native frames (the executable, `libpython`, its extension
+//! modules, `ctypes`' libffi, aclmem's binding) say nothing of the program
+//! then and are left out; an extension of the program's own keeps its
+//! native frames, innermost first, before the script's.
 
-use std::ffi::{CString, c_int};
+use std::ffi::{CString, c_int, c_void};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::OnceLock;
 
 use aclmem_formats::postmortem::{ENV, PROBE_SIGNAL, Where};
@@ -46,6 +57,7 @@ pub(crate) fn install() {
     }
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        PYTHON.get_or_init(PythonStack::find);
         for sig in CRASHES {
             handle(sig, libc::SA_RESETHAND);
         }
@@ -118,6 +130,111 @@ fn not_the_programs(ip: usize) -> bool {
         || file == "libascendcl.so"
 }
 
+/// CPython's writer of a thread's Python stack, when the process runs an
+/// interpreter that exports it, and the memory file it writes to.
+struct PythonStack {
+    /// `_Py_DumpTraceback(fd, thread_state)`: the function `faulthandler`
+    /// calls in its signal handler (exported by CPython 3.6 and later,
+    /// though not in its stable ABI: without it the record is native only).
+    dump: unsafe extern "C" fn(c_int, *mut c_void),
+    /// `PyGILState_GetThisThreadState()`: this thread's state, or NULL
+    /// for a thread that never ran Python.
+    this_thread: unsafe extern "C" fn() -> *mut c_void,
+    file: OwnedFd,
+}
+
+static PYTHON: OnceLock<Option<PythonStack>> = OnceLock::new();
+
+impl PythonStack {
+    fn find() -> Option<PythonStack> {
+        let dump = crate::python::symbol(c"_Py_DumpTraceback")?;
+        let this_thread = crate::python::symbol(c"PyGILState_GetThisThreadState")?;
+        // SAFETY: a NUL-terminated name; the descriptor returned is new and
+        // owned by the `OwnedFd` alone.
+        let file = unsafe {
+            let fd = libc::memfd_create(c"aclmem-python-stack".as_ptr(), libc::MFD_CLOEXEC);
+            if fd < 0 {
+                return None;
+            }
+            OwnedFd::from_raw_fd(fd)
+        };
+        // SAFETY: the symbols are CPython's functions of those names, with
+        // the prototypes given (`void (int, PyThreadState *)` and
+        // `PyThreadState *(void)`).
+        unsafe {
+            Some(PythonStack {
+                dump: std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, *mut c_void)>(
+                    dump,
+                ),
+                this_thread: std::mem::transmute::<
+                    *mut c_void,
+                    unsafe extern "C" fn() -> *mut c_void,
+                >(this_thread),
+                file,
+            })
+        }
+    }
+
+    /// The interrupted thread's Python frames, innermost first, aclmem's
+    /// own left out, as `function (script.py:LINE)`; none for a thread that
+    /// runs no Python.
+    fn frames(&self) -> Vec<String> {
+        let fd = self.file.as_raw_fd();
+        let mut text = [0u8; 4096];
+        // SAFETY: async-signal-safe calls on a descriptor this value owns,
+        // and CPython's stack writer, which `faulthandler` calls from its
+        // signal handler: it reads the thread's frames without the GIL and
+        // writes them with `write(2)`. `text` is a live local of the length
+        // given.
+        let n = unsafe {
+            let thread = (self.this_thread)();
+            if thread.is_null()
+                || libc::ftruncate(fd, 0) != 0
+                || libc::lseek(fd, 0, libc::SEEK_SET) != 0
+            {
+                return Vec::new();
+            }
+            (self.dump)(fd, thread);
+            libc::pread(fd, text.as_mut_ptr().cast(), text.len(), 0)
+        };
+        let Ok(n) = usize::try_from(n) else {
+            return Vec::new();
+        };
+        python_frames(&String::from_utf8_lossy(&text[..n]))
+    }
+}
+
+/// The frames of a Python stack as CPython writes it (`  File "PATH", line
+/// N in FUNCTION`, innermost first), aclmem's own left out, as
+/// `FUNCTION (BASE:N)`, the form of a Python call site.
+fn python_frames(dump: &str) -> Vec<String> {
+    dump.lines()
+        .filter_map(|l| {
+            let rest = l.trim_start().strip_prefix("File \"")?;
+            let (file, rest) = rest.split_once("\", line ")?;
+            let (line, function) = rest.split_once(" in ")?;
+            let line: u32 = line.parse().ok()?;
+            (!crate::python::is_internal(file)).then(|| {
+                let base = file.rsplit('/').next().unwrap_or(file);
+                format!("{function} ({base}:{line})")
+            })
+        })
+        .take(FRAMES)
+        .collect()
+}
+
+/// Whether `module` is the Python interpreter's own code, or aclmem's
+/// binding: the executable and `libpython`, the standard library's
+/// extension modules, `ctypes` and its libffi.
+fn interpreters(module: &str) -> bool {
+    let file = module.rsplit('/').next().unwrap_or(module);
+    ["python", "libpython", "_ctypes", "libffi"]
+        .iter()
+        .any(|p| file.starts_with(p))
+        || module.contains("/lib-dynload/")
+        || crate::python::is_internal(module)
+}
+
 fn record(sig: c_int) {
     let Some(path) = path() else { return };
     let mut ips = [0usize; 64];
@@ -131,12 +248,23 @@ fn record(sig: c_int) {
             n < ips.len()
         });
     }
+    let python = PYTHON
+        .get()
+        .and_then(Option::as_ref)
+        .map(PythonStack::frames)
+        .unwrap_or_default();
+    let in_python = !python.is_empty();
     let stack: Vec<String> = ips[..n]
         .iter()
         .copied()
-        .filter(|&ip| ip != 0 && !not_the_programs(ip))
-        .take(FRAMES)
+        .filter(|&ip| {
+            ip != 0
+                && !not_the_programs(ip)
+                && (!in_python || !crate::report::module_of(ip).is_some_and(|m| interpreters(&m)))
+        })
         .map(crate::report::Site::native)
+        .chain(python)
+        .take(FRAMES)
         .collect();
     let record = Where {
         pid: std::process::id(),
@@ -166,6 +294,43 @@ fn record(sig: c_int) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_python_stack_is_read_as_call_sites() {
+        let dump = "Stack (most recent call first):\n  \
+                    File \"/usr/lib/python3.11/threading.py\", line 320 in wait\n  \
+                    File \"/tmp/x/hangs.py\", line 12 in load\n  \
+                    File \"/tmp/x/hangs.py\", line 20 in <module>\n";
+        assert_eq!(
+            python_frames(dump),
+            [
+                "wait (threading.py:320)",
+                "load (hangs.py:12)",
+                "<module> (hangs.py:20)"
+            ]
+        );
+        assert!(python_frames("<no Python frame>\n").is_empty());
+        assert!(python_frames("  File \"x.py\", line ??? in f\n").is_empty());
+    }
+
+    #[test]
+    fn the_interpreters_modules_are_not_the_programs() {
+        for m in [
+            "/usr/bin/python3.11",
+            "/opt/venv/bin/python",
+            "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0",
+            "/usr/lib/python3.11/lib-dynload/select.cpython-311-x86_64-linux-gnu.so",
+            "/usr/lib/x86_64-linux-gnu/libffi.so.8",
+        ] {
+            assert!(interpreters(m), "{m}");
+        }
+        assert!(!interpreters(
+            "/tmp/kit/camem.cpython-311-x86_64-linux-gnu.so"
+        ));
+        assert!(!interpreters("/opt/venv/lib/torch_npu/lib/libtorch_npu.so"));
+    }
+
     #[test]
     fn the_probe_is_sigurg_here() {
         assert_eq!(aclmem_formats::postmortem::PROBE_SIGNAL, libc::SIGURG);

@@ -50,7 +50,7 @@ struct Api {
     restore: Restore,
 }
 
-fn symbol(name: &CStr) -> Option<*mut c_void> {
+pub(crate) fn symbol(name: &CStr) -> Option<*mut c_void> {
     // SAFETY: dlsym with a NUL-terminated name in the global scope.
     let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
     (!p.is_null()).then_some(p)
@@ -96,7 +96,7 @@ static SITES: Mutex<Option<Sites>> = Mutex::new(None);
 
 /// A file of aclmem's package (`.../aclmem/**.py` beside `_native.pyi`):
 /// its frames are the binding, not the program.
-fn is_internal(file: &str) -> bool {
+pub(crate) fn is_internal(file: &str) -> bool {
     Path::new(file)
         .ancestors()
         .skip(1)
