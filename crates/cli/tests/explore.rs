@@ -27,6 +27,14 @@ fn line_of(marker: &str) -> String {
 }
 
 fn explore(args: &[&str], name: &str) -> (Vec<serde_json::Value>, Option<i32>, String) {
+    explore_with(args, name, &[])
+}
+
+fn explore_with(
+    args: &[&str],
+    name: &str,
+    env: &[(&str, &str)],
+) -> (Vec<serde_json::Value>, Option<i32>, String) {
     let exe = compile_c(&source(), &format!("explore-{name}"), &[]);
     let log = std::env::temp_dir().join(format!(
         "aclmem-explore-{}-{name}.jsonl",
@@ -39,6 +47,7 @@ fn explore(args: &[&str], name: &str) -> (Vec<serde_json::Value>, Option<i32>, S
         .args(args)
         .arg("--")
         .arg(&exe)
+        .envs(env.iter().copied())
         .output()
         .expect("aclmem runs");
     let records = std::fs::read_to_string(&log)
@@ -126,6 +135,31 @@ fn each_error_path_gets_its_outcome_at_its_line() {
     );
     // Other outcomes have no place.
     assert!(by_site[&line_of("EXPLORE-LEAK")]["where"].is_null());
+}
+
+/// A program that handles the crash signal itself keeps its own handling,
+/// whether it installed its handler before `aclInit` (the sanitizer then
+/// installs none) or after (it replaces the sanitizer's): it ends by its
+/// handler's exit code, and no crash or place is recorded.
+#[test]
+fn a_programs_own_crash_handler_is_kept() {
+    if under_test_runner() {
+        return;
+    }
+    for when in ["before", "after"] {
+        let (records, _, stderr) = explore_with(
+            &["--only", "aclrtMapMem", "--timeout", "30"],
+            &format!("own-handler-{when}"),
+            &[("EXPLORE_OWN_HANDLER", when)],
+        );
+        let [r] = records.as_slice() else {
+            panic!("{when}: {records:#?}\n{stderr}");
+        };
+        assert_eq!(r["site"], line_of("EXPLORE-CRASH"), "{when}: {r:#}");
+        assert_ne!(r["outcome"], "crash", "{when}: {r:#}");
+        assert_eq!(r["exit"], 3, "{when}: {r:#}");
+        assert!(r["where"].is_null(), "{when}: {r:#}");
+    }
 }
 
 #[test]
