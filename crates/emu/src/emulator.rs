@@ -20,14 +20,14 @@ pub struct Emulator {
 
 impl fmt::Debug for Emulator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let m = &self.process.machine;
+        let m = self.process.machine();
         f.debug_struct("Emulator")
             .field("machine", &m.name.as_deref().unwrap_or("(private)"))
             .field("soc_name", &m.config.soc_name)
             .field("product", &m.product)
             .field("run_mode", &m.config.run_mode)
             .field("cann", &m.config.cann)
-            .field("pid", &self.process.pid)
+            .field("pid", &self.process.pid())
             .finish()
     }
 }
@@ -76,29 +76,29 @@ impl Emulator {
     /// On a named machine, processes are real: `ACL_ERROR_API_NOT_SUPPORT`.
     pub fn spawn_process(&self) -> std::result::Result<Emulator, AclError> {
         Ok(Emulator {
-            process: crate::process::join::spawn(&self.process.machine)?,
+            process: self.process.spawn_sibling()?,
         })
     }
 
     /// The configuration.
     pub fn config(&self) -> &EmuConfig {
-        &self.process.machine.config
+        &self.process.machine().config
     }
 
     /// The emulated product.
     pub fn product(&self) -> Product {
-        self.process.machine.product
+        self.process.machine().product
     }
 
     /// The machine's name (`None` for a private machine).
     pub fn machine_name(&self) -> Option<&str> {
-        self.process.machine.name.as_deref()
+        self.process.machine().name.as_deref()
     }
 
     /// This process's pid (to whitelist with `set_pids`;
     /// `aclrtDeviceGetBareTgid`).
     pub fn pid(&self) -> i32 {
-        self.process.pid
+        self.process.pid()
     }
 
     /// Leaves the machine now, as process exit does: everything this
@@ -114,16 +114,13 @@ impl Emulator {
     /// any device is set (the runtime reads it once, when it starts); a
     /// second call is 100000.
     pub fn set_visible_devices(&self, visible: crate::env::VisibleDevices) -> Result<()> {
-        self.process
-            .visible
-            .set(visible)
-            .map_err(|_| AclError::INVALID_PARAM)
+        self.process.set_visible_devices(visible)
     }
 
     /// Counts one more call for the `index`-th `@machine` item of the fault
     /// spec, for every process of the machine together; the count, from 1.
     pub fn count_machine_fault(&self, index: usize) -> u64 {
-        self.process.machine.region.count_fault_call(index)
+        self.process.machine().region.count_fault_call(index)
     }
 
     /// Caps a pool's capacity, machine-wide (what is allocated stays).
@@ -131,14 +128,17 @@ impl Emulator {
         if let PoolId::Device(d) | PoolId::Huge1G(d) = pool {
             self.process.device(d)?;
         }
-        self.process.machine.region.set_capacity(pool, bytes as u64);
+        self.process
+            .machine()
+            .region
+            .set_capacity(pool, bytes as u64);
         Ok(())
     }
 
     /// The arenas (start, length) this process reserved: what a forked
     /// child loses.
     pub fn arenas(&self) -> Vec<(usize, usize)> {
-        self.process.va.lock().arenas.ranges()
+        self.process.arenas()
     }
 }
 

@@ -3,9 +3,7 @@
 
 use aclmem_core::{AclError, GIB, Location, MIB, MemAttr, Verdict};
 
-use crate::errors::Situation;
 use crate::machine::PoolId;
-use crate::os::host::HostBlock;
 use crate::os::pool::PAGE;
 use crate::process::Result;
 use crate::process::charge::Pools;
@@ -101,22 +99,7 @@ impl Emulator {
         let p = &self.process;
         let addr = addr.into_inner().get();
         p.enter_rt(Op::FreeDevice)?;
-        {
-            let va = p.va.lock();
-            let ipc = va.maps.get(&addr).is_some_and(|e| {
-                p.shards
-                    .lock(e.shard)
-                    .allocs
-                    .get(e.alloc as usize)
-                    .is_some_and(|a| a.is_imported())
-            });
-            match va.resvs.get(&addr) {
-                Some(r) if r.plain && !ipc => {}
-                _ => return Err(Situation::NotAllocated.code()),
-            }
-        }
-        p.unmap_at(addr, true)?;
-        p.release_range(addr, true)
+        p.free_device(addr)
     }
 
     /// `aclrtMallocHost`: page-locked host memory (plain anonymous memory
@@ -135,10 +118,7 @@ impl Emulator {
             .get()
             .checked_next_multiple_of(PAGE as usize)
             .ok_or(AclError::RT_MEMORY_ALLOCATION)?;
-        let block = HostBlock::new(len).map_err(|_| AclError::RT_MEMORY_ALLOCATION)?;
-        let addr = block.addr();
-        p.hosts.lock().insert(addr, block);
-        Ok(addr)
+        p.add_host_block(len)
     }
 
     /// `aclrtFreeHost`.
@@ -152,14 +132,6 @@ impl Emulator {
         let p = &self.process;
         let addr = addr.into_inner().get();
         p.enter(Op::FreeHost)?;
-        let block = p
-            .hosts
-            .lock()
-            .remove(&addr)
-            .ok_or(Situation::NotAllocated.code())?;
-        // Unmapped here; freeing host memory that is still used is the
-        // caller's bug, as with `free`.
-        drop(block);
-        Ok(())
+        p.remove_host_block(addr)
     }
 }

@@ -5,7 +5,6 @@
 //! `aclrtQueryEventStatus`) and which events are live (a destroyed or
 //! made-up event is an error code, never a crash).
 
-use crate::process::runtime::Event;
 use std::time::Instant;
 
 use crate::errors::Situation;
@@ -24,38 +23,23 @@ impl Emulator {
         let p = &self.process;
         p.enter_rt(Op::Stream)?;
         let device = p.target(device.into())?;
-        let mut rt = p.runtime.lock();
-        let handle = rt.issue(0xe_0000);
-        rt.events.insert(
-            handle,
-            Event {
-                device,
-                recorded: None,
-            },
-        );
-        Ok(handle)
+        Ok(p.create_event(device))
     }
 
     /// `aclrtDestroyEvent`.
     pub fn destroy_event(&self, event: u64) -> Result<()> {
         self.process.enter(Op::Stream)?;
-        self.process
-            .runtime
-            .lock()
-            .events
-            .remove(&event)
-            .map(drop)
-            .ok_or(Situation::BadEvent.code())
+        self.process.destroy_event(event)
     }
 
     /// Runs `f` on a live event.
-    fn with_event<R>(&self, event: u64, f: impl FnOnce(&mut Event) -> R) -> Result<R> {
+    fn with_event<R>(
+        &self,
+        event: u64,
+        f: impl FnOnce(&mut crate::process::runtime::Event) -> R,
+    ) -> Result<R> {
         self.process.enter(Op::Stream)?;
-        let mut rt = self.process.runtime.lock();
-        rt.events
-            .get_mut(&event)
-            .map(f)
-            .ok_or(Situation::BadEvent.code())
+        self.process.with_event(event, f)
     }
 
     /// `aclrtRecordEvent(event, stream)`: complete at once (0 is the
@@ -104,12 +88,7 @@ impl Emulator {
 
     /// The device a live event was created on.
     pub fn event_device(&self, event: u64) -> Option<u32> {
-        self.process
-            .runtime
-            .lock()
-            .events
-            .get(&event)
-            .map(|e| e.device)
+        self.process.with_event(event, |e| e.device).ok()
     }
 
     /// `aclrtIpcGetEventHandle`: the bytes of an `aclrtIpcEventHandle` that

@@ -10,7 +10,6 @@
 //! pinning refuses it). Checks and codes, in the runtime's order, are in
 //! `docs/facts.md` ("Host memory registration").
 
-use crate::process::Registration;
 use aclmem_core::AclError;
 
 use crate::errors::Situation;
@@ -91,17 +90,7 @@ impl Emulator {
         if ptr.checked_add(len).is_none() || !sys::is_mapped(ptr, len) {
             return Err(Situation::HostRangeNotMapped.code());
         }
-        let mut registered = p.registered.lock();
-        let end = ptr + len;
-        let overlaps = registered
-            .range(..end)
-            .next_back()
-            .is_some_and(|(&start, r)| start + r.len > ptr);
-        if overlaps {
-            return Err(Situation::HostRangeRegistered.code());
-        }
-        registered.insert(ptr, Registration { len, mapped });
-        Ok(())
+        p.register_host(ptr, len, mapped)
     }
 
     /// `aclrtHostGetDevicePointer(pHost, &pDevice, flag)`: the device
@@ -115,10 +104,7 @@ impl Emulator {
         }
         let p = &self.process;
         p.enter_rt(Op::Query)?;
-        match p.registered.lock().get(&host) {
-            Some(r) if r.mapped => Ok(host),
-            _ => Err(Situation::HostPointerNotRegistered.code()),
-        }
+        p.registered_device_pointer(host)
     }
 
     /// `aclrtHostUnregister(ptr)`: ends the registration that starts at
@@ -132,21 +118,12 @@ impl Emulator {
         }
         let p = &self.process;
         p.enter_rt(Op::HostUnregister)?;
-        p.registered
-            .lock()
-            .remove(&ptr)
-            .map(drop)
-            .ok_or(Situation::HostNotRegistered.code())
+        p.unregister_host(ptr)
     }
 
     /// The host ranges registered now: (start, length, mapped), in address
     /// order.
     pub fn host_registrations(&self) -> Vec<(usize, usize, bool)> {
-        self.process
-            .registered
-            .lock()
-            .iter()
-            .map(|(&start, r)| (start, r.len, r.mapped))
-            .collect()
+        self.process.host_registrations()
     }
 }

@@ -48,31 +48,21 @@ impl Emulator {
         let p = &self.process;
         let (size, check_pid) = checked.into_inner();
         p.enter_rt(Op::Export)?;
-        if p.machine.product == Product::Atlas200IA2 || p.machine.config.run_mode == RunMode::Rc {
+        if p.machine().product == Product::Atlas200IA2 || p.machine().config.run_mode == RunMode::Rc
+        {
             return Err(AclError::RT_FEATURE_NOT_SUPPORT);
         }
         // Export through a temporary internal handle of the block, made
         // under the locks that found the block.
-        let id = {
-            let va = p.va.lock();
-            let e = va.maps.get(&addr).ok_or(Situation::IpcRange.code())?;
-            if !va.resvs.get(&addr).is_some_and(|r| r.plain)
-                || size > e.size
-                || !size.is_multiple_of(PAGE as usize)
-            {
+        let id = p.new_handle_of_mapping(addr, Situation::IpcRange, |m| {
+            if !m.plain || size > m.mapped || !size.is_multiple_of(PAGE as usize) {
                 return Err(Situation::IpcRange.code());
             }
-            let mut shard = p.shards.lock(e.shard);
-            let a = shard
-                .allocs
-                .get_mut(e.alloc as usize)
-                .ok_or(Situation::IpcRange.code())?;
-            if a.is_imported() {
+            if m.imported {
                 return Err(Situation::ExportImported.code());
             }
-            a.refs += 1;
-            p.shards.new_handle(&mut shard, e.shard, e.alloc, false)
-        };
+            Ok(())
+        })?;
         let exported = p.export_handle(id, check_pid, ExportKind::Ipc);
         // The block's mapping keeps the memory; drop the temporary handle.
         p.drop_handle(id);
@@ -96,10 +86,7 @@ impl Emulator {
         args::ipc_import_flags(flags)?;
         let p = &self.process;
         let id = p.import_handle(key_id(key), device.into(), ExportKind::Ipc)?;
-        let size = {
-            let shard = p.shards.lock(id.shard);
-            shard.resolve(id)?.1.size as usize
-        };
+        let size = p.handle_size(id)?;
         p.map_internal(id, size)
     }
 
@@ -109,33 +96,6 @@ impl Emulator {
     pub fn ipc_close(&self, key: &str) -> Result<()> {
         let p = &self.process;
         p.on_device()?;
-        let key = key_id(key);
-        let imported_at = {
-            let va = p.va.lock();
-            va.maps.iter().find_map(|(&addr, e)| {
-                p.shards
-                    .lock(e.shard)
-                    .allocs
-                    .get(e.alloc as usize)
-                    .filter(|a| a.export.is_some_and(|e| e.get() == key) && a.is_imported())
-                    .map(|_| addr)
-            })
-        };
-        if let Some(addr) = imported_at {
-            p.unmap_at(addr, true)?;
-            return p.release_range(addr, true);
-        }
-        let region = &p.machine.region;
-        let g = region.lock(p.slot)?;
-        match region.export_info(&g, key) {
-            Some(i)
-                if i.kind == ExportKind::Ipc
-                    && (i.exporter.0, i.exporter.1) == (p.slot, p.generation) =>
-            {
-                region.withdraw(&g, key);
-                Ok(())
-            }
-            _ => Err(Situation::UnknownShareable.code()),
-        }
+        p.ipc_close(key_id(key))
     }
 }

@@ -22,7 +22,7 @@ impl Emulator {
         let prop = prop.into_inner();
         let prop = p.enter_prop(Op::Granularity, prop)?;
         let attr = p.placement(&prop)?.attr;
-        if !p.machine.cann().granularity_answers(attr) {
+        if !p.machine().cann().granularity_answers(attr) {
             return Err(AclError::INVALID_PARAM);
         }
         // Minimum and recommended are the documented granularities (the
@@ -41,7 +41,7 @@ impl Emulator {
             return Err(Situation::UnalignedSize.code());
         }
         if placement.verdict == Verdict::AllowedIfDeviceConfirms
-            && !p.machine.config.p2p_huge1g_confirmed
+            && !p.machine().config.p2p_huge1g_confirmed
         {
             return Err(AclError::RT_FEATURE_NOT_SUPPORT);
         }
@@ -80,21 +80,7 @@ impl PhysicalAllocator for Emulator {
     fn free_physical(&self, handle: RawHandle) -> Result<()> {
         let p = &self.process;
         p.enter_vmm(Op::Free)?;
-        let id = HandleId::decode(handle.0.get())?;
-        let released = {
-            let mut shard = p.shards.of(id)?;
-            let (_, a) = shard.resolve(id)?;
-            if a.origin == Origin::Plain {
-                // aclrtMalloc memory is freed with aclrtFree.
-                return Err(Situation::StaleHandle.code());
-            }
-            // Mappings hold their own reference: freeing a mapped handle
-            // kills the handle now and releases the memory at the last
-            // unmap.
-            shard.remove_handle(id)?
-        };
-        p.finish_release(id.shard, released);
-        Ok(())
+        p.free_handle(HandleId::decode(handle.0.get())?)
     }
 }
 

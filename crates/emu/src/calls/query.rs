@@ -27,7 +27,7 @@ impl Emulator {
     pub fn mem_info(&self, attr: MemAttr, device: impl Into<Target>) -> Result<(usize, usize)> {
         let p = &self.process;
         let device = p.enter_pool_query(device.into())?;
-        let region = &p.machine.region;
+        let region = &p.machine().region;
         let pool = match attr {
             MemAttr::HbmMem
             | MemAttr::HbmMemHuge
@@ -36,7 +36,7 @@ impl Emulator {
             | MemAttr::MemHuge => PoolId::Device(device),
             MemAttr::HbmMemHuge1G | MemAttr::MemHuge1G => PoolId::Huge1G(device),
             MemAttr::DdrMem | MemAttr::DdrMemHuge | MemAttr::DdrMemNormal
-                if !p.machine.product.has_hbm() =>
+                if !p.machine().product.has_hbm() =>
             {
                 // On products without HBM the device's memory is DDR.
                 PoolId::Device(device)
@@ -61,7 +61,7 @@ impl Emulator {
     pub fn mem_usage(&self, device: impl Into<Target>) -> Result<Vec<(&'static str, u64, u64)>> {
         let p = &self.process;
         let device = p.enter_pool_query(device.into())?;
-        let region = &p.machine.region;
+        let region = &p.machine().region;
         let mut parts: Vec<_> = [
             (MEM_USAGE_COMPONENTS[0], PoolId::Device(device)),
             (MEM_USAGE_COMPONENTS[1], PoolId::Huge1G(device)),
@@ -81,13 +81,9 @@ impl Emulator {
     pub fn address_range(&self, ptr: usize) -> Result<(usize, usize)> {
         let p = &self.process;
         p.enter(Op::Query)?;
-        if let Some((start, e)) = p.va.lock().mapping_at(ptr) {
-            return Ok((start, e.size));
-        }
-        match p.hosts.lock().range(..=ptr).next_back() {
-            Some((&s, b)) if ptr < s + b.bytes() => Ok((s, b.bytes())),
-            _ => Err(Situation::UnknownAddress.code()),
-        }
+        p.mapping_range(ptr)
+            .or_else(|| p.host_block_at(ptr))
+            .ok_or(Situation::UnknownAddress.code())
     }
 
     /// `aclrtPointerGetAttributes`: where `ptr` is and its page size;
@@ -95,33 +91,26 @@ impl Emulator {
     pub fn pointer_attributes(&self, ptr: usize) -> Result<PointerAttributes> {
         let p = &self.process;
         p.enter(Op::Query)?;
-        {
-            let va = p.va.lock();
-            if let Some((_, e)) = va.mapping_at(ptr)
-                && let Some(a) = p.shards.lock(e.shard).allocs.get(e.alloc as usize)
-            {
-                let page = match a.attr.page_class() {
-                    PageClass::Huge1G => GIB,
-                    _ if a.origin == Origin::Plain && a.attr == MemAttr::HbmMemNormal => {
-                        PAGE as usize
-                    }
-                    _ => 2 * MIB,
-                } as u32;
-                let device = a.location == Location::Device;
-                return Ok(PointerAttributes {
-                    location: if device {
-                        LocationType::Device
-                    } else {
-                        LocationType::Host
-                    },
-                    id: if device {
-                        p.user_device(a.location_id)
-                    } else {
-                        0
-                    },
-                    page_size: page,
-                });
-            }
+        if let Some(a) = p.placed_at(ptr) {
+            let page = match a.attr.page_class() {
+                PageClass::Huge1G => GIB,
+                _ if a.origin == Origin::Plain && a.attr == MemAttr::HbmMemNormal => PAGE as usize,
+                _ => 2 * MIB,
+            } as u32;
+            let device = a.location == Location::Device;
+            return Ok(PointerAttributes {
+                location: if device {
+                    LocationType::Device
+                } else {
+                    LocationType::Host
+                },
+                id: if device {
+                    p.user_device(a.location_id)
+                } else {
+                    0
+                },
+                page_size: page,
+            });
         }
         let location = if p.is_host_allocation(ptr, 1) {
             LocationType::Host
@@ -140,22 +129,13 @@ impl Emulator {
     pub fn retain_allocation_handle(&self, addr: usize) -> Result<RawHandle> {
         let p = &self.process;
         p.enter_vmm(Op::Query)?;
-        let va = p.va.lock();
-        let e = va
-            .maps
-            .get(&addr)
-            .ok_or(Situation::NotAMappingStart.code())?;
-        let mut shard = p.shards.lock(e.shard);
-        let a = shard
-            .allocs
-            .get_mut(e.alloc as usize)
-            .ok_or(Situation::NotAMappingStart.code())?;
-        if a.origin == Origin::Plain {
-            return Err(Situation::NotAMappingStart.code());
-        }
-        a.refs += 1;
-        let imported = a.is_imported();
-        raw_handle(p.shards.new_handle(&mut shard, e.shard, e.alloc, imported))
+        let id = p.new_handle_of_mapping(addr, Situation::NotAMappingStart, |m| {
+            if m.origin == Origin::Plain {
+                return Err(Situation::NotAMappingStart.code());
+            }
+            Ok(())
+        })?;
+        raw_handle(id)
     }
 
     /// `aclrtMemGetAllocationPropertiesFromHandle`.
@@ -163,8 +143,7 @@ impl Emulator {
         let p = &self.process;
         p.enter(Op::Query)?;
         let id = HandleId::decode(handle.0.get())?;
-        let shard = p.shards.of(id)?;
-        let (_, a) = shard.resolve(id)?;
+        let a = p.placed_of(id)?;
         let mut prop = RawPhysicalMemProp {
             mem_attr: a.attr.raw(),
             ..RawPhysicalMemProp::default()
@@ -191,34 +170,24 @@ impl Emulator {
                 return Err(Situation::BadAccessDesc.code());
             }
         }
-        let mut va = p.va.lock();
-        let e = va
-            .maps
-            .get_mut(&addr)
-            .filter(|e| e.size == size)
-            .ok_or(Situation::NotAMappingStart.code())?;
-        for d in descs {
-            e.access = AccessDesc {
+        let descs: Vec<AccessDesc> = descs
+            .iter()
+            .map(|d| AccessDesc {
                 id: if d.location == LocationType::Host {
                     0
                 } else {
                     d.id
                 },
                 ..*d
-            };
-        }
-        Ok(())
+            })
+            .collect();
+        p.set_access(addr, size, &descs)
     }
 
     /// `aclrtMemGetAccess`: the descriptor of the mapping at `addr`.
     pub fn get_access(&self, addr: usize) -> Result<AccessDesc> {
         let p = &self.process;
         p.enter_rt(Op::Query)?;
-        let va = p.va.lock();
-        Ok(va
-            .maps
-            .get(&addr)
-            .ok_or(Situation::NotAMappingStart.code())?
-            .access)
+        p.access(addr)
     }
 }

@@ -10,8 +10,7 @@
 //! explicitly and has no such rule.
 
 use crate::Target;
-use crate::process::runtime::{CURRENT, DEFAULT_CONTEXT, remove, stream_limit};
-use std::sync::atomic::Ordering;
+use crate::process::runtime::DEFAULT_CONTEXT;
 
 use aclmem_core::AclError;
 
@@ -25,7 +24,7 @@ impl Emulator {
     /// runtime: 107002 (`ACL_ERROR_RT_CONTEXT_NULL`) without one. What the
     /// emulated C library turns on at `aclInit`.
     pub fn use_thread_devices(&self) {
-        self.process.thread_devices.store(true, Ordering::Relaxed);
+        self.process.use_thread_devices();
     }
 
     /// The default device of `aclInit`'s configuration
@@ -34,23 +33,16 @@ impl Emulator {
     /// on its thread first instead of answering 107002 (the runtime's
     /// implicit `aclrtSetDevice`). 107001 for a device the machine lacks.
     pub fn set_default_device(&self, device: Option<u32>) -> Result<()> {
-        let value = match device {
-            Some(d) => i64::from(self.process.device(d)?),
-            None => -1,
-        };
-        self.process.default_device.store(value, Ordering::Release);
+        let device = device.map(|d| self.process.device(d)).transpose()?;
+        self.process.set_default_device(device);
         Ok(())
     }
 
     /// `aclrtSetDevice`: `device` becomes the calling thread's (with its
     /// default context).
     pub fn set_device(&self, device: i32) -> Result<()> {
-        let p = &self.process;
-        let d = p.device_id(device)?;
-        let mut rt = p.runtime.lock();
-        let refs = rt.device_refs.entry(d).or_default();
-        *refs = refs.saturating_add(1);
-        p.set_current(d, 0);
+        let d = self.process.device_id(device)?;
+        self.process.set_device(d);
         Ok(())
     }
 
@@ -58,20 +50,8 @@ impl Emulator {
     /// reference (all) of the device goes; with the last, its default
     /// context and streams go. The calling thread no longer has it set.
     pub fn reset_device(&self, device: i32, force: bool) -> Result<()> {
-        let p = &self.process;
-        let d = p.device_id(device)?;
-        let mut rt = p.runtime.lock();
-        let refs = rt.device_refs.entry(d).or_default();
-        *refs = if force { 0 } else { refs.saturating_sub(1) };
-        if *refs == 0 {
-            rt.streams.retain(|_, s| *s != d);
-        }
-        CURRENT.with(|c| {
-            let (token, current, _) = c.get();
-            if token == p.token && current == d as i32 {
-                c.set((0, -1, 0));
-            }
-        });
+        let d = self.process.device_id(device)?;
+        self.process.reset_device(d, force);
         Ok(())
     }
 
@@ -97,7 +77,7 @@ impl Emulator {
     /// thread's.
     pub fn set_current_context(&self, context: u64) -> Result<()> {
         let p = &self.process;
-        let devices = u64::from(p.machine.config.devices);
+        let devices = u64::from(p.machine().config.devices);
         if (DEFAULT_CONTEXT..DEFAULT_CONTEXT + devices).contains(&context) {
             p.set_current((context - DEFAULT_CONTEXT) as u32, 0);
             return Ok(());
@@ -115,14 +95,7 @@ impl Emulator {
         let p = &self.process;
         p.enter(Op::Context)?;
         let d = p.device_id(device)?;
-        let handle = {
-            let mut rt = p.runtime.lock();
-            let handle = rt.issue(0xC0_0000);
-            rt.contexts.insert(handle, d);
-            handle
-        };
-        p.set_current(d, handle);
-        Ok(handle)
+        Ok(p.create_context(d))
     }
 
     /// `aclrtDestroyContext` (only contexts made by `aclrtCreateContext`);
@@ -130,19 +103,12 @@ impl Emulator {
     pub fn destroy_context(&self, context: u64) -> Result<()> {
         let p = &self.process;
         p.enter(Op::Context)?;
-        remove(&mut p.runtime.lock().contexts, context)?;
-        CURRENT.with(|c| {
-            let (token, device, current) = c.get();
-            if token == p.token && current == context {
-                c.set((token, device, 0));
-            }
-        });
-        Ok(())
+        p.destroy_context(context)
     }
 
     /// The device of a context made by [`Emulator::create_context`].
     pub fn context_device(&self, context: u64) -> Option<u32> {
-        self.process.runtime.lock().contexts.get(&context).copied()
+        self.process.context_device(context)
     }
 
     /// `aclrtCreateStream` on `device`.
@@ -150,25 +116,18 @@ impl Emulator {
         let p = &self.process;
         p.enter_rt(Op::Stream)?;
         let device = p.target(device.into())?;
-        let mut rt = p.runtime.lock();
-        if rt.streams.values().filter(|&&d| d == device).count() >= stream_limit(p.machine.product)
-        {
-            return Err(Situation::StreamLimit.code());
-        }
-        let handle = rt.issue(0x5_0000);
-        rt.streams.insert(handle, device);
-        Ok(handle)
+        p.create_stream(device)
     }
 
     /// `aclrtDestroyStream(Force)`.
     pub fn destroy_stream(&self, stream: u64) -> Result<()> {
         self.process.enter(Op::Stream)?;
-        remove(&mut self.process.runtime.lock().streams, stream)
+        self.process.destroy_stream(stream)
     }
 
     /// The device of a live stream.
     pub fn stream_device(&self, stream: u64) -> Option<u32> {
-        self.process.runtime.lock().streams.get(&stream).copied()
+        self.process.stream_device(stream)
     }
 
     /// Whether `stream` is 0 (the default stream) or a live stream.

@@ -56,7 +56,7 @@ impl Emulator {
         if kind == ShareHandleType::Fabric && self.product() != aclmem_core::Product::AtlasA3 {
             return Err(Situation::FabricNotA3.code());
         }
-        p.machine.vmm_api()?;
+        p.machine().vmm_api()?;
         let id = p.export_handle(
             HandleId::decode(handle.0.get())?,
             check_pid,

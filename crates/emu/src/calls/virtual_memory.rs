@@ -28,7 +28,7 @@ impl Emulator {
         // treats a failure as fatal; it runs so on NPUs
         // (docs/catalogue.md, "Before a device is set").
         p.enter(Op::Reserve)?;
-        p.machine.vmm_api()?;
+        p.machine().vmm_api()?;
         let size = request.get().size;
         let addr = p.reserve_range(size, alignment, expected.map(VirtAddr::get), false)?;
         NonZeroUsize::new(addr)
@@ -64,7 +64,7 @@ impl VirtualMemory for Emulator {
     fn release(&self, addr: VirtAddr) -> Result<()> {
         // As reserve: no device needed on the thread.
         self.process.enter(Op::Release)?;
-        self.process.machine.vmm_api()?;
+        self.process.machine().vmm_api()?;
         self.process.release_range(addr.get(), false)
     }
 

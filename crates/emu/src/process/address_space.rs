@@ -396,20 +396,13 @@ impl Process {
         })
     }
 
+    /// The arenas (start, length) this process reserved.
+    pub(crate) fn arenas(&self) -> Vec<(usize, usize)> {
+        self.va.lock().arenas.ranges()
+    }
+
     /// Whether `addr` lies in a reservation of this process.
     pub(crate) fn is_reserved(&self, addr: usize) -> bool {
         self.va.lock().containing_resv(addr).is_some()
-    }
-
-    /// Whether `addr..addr + len` lies in one `aclrtMallocHost` block.
-    pub(crate) fn is_host_allocation(&self, addr: usize, len: usize) -> bool {
-        self.hosts
-            .lock()
-            .range(..=addr)
-            .next_back()
-            .is_some_and(|(&s, b)| {
-                addr.checked_add(len)
-                    .is_some_and(|end| end <= s + b.bytes())
-            })
     }
 }

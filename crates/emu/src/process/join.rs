@@ -58,6 +58,13 @@ pub(crate) fn spawn(machine: &Arc<Machine>) -> Result<Arc<Process>, AclError> {
     Ok(register(machine::spawn(machine)?))
 }
 
+impl Process {
+    /// Another process of this one's machine, in this OS process.
+    pub(crate) fn spawn_sibling(&self) -> Result<Arc<Process>, AclError> {
+        spawn(&self.machine)
+    }
+}
+
 fn register(member: Member) -> Arc<Process> {
     let Member {
         machine,

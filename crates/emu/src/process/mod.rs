@@ -15,12 +15,14 @@ pub(crate) mod address_space;
 pub(crate) mod charge;
 pub(crate) mod copy;
 pub(crate) mod handles;
+pub(crate) mod host;
 pub(crate) mod imports;
 pub(crate) mod instrument;
 pub(crate) mod join;
 pub(crate) mod listener;
 pub(crate) mod own_file;
 pub(crate) mod physical;
+pub(crate) mod query;
 pub(crate) mod runtime;
 pub(crate) mod sharing;
 
@@ -40,42 +42,43 @@ use crate::os::host::HostBlock;
 use crate::{MemKind, Op};
 use address_space::{MapBudget, Va};
 use handles::Shards;
+use host::Registration;
 use imports::ImportedPool;
 
 pub(crate) type Result<T> = std::result::Result<T, AclError>;
 
 /// One process of a machine.
 pub(crate) struct Process {
-    pub(crate) machine: Arc<Machine>,
-    pub(crate) slot: u32,
-    pub(crate) generation: u64,
-    pub(crate) pid: i32,
+    machine: Arc<Machine>,
+    slot: u32,
+    generation: u64,
+    pid: i32,
     fork_gen: u64,
-    pub(crate) shards: Shards,
-    pub(crate) va: Mutex<Va>,
+    shards: Shards,
+    va: Mutex<Va>,
     /// `aclrtMallocHost` blocks, by address.
-    pub(crate) hosts: Mutex<BTreeMap<usize, HostBlock>>,
+    hosts: Mutex<BTreeMap<usize, HostBlock>>,
     /// Host ranges registered for the device (`aclrtHostRegister*`):
     /// start → registration.
-    pub(crate) registered: Mutex<BTreeMap<usize, Registration>>,
-    pub(crate) runtime: Mutex<Runtime>,
-    pub(crate) imported: Mutex<Vec<ImportedPool>>,
-    pub(crate) instrument: Instrument,
-    pub(crate) maps: MapBudget,
+    registered: Mutex<BTreeMap<usize, Registration>>,
+    runtime: Mutex<Runtime>,
+    imported: Mutex<Vec<ImportedPool>>,
+    instrument: Instrument,
+    maps: MapBudget,
     /// Whether calls need a device set on their thread (the C runtime's
     /// rule; see `Emulator::use_thread_devices`).
-    pub(crate) thread_devices: AtomicBool,
+    thread_devices: AtomicBool,
     /// The default device `aclInit`'s configuration names (-1: none): a
     /// thread without a device that makes a call needing one gets it set,
     /// as the runtime sets it implicitly.
-    pub(crate) default_device: AtomicI64,
+    default_device: AtomicI64,
     /// The devices `ASCEND_RT_VISIBLE_DEVICES` leaves the process, once
     /// set (unset: every device under its own id). Ids from the API are
     /// user ids, turned into the machine's by [`Process::device`].
-    pub(crate) visible: OnceLock<crate::env::VisibleDevices>,
+    visible: OnceLock<crate::env::VisibleDevices>,
     /// Tells this process's per-thread state from any other's.
-    pub(crate) token: u64,
-    pub(crate) listener: OnceLock<listener::Listener>,
+    token: u64,
+    listener: OnceLock<listener::Listener>,
     left: AtomicBool,
 }
 
@@ -109,6 +112,23 @@ impl Process {
     }
 
     /// The fork generation the process was made in.
+    /// The machine this process is on.
+    pub(crate) fn machine(&self) -> &Machine {
+        &self.machine
+    }
+
+    /// The process id it joined with.
+    pub(crate) fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Applies `ASCEND_RT_VISIBLE_DEVICES`, once (100000 the second time).
+    pub(crate) fn set_visible_devices(&self, visible: crate::env::VisibleDevices) -> Result<()> {
+        self.visible
+            .set(visible)
+            .map_err(|_| AclError::INVALID_PARAM)
+    }
+
     pub(crate) fn fork_generation(&self) -> u64 {
         self.fork_gen
     }
@@ -256,12 +276,4 @@ impl Drop for Process {
     fn drop(&mut self) {
         self.leave();
     }
-}
-
-/// One registered host range.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Registration {
-    pub(crate) len: usize,
-    /// Mapped for the device (a device pointer exists), not only pinned.
-    pub(crate) mapped: bool,
 }

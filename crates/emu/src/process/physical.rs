@@ -20,6 +20,44 @@ pub(crate) struct Placement {
 }
 
 impl Process {
+    /// Frees the `aclrtMalloc` block at `addr` (not an IPC import of one,
+    /// which `aclrtIpcMemClose` ends).
+    pub(crate) fn free_device(&self, addr: usize) -> Result<()> {
+        {
+            let va = self.va.lock();
+            let ipc = va.maps.get(&addr).is_some_and(|e| {
+                self.shards
+                    .lock(e.shard)
+                    .allocs
+                    .get(e.alloc as usize)
+                    .is_some_and(|a| a.is_imported())
+            });
+            match va.resvs.get(&addr) {
+                Some(r) if r.plain && !ipc => {}
+                _ => return Err(Situation::NotAllocated.code()),
+            }
+        }
+        self.unmap_at(addr, true)?;
+        self.release_range(addr, true)
+    }
+
+    /// Frees a physical handle (not an `aclrtMalloc` block's). Mappings
+    /// hold their own reference: freeing a mapped handle kills the handle
+    /// now and releases the memory at the last unmap.
+    pub(crate) fn free_handle(&self, id: HandleId) -> Result<()> {
+        let released = {
+            let mut shard = self.shards.of(id)?;
+            let (_, a) = shard.resolve(id)?;
+            if a.origin == Origin::Plain {
+                // aclrtMalloc memory is freed with aclrtFree.
+                return Err(Situation::StaleHandle.code());
+            }
+            shard.remove_handle(id)?
+        };
+        self.finish_release(id.shard, released);
+        Ok(())
+    }
+
     /// The rules table's verdict on `prop` for this machine, and the device
     /// or NUMA node it names (the device id was checked by `enter_prop`).
     pub(crate) fn placement(&self, prop: &RawPhysicalMemProp) -> Result<Placement> {

@@ -15,26 +15,26 @@ use crate::errors::Situation;
 #[derive(Debug, Default)]
 pub(crate) struct Runtime {
     /// Contexts made by `aclrtCreateContext`: handle → device.
-    pub(crate) contexts: BTreeMap<u64, u32>,
+    contexts: BTreeMap<u64, u32>,
     /// Streams: handle → device.
-    pub(crate) streams: BTreeMap<u64, u32>,
+    streams: BTreeMap<u64, u32>,
     /// Events (`calls::events`).
-    pub(crate) events: BTreeMap<u64, Event>,
+    events: BTreeMap<u64, Event>,
     next: u64,
     /// `aclrtSetDevice` minus `aclrtResetDevice`, per device.
-    pub(crate) device_refs: BTreeMap<u32, u32>,
+    device_refs: BTreeMap<u32, u32>,
 }
 
 impl Runtime {
     /// A new opaque handle above `base` (never dereferenced by anyone).
-    pub(crate) fn issue(&mut self, base: u64) -> u64 {
+    fn issue(&mut self, base: u64) -> u64 {
         self.next += 1;
         base + self.next * 0x40
     }
 }
 
 /// Removes `key` from a table of contexts or streams.
-pub(crate) fn remove(table: &mut BTreeMap<u64, u32>, key: u64) -> Result<()> {
+fn remove(table: &mut BTreeMap<u64, u32>, key: u64) -> Result<()> {
     table
         .remove(&key)
         .map(drop)
@@ -48,11 +48,11 @@ pub const DEFAULT_CONTEXT: u64 = 0x7dc0_0000_0000;
 thread_local! {
     /// (process token, device, context) current on this thread; context 0
     /// is the device's default context.
-    pub(crate) static CURRENT: Cell<(u64, i32, u64)> = const { Cell::new((0, -1, 0)) };
+    static CURRENT: Cell<(u64, i32, u64)> = const { Cell::new((0, -1, 0)) };
 }
 
 /// Streams one device holds at once, per product (the runtime's limits).
-pub(crate) fn stream_limit(product: Product) -> usize {
+fn stream_limit(product: Product) -> usize {
     match product {
         Product::Atlas200IA2 => 511,
         Product::AtlasInference => 1023,
@@ -123,6 +123,129 @@ impl Process {
 
     pub(crate) fn set_current(&self, device: u32, context: u64) {
         CURRENT.with(|c| c.set((self.token, device as i32, context)));
+    }
+
+    /// Calls need a device set on their thread from now on.
+    pub(crate) fn use_thread_devices(&self) {
+        self.thread_devices.store(true, Ordering::Relaxed);
+    }
+
+    /// The device (the machine's id) a thread without one gets, or none.
+    pub(crate) fn set_default_device(&self, device: Option<u32>) {
+        let value = device.map_or(-1, i64::from);
+        self.default_device.store(value, Ordering::Release);
+    }
+
+    /// One more reference of device `d`, which becomes this thread's.
+    pub(crate) fn set_device(&self, d: u32) {
+        let mut rt = self.runtime.lock();
+        let refs = rt.device_refs.entry(d).or_default();
+        *refs = refs.saturating_add(1);
+        self.set_current(d, 0);
+    }
+
+    /// One reference of device `d` goes (all with `force`); with the
+    /// last, its streams go. The calling thread no longer has it set.
+    pub(crate) fn reset_device(&self, d: u32, force: bool) {
+        let mut rt = self.runtime.lock();
+        let refs = rt.device_refs.entry(d).or_default();
+        *refs = if force { 0 } else { refs.saturating_sub(1) };
+        if *refs == 0 {
+            rt.streams.retain(|_, s| *s != d);
+        }
+        CURRENT.with(|c| {
+            let (token, current, _) = c.get();
+            if token == self.token && current == d as i32 {
+                c.set((0, -1, 0));
+            }
+        });
+    }
+
+    /// A new context on device `d`, current on this thread.
+    pub(crate) fn create_context(&self, d: u32) -> u64 {
+        let handle = {
+            let mut rt = self.runtime.lock();
+            let handle = rt.issue(0xC0_0000);
+            rt.contexts.insert(handle, d);
+            handle
+        };
+        self.set_current(d, handle);
+        handle
+    }
+
+    /// Context `context` goes; a thread that had it current keeps its
+    /// device.
+    pub(crate) fn destroy_context(&self, context: u64) -> Result<()> {
+        remove(&mut self.runtime.lock().contexts, context)?;
+        CURRENT.with(|c| {
+            let (token, device, current) = c.get();
+            if token == self.token && current == context {
+                c.set((token, device, 0));
+            }
+        });
+        Ok(())
+    }
+
+    /// The device of a context made by [`Process::create_context`].
+    pub(crate) fn context_device(&self, context: u64) -> Option<u32> {
+        self.runtime.lock().contexts.get(&context).copied()
+    }
+
+    /// A new stream on `device` (the runtime's error when the device holds
+    /// as many as the product allows).
+    pub(crate) fn create_stream(&self, device: u32) -> Result<u64> {
+        let mut rt = self.runtime.lock();
+        if rt.streams.values().filter(|&&d| d == device).count()
+            >= stream_limit(self.machine.product)
+        {
+            return Err(Situation::StreamLimit.code());
+        }
+        let handle = rt.issue(0x5_0000);
+        rt.streams.insert(handle, device);
+        Ok(handle)
+    }
+
+    /// Stream `stream` goes.
+    pub(crate) fn destroy_stream(&self, stream: u64) -> Result<()> {
+        remove(&mut self.runtime.lock().streams, stream)
+    }
+
+    /// The device of a live stream.
+    pub(crate) fn stream_device(&self, stream: u64) -> Option<u32> {
+        self.runtime.lock().streams.get(&stream).copied()
+    }
+
+    /// A new event on `device`, not recorded.
+    pub(crate) fn create_event(&self, device: u32) -> u64 {
+        let mut rt = self.runtime.lock();
+        let handle = rt.issue(0xe_0000);
+        rt.events.insert(
+            handle,
+            Event {
+                device,
+                recorded: None,
+            },
+        );
+        handle
+    }
+
+    /// Event `event` goes.
+    pub(crate) fn destroy_event(&self, event: u64) -> Result<()> {
+        self.runtime
+            .lock()
+            .events
+            .remove(&event)
+            .map(drop)
+            .ok_or(Situation::BadEvent.code())
+    }
+
+    /// Runs `f` on a live event.
+    pub(crate) fn with_event<R>(&self, event: u64, f: impl FnOnce(&mut Event) -> R) -> Result<R> {
+        let mut rt = self.runtime.lock();
+        rt.events
+            .get_mut(&event)
+            .map(f)
+            .ok_or(Situation::BadEvent.code())
     }
 }
 

@@ -15,6 +15,39 @@ use crate::errors::Situation;
 use crate::machine::{ExportInfo, ExportKind, OWN_FILE};
 
 impl Process {
+    /// `aclrtIpcMemClose` of the shareable handle `key`: an importer
+    /// unmaps its mapping of it; the exporter withdraws it (no new imports;
+    /// importers keep what they mapped).
+    pub(crate) fn ipc_close(&self, key: u64) -> Result<()> {
+        let imported_at = {
+            let va = self.va.lock();
+            va.maps.iter().find_map(|(&addr, e)| {
+                self.shards
+                    .lock(e.shard)
+                    .allocs
+                    .get(e.alloc as usize)
+                    .filter(|a| a.export.is_some_and(|e| e.get() == key) && a.is_imported())
+                    .map(|_| addr)
+            })
+        };
+        if let Some(addr) = imported_at {
+            self.unmap_at(addr, true)?;
+            return self.release_range(addr, true);
+        }
+        let region = &self.machine.region;
+        let g = region.lock(self.slot)?;
+        match region.export_info(&g, key) {
+            Some(i)
+                if i.kind == ExportKind::Ipc
+                    && (i.exporter.0, i.exporter.1) == (self.slot, self.generation) =>
+            {
+                region.withdraw(&g, key);
+                Ok(())
+            }
+            _ => Err(Situation::UnknownShareable.code()),
+        }
+    }
+
     /// Exports the memory behind handle `id`: its shareable id.
     pub(crate) fn export_handle(
         &self,
