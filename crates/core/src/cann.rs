@@ -29,7 +29,7 @@ use core::str::FromStr;
 
 use crate::attr::MemAttr;
 use crate::error::AclError;
-use crate::sealed::{Reaches, Sealed};
+use crate::sealed::{Ordered, Reaches, Sealed};
 
 /// A version string that names no release aclmem models. Its message lists
 /// the modelled releases.
@@ -213,24 +213,36 @@ macro_rules! releases {
         }
     };
 
-    // The order: every version reaches the oldest, itself, and (through the
-    // next one) every version before it. Written as a chain so that generic
-    // code bounded by `V: AtLeast<Cann8_5>` also satisfies every gate of an
-    // older release.
-    (@order [$($first_attr:tt)*] $first:ident $( [$($attr:tt)*] $marker:ident )*) => {
+    // The order, one pair at a time: every version reaches itself and each
+    // version before it, and names the one just before it (the oldest names
+    // itself; every version reaches it). Generic code bounded by
+    // `V: AtLeast<Cann8_5>` learns every older pair from `AtLeast`'s
+    // supertraits, which walk `Previous`; a concrete version that is too
+    // old fails at the pair itself, so the compiler names the release the
+    // code needs (a chain of impls made it name the newest release).
+    (@order $first_attrs:tt $first:ident $($rest:tt)*) => {
+        // Every version, generic ones too, reaches the oldest.
         impl<V: CannType> Reaches<$first> for V {}
-        $(
-            $($attr)*
-            impl Reaches<$marker> for $marker {}
-        )*
-        releases!(@chain $( [$($attr)*] $marker )*);
+        releases!(@previous $first_attrs $first $first);
+        releases!(@later [] $first $($rest)*);
     };
-    (@chain [$($prev_attr:tt)*] $prev:ident [$($attr:tt)*] $next:ident $($rest:tt)*) => {
-        $($attr)*
-        impl<V: CannType + Reaches<$next>> Reaches<$prev> for V {}
-        releases!(@chain [$($attr)*] $next $($rest)*);
+    (@later [$($done_attrs:tt $done:ident)*] $last:ident $attrs:tt $marker:ident $($rest:tt)*) => {
+        releases!(@pair $attrs $attrs $marker $marker);
+        $( releases!(@pair $attrs $done_attrs $marker $done); )*
+        releases!(@previous $attrs $marker $last);
+        releases!(@later [$($done_attrs $done)* $attrs $marker] $marker $($rest)*);
     };
-    (@chain $([$($attr:tt)*] $last:ident)?) => {};
+    (@later [$($done:tt)*] $last:ident) => {};
+    (@pair [$($a:tt)*] [$($b:tt)*] $version:ident $reached:ident) => {
+        $($a)* $($b)*
+        impl Reaches<$reached> for $version {}
+    };
+    (@previous [$($a:tt)*] $version:ident $previous:ident) => {
+        $($a)*
+        impl Ordered for $version {
+            type Previous = $previous;
+        }
+    };
 }
 
 /// Code generic over a CANN marker, run by `visit_marker` for a version
@@ -467,7 +479,7 @@ fn release_line(text: &str) -> Option<(u32, u32)> {
     message = "`{Self}` is not a CANN version marker",
     label = "expected a marker such as `Cann8_3` or `Cann9_0`"
 )]
-pub trait CannType: Sealed + Copy + Default + 'static {
+pub trait CannType: Sealed + Ordered + Copy + Default + 'static {
     /// The version this marker stands for.
     const VERSION: CannVersion;
     /// The marker itself. Product markers name their default release as
@@ -500,10 +512,44 @@ pub trait CannType: Sealed + Copy + Default + 'static {
     message = "the bound `AtLeast<{Min}>` needs `{Min}` or later; this code targets `{Self}`",
     label = "`{Self}` is older than `{Min}`"
 )]
-pub trait AtLeast<Min: CannType>: CannType + Reaches<Min> {}
+pub trait AtLeast<Min: CannType>:
+    CannType
+    + Reaches<Min>
+    + Reaches<Before<Min>>
+    + Reaches<Before<Before<Min>>>
+    + Reaches<Before<Before<Before<Min>>>>
+    + Reaches<Before<Before<Before<Before<Min>>>>>
+    + Reaches<Before<Before<Before<Before<Before<Min>>>>>>
+    + Reaches<Before<Before<Before<Before<Before<Before<Min>>>>>>>
+    + Reaches<Before<Before<Before<Before<Before<Before<Before<Min>>>>>>>>
+    + Reaches<Before<Before<Before<Before<Before<Before<Before<Before<Min>>>>>>>>>
+{
+}
 
 #[diagnostic::do_not_recommend]
-impl<V: CannType + Reaches<Min>, Min: CannType> AtLeast<Min> for V {}
+impl<V, Min: CannType> AtLeast<Min> for V where
+    V: CannType
+        + Reaches<Min>
+        + Reaches<Before<Min>>
+        + Reaches<Before<Before<Min>>>
+        + Reaches<Before<Before<Before<Min>>>>
+        + Reaches<Before<Before<Before<Before<Min>>>>>
+        + Reaches<Before<Before<Before<Before<Before<Min>>>>>>
+        + Reaches<Before<Before<Before<Before<Before<Before<Min>>>>>>>
+        + Reaches<Before<Before<Before<Before<Before<Before<Before<Min>>>>>>>>
+        + Reaches<Before<Before<Before<Before<Before<Before<Before<Before<Min>>>>>>>>>
+{
+}
+
+/// The release before `M` (the oldest: itself).
+type Before<M> = <M as Ordered>::Previous;
+
+// `AtLeast` names the 8 releases before its own: a table of more than 9
+// releases needs one more level in both lists above.
+const _: () = assert!(
+    CannVersion::COUNT <= 9,
+    "AtLeast's supertraits reach 8 releases back: add one level"
+);
 
 /// Version `Self` accepts `What` (a product, location or attribute marker),
 /// which exists from version `Since` on: the leaf of every per-release rule,

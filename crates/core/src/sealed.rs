@@ -10,9 +10,17 @@
 )]
 pub trait Sealed {}
 
-/// The release `Self` is `Min` or a later one. Generated as a chain from
-/// the table of releases (each version reaches the next older one's
-/// predecessors through it), so that `V: AtLeast<Cann8_5>` in generic code
-/// also proves `V: Reaches<Cann8_1>`. Not nameable outside this crate:
+/// The release `Self` is `Min` or a later one: one impl per pair, generated
+/// from the table of releases, so a release that is too old fails at the
+/// pair (`Cann8_1: Reaches<Cann8_2>`) and the compiler names the release
+/// the code needs. `V: AtLeast<Cann8_5>` in generic code also proves
+/// `V: Reaches<Cann8_1>`: `AtLeast` lists the older pairs as supertraits,
+/// through [`Ordered`]. Not nameable outside this crate:
 /// [`AtLeast`](crate::AtLeast) is the public face.
 pub trait Reaches<Min> {}
+
+/// The release before this one in the table (the oldest: itself).
+pub trait Ordered {
+    /// The release before.
+    type Previous: crate::CannType;
+}
