@@ -10,16 +10,10 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMalloc(
     size: usize,
     policy: u32,
 ) -> sys::aclError {
-    // SAFETY: the caller's contract, passed on.
-    unsafe {
-        device_malloc(
-            Site::made_at(caller),
-            "aclrtMalloc",
-            next().aclrtMalloc,
-            dev_ptr,
-            size,
-            policy,
-        )
+    hook! {
+        aclrtMalloc(dev_ptr, size, policy) at Site::made_at(caller);
+        check |_site| ();
+        done |r, (), site| device_malloc_done("aclrtMalloc", r, dev_ptr, size, site);
     }
 }
 
@@ -31,16 +25,10 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocAlign32(
     size: usize,
     policy: u32,
 ) -> sys::aclError {
-    // SAFETY: the caller's contract, passed on.
-    unsafe {
-        device_malloc(
-            Site::made_at(caller),
-            "aclrtMallocAlign32",
-            next().aclrtMallocAlign32,
-            dev_ptr,
-            size,
-            policy,
-        )
+    hook! {
+        aclrtMallocAlign32(dev_ptr, size, policy) at Site::made_at(caller);
+        check |_site| ();
+        done |r, (), site| device_malloc_done("aclrtMallocAlign32", r, dev_ptr, size, site);
     }
 }
 
@@ -74,16 +62,20 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocHost(
     host_ptr: *mut *mut c_void,
     size: usize,
 ) -> sys::aclError {
-    let site = Site::made_at(caller);
-    let r = forward!(aclrtMallocHost(host_ptr, size));
-    api_error("aclrtMallocHost", r, site);
-    if r == 0
-        // SAFETY: a pointer is plain data; the kernel checks the address.
-        && let Some(p) = unsafe { cmem::read(host_ptr) }
-    {
-        model().host_alloc(p as usize, size, site);
+    hook! {
+        aclrtMallocHost(host_ptr, size) at Site::made_at(caller);
+        check |_site| ();
+        done |r, (), site| {
+            if r == 0
+                // SAFETY: a pointer is plain data; the kernel checks the
+                // address.
+                && let Some(p) = unsafe { cmem::read(host_ptr) }
+            {
+                model().host_alloc(p as usize, size, site);
+            }
+            Traced::NOT
+        };
     }
-    r
 }
 
 /// # Safety
@@ -107,21 +99,11 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemcpy(
     count: usize,
     kind: sys::aclrtMemcpyKind,
 ) -> sys::aclError {
-    let site = Site::called(caller);
-    model().check_copy(
-        "aclrtMemcpy",
-        dst as usize,
-        src as usize,
-        count,
-        Some(kind),
-        site,
-    );
-    crate::mstx::check_access("aclrtMemcpy", dst as usize, count, site);
-    crate::mstx::check_access("aclrtMemcpy", src as usize, count, site);
-    let r = forward!(aclrtMemcpy(dst, dest_max, src, count, kind));
-    api_error("aclrtMemcpy", r, site);
-    trace::call("aclrtMemcpy", None, count, r);
-    r
+    hook! {
+        aclrtMemcpy(dst, dest_max, src, count, kind) at Site::called(caller);
+        check |site| check_copy("aclrtMemcpy", dst as usize, src as usize, count, Some(kind), site);
+        done |_, (), _| traced(None, count, |_| {});
+    }
 }
 
 /// # Safety
@@ -135,21 +117,13 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemcpyAsync(
     kind: sys::aclrtMemcpyKind,
     stream: sys::aclrtStream,
 ) -> sys::aclError {
-    let site = Site::called(caller);
-    model().check_copy(
-        "aclrtMemcpyAsync",
-        dst as usize,
-        src as usize,
-        count,
-        Some(kind),
-        site,
-    );
-    crate::mstx::check_access("aclrtMemcpyAsync", dst as usize, count, site);
-    crate::mstx::check_access("aclrtMemcpyAsync", src as usize, count, site);
-    let r = forward!(aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream));
-    api_error("aclrtMemcpyAsync", r, site);
-    trace::call("aclrtMemcpyAsync", None, count, r);
-    r
+    hook! {
+        aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream) at Site::called(caller);
+        check |site| {
+            check_copy("aclrtMemcpyAsync", dst as usize, src as usize, count, Some(kind), site)
+        };
+        done |_, (), _| traced(None, count, |_| {});
+    }
 }
 
 /// # Safety
@@ -161,17 +135,28 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemset(
     value: i32,
     count: usize,
 ) -> sys::aclError {
-    let site = Site::called(caller);
-    model().check_copy(
-        "aclrtMemset",
-        dev_ptr as usize,
-        0,
-        count.min(max_count),
-        None,
-        site,
-    );
-    crate::mstx::check_access("aclrtMemset", dev_ptr as usize, count.min(max_count), site);
-    forward!(aclrtMemset(dev_ptr, max_count, value, count))
+    hook! {
+        aclrtMemset(dev_ptr, max_count, value, count) at Site::called(caller);
+        check |site| check_copy("aclrtMemset", dev_ptr as usize, 0, count.min(max_count), None, site);
+        done |_, (), _| Traced::NOT;
+    }
+}
+
+/// The checks of a copy or fill of `count` bytes (`src` 0 for a fill):
+/// both ranges against the model, and against the pools mstx described.
+fn check_copy(
+    call: &'static str,
+    dst: usize,
+    src: usize,
+    count: usize,
+    kind: Option<sys::aclrtMemcpyKind>,
+    site: Site,
+) {
+    model().check_copy(call, dst, src, count, kind, site);
+    crate::mstx::check_access(call, dst, count, site);
+    if src != 0 {
+        crate::mstx::check_access(call, src, count, site);
+    }
 }
 
 /// # Safety

@@ -94,6 +94,89 @@ macro_rules! forward {
     };
 }
 
+/// The one shape of a checked call's hook: the steps every hook takes, in
+/// this order, with the function named once (its name in findings and in
+/// the trace is the identifier's):
+///
+/// 1. the call's site (`at`);
+/// 2. the checks before the call (`check`, with the site bound to the
+///    given name): findings against the model and the rules, and whatever
+///    the later steps need of the state before the call (its value);
+/// 3. the call, forwarded unchanged to the library underneath;
+/// 4. a failed answer reported when asked (`api-error`);
+/// 5. what the answer changed (`done`, with the answer, the checks' value
+///    and the site bound to the given patterns): the model, sharing
+///    events, an out-of-memory report;
+/// 6. the trace record `done` gives ([`Traced`]), written when tracing.
+///
+/// Every hook of the physical-memory API and of device and host memory
+/// (`vmm`, `device_memory`) takes this shape. Written out are the calls
+/// that arrive without a trampoline (`aclrtFree`, `aclrtFreeHost`, the
+/// legacy IPC keys of `ipc`), which have no return address handed over and
+/// find their site only when a finding needs it, and the runtime's and
+/// HCCL's hooks (`runtime`, `hccl`), which follow the thread's device or a
+/// communicator rather than memory.
+macro_rules! hook {
+    (
+        $name:ident($($arg:expr),* $(,)?) at $site:expr;
+        check |$check_site:ident| $check:expr;
+        done |$r:pat_param, $before:pat_param, $done_site:pat_param| $done:expr $(;)?
+    ) => {{
+        let site: Site = $site;
+        let $check_site = site;
+        let before = $check;
+        let r: sys::aclError = forward!($name($($arg),*));
+        api_error(stringify!($name), r, site);
+        let ($r, $before, $done_site) = (r, before, site);
+        let traced: Traced<_> = $done;
+        traced.write(stringify!($name), r);
+        r
+    }};
+}
+
+/// The trace record of a hooked call ([`hook!`]'s last step): none, or the
+/// process's totals after it, its size, and the fields `extra` fills in.
+pub(crate) enum Traced<F> {
+    /// No record (the call writes its own, or none).
+    Not,
+    /// One record.
+    Record {
+        totals: Option<(u32, usize, usize)>,
+        size: usize,
+        extra: F,
+    },
+}
+
+impl Traced<fn(&mut aclmem_formats::trace::Record<'static>)> {
+    /// No record.
+    pub(crate) const NOT: Self = Traced::Not;
+}
+
+/// A trace record of the call ([`Traced::Record`]).
+pub(crate) fn traced<F>(totals: Option<(u32, usize, usize)>, size: usize, extra: F) -> Traced<F>
+where
+    F: FnOnce(&mut aclmem_formats::trace::Record<'static>),
+{
+    Traced::Record {
+        totals,
+        size,
+        extra,
+    }
+}
+
+impl<F: FnOnce(&mut aclmem_formats::trace::Record<'static>)> Traced<F> {
+    fn write(self, call: &'static str, r: sys::aclError) {
+        if let Traced::Record {
+            totals,
+            size,
+            extra,
+        } = self
+        {
+            trace::call_with(call, totals, size, r, extra);
+        }
+    }
+}
+
 mod config;
 use config::*;
 mod underneath;

@@ -11,41 +11,47 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
     prop: *const sys::aclrtPhysicalMemProp,
     flags: u64,
 ) -> sys::aclError {
-    let site = Site::made_at(caller);
-    // SAFETY: the prop is plain C data, read through the kernel: an
-    // address the process may not read is left to the library to refuse.
-    let copy = unsafe { cmem::read(prop) };
-    if let Some(p) = &copy {
-        check_rules(p, size, site);
+    hook! {
+        aclrtMallocPhysical(handle, size, prop, flags) at Site::made_at(caller);
+        check |site| {
+            // SAFETY: the prop is plain C data, read through the kernel: an
+            // address the process may not read is left to the library to
+            // refuse.
+            let copy = unsafe { cmem::read(prop) };
+            if let Some(p) = &copy {
+                check_rules(p, size, site);
+            }
+            copy
+        };
+        done |r, copy, site| {
+            if let Some(p) = &copy
+                && p.location.type_ == Location::Device.raw()
+            {
+                out_of_memory("aclrtMallocPhysical", r, size, Some(p.location.id), site);
+            }
+            let mut totals = None;
+            let mut made = None;
+            if r == 0
+                && let Some(p) = copy
+                // SAFETY: a handle is plain data; the kernel checks the
+                // address.
+                && let Some(h) = unsafe { cmem::read(handle) }
+            {
+                let device = (p.location.type_ == Location::Device.raw()).then_some(p.location.id);
+                let mut m = model();
+                m.handle_made(h as usize, size, device, site, true);
+                totals = Some(m.totals(device));
+                made = Some(h as usize);
+            }
+            traced(totals, size, move |t| {
+                t.h = made.map(|h| h as u64);
+                t.attr = copy.map(|p| p.mem_attr);
+                t.loc = copy.map(|p| p.location.type_);
+                t.id = copy.map(|p| p.location.id);
+                t.site = Some(trace::site_id(site));
+            })
+        };
     }
-    let r = forward!(aclrtMallocPhysical(handle, size, prop, flags));
-    api_error("aclrtMallocPhysical", r, site);
-    if let Some(p) = &copy
-        && p.location.type_ == Location::Device.raw()
-    {
-        out_of_memory("aclrtMallocPhysical", r, size, Some(p.location.id), site);
-    }
-    let mut totals = None;
-    let mut made = None;
-    if r == 0
-        && let Some(p) = copy
-        // SAFETY: a handle is plain data; the kernel checks the address.
-        && let Some(h) = unsafe { cmem::read(handle) }
-    {
-        let device = (p.location.type_ == Location::Device.raw()).then_some(p.location.id);
-        let mut m = model();
-        m.handle_made(h as usize, size, device, site, true);
-        totals = Some(m.totals(device));
-        made = Some(h as usize);
-    }
-    trace::call_with("aclrtMallocPhysical", totals, size, r, |t| {
-        t.h = made.map(|h| h as u64);
-        t.attr = copy.map(|p| p.mem_attr);
-        t.loc = copy.map(|p| p.location.type_);
-        t.id = copy.map(|p| p.location.id);
-        t.site = Some(trace::site_id(site));
-    });
-    r
 }
 
 /// # Safety
@@ -54,36 +60,38 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
     caller: Caller,
     handle: sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::called(caller);
-    let shared = {
-        let m = model();
-        m.check_free(handle as usize, site);
-        m.shared(handle as usize).cloned()
-    };
-    let r = forward!(aclrtFreePhysical(handle));
-    api_error("aclrtFreePhysical", r, site);
-    let mut totals = None;
-    if r == 0
-        && let Some((id, imported)) = shared
-    {
-        sharing::event(Kind::Free, "aclrtFreePhysical", Some(site), |e| {
-            e.id = Some(id);
-            e.h = Some(handle as u64);
-            e.imported = Some(imported);
-        });
+    hook! {
+        aclrtFreePhysical(handle) at Site::called(caller);
+        check |site| {
+            let m = model();
+            m.check_free(handle as usize, site);
+            m.shared(handle as usize).cloned()
+        };
+        done |r, shared, site| {
+            let mut totals = None;
+            if r == 0
+                && let Some((id, imported)) = shared
+            {
+                sharing::event(Kind::Free, "aclrtFreePhysical", Some(site), |e| {
+                    e.id = Some(id);
+                    e.h = Some(handle as u64);
+                    e.imported = Some(imported);
+                });
+            }
+            if r == 0 {
+                let mut m = model();
+                let device = m.device_of(handle as usize);
+                m.handle_freed(handle as usize);
+                totals = Some(m.totals(device));
+            }
+            traced(totals, 0, move |t| {
+                t.h = Some(handle as u64);
+                // The release's own site and stack, for the viewers' free
+                // events.
+                t.site = Some(trace::site_id(site.with_stack()));
+            })
+        };
     }
-    if r == 0 {
-        let mut m = model();
-        let device = m.device_of(handle as usize);
-        m.handle_freed(handle as usize);
-        totals = Some(m.totals(device));
-    }
-    trace::call_with("aclrtFreePhysical", totals, 0, r, |t| {
-        t.h = Some(handle as u64);
-        // The release's own site and stack, for the viewers' free events.
-        t.site = Some(trace::site_id(site.with_stack()));
-    });
-    r
 }
 
 /// # Safety
@@ -96,26 +104,28 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
     expect_ptr: *mut c_void,
     flags: u64,
 ) -> sys::aclError {
-    let site = Site::made_at(caller);
-    let r = forward!(aclrtReserveMemAddress(
-        vir_ptr, size, alignment, expect_ptr, flags
-    ));
-    api_error("aclrtReserveMemAddress", r, site);
-    let mut made = None;
-    if r == 0
-        // SAFETY: a pointer is plain data; the kernel checks the address.
-        && let Some(va) = unsafe { cmem::read(vir_ptr) }
-    {
-        model().resv_made(va as usize, size, site);
-        made = Some(va as usize);
+    hook! {
+        aclrtReserveMemAddress(vir_ptr, size, alignment, expect_ptr, flags)
+            at Site::made_at(caller);
+        check |_site| ();
+        done |r, (), site| {
+            let mut made = None;
+            if r == 0
+                // SAFETY: a pointer is plain data; the kernel checks the
+                // address.
+                && let Some(va) = unsafe { cmem::read(vir_ptr) }
+            {
+                model().resv_made(va as usize, size, site);
+                made = Some(va as usize);
+            }
+            traced(None, size, move |t| {
+                t.va = made.map(|va| va as u64);
+                t.align = Some(alignment as u64);
+                t.flags = Some(flags);
+                t.site = Some(trace::site_id(site));
+            })
+        };
     }
-    trace::call_with("aclrtReserveMemAddress", None, size, r, |t| {
-        t.va = made.map(|va| va as u64);
-        t.align = Some(alignment as u64);
-        t.flags = Some(flags);
-        t.site = Some(trace::site_id(site));
-    });
-    r
 }
 
 /// # Safety
@@ -124,19 +134,21 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtReleaseMemAddress(
     caller: Caller,
     vir_ptr: *mut c_void,
 ) -> sys::aclError {
-    let site = Site::called(caller);
-    model().check_release(vir_ptr as usize, site);
-    let r = forward!(aclrtReleaseMemAddress(vir_ptr));
-    api_error("aclrtReleaseMemAddress", r, site);
-    if r == 0 {
-        model().resv_released(vir_ptr as usize);
+    hook! {
+        aclrtReleaseMemAddress(vir_ptr) at Site::called(caller);
+        check |site| model().check_release(vir_ptr as usize, site);
+        done |r, (), site| {
+            if r == 0 {
+                model().resv_released(vir_ptr as usize);
+            }
+            traced(None, 0, move |t| {
+                t.va = Some(vir_ptr as u64);
+                // The release's own site and stack, for the viewers' free
+                // events.
+                t.site = Some(trace::site_id(site.with_stack()));
+            })
+        };
     }
-    trace::call_with("aclrtReleaseMemAddress", None, 0, r, |t| {
-        t.va = Some(vir_ptr as u64);
-        // The release's own site and stack, for the viewers' free events.
-        t.site = Some(trace::site_id(site.with_stack()));
-    });
-    r
 }
 
 /// # Safety
@@ -149,36 +161,37 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMapMem(
     handle: sys::aclrtDrvMemHandle,
     flags: u64,
 ) -> sys::aclError {
-    let site = Site::made_at(caller);
-    model().check_map(vir_ptr as usize, size, handle as usize, site);
-    let r = forward!(aclrtMapMem(vir_ptr, size, offset, handle, flags));
-    api_error("aclrtMapMem", r, site);
-    // One lock: the mapping, and whether it maps an import (a sharing
-    // event).
-    let (totals, shared) = if r == 0 {
-        let mut m = model();
-        let totals = m.mapped(vir_ptr as usize, size, handle as usize, site);
-        let shared = m
-            .imported_mapping(vir_ptr as usize)
-            .map(|(_, id)| id.to_owned());
-        (Some(totals), shared)
-    } else {
-        (None, None)
-    };
-    if let Some(id) = shared {
-        sharing::event(Kind::Map, "aclrtMapMem", Some(site), |e| {
-            e.id = Some(id);
-            e.h = Some(handle as u64);
-            e.va = Some(vir_ptr as u64);
-            e.size = Some(size as u64);
-        });
+    hook! {
+        aclrtMapMem(vir_ptr, size, offset, handle, flags) at Site::made_at(caller);
+        check |site| model().check_map(vir_ptr as usize, size, handle as usize, site);
+        done |r, (), site| {
+            // One lock: the mapping, and whether it maps an import (a
+            // sharing event).
+            let (totals, shared) = if r == 0 {
+                let mut m = model();
+                let totals = m.mapped(vir_ptr as usize, size, handle as usize, site);
+                let shared = m
+                    .imported_mapping(vir_ptr as usize)
+                    .map(|(_, id)| id.to_owned());
+                (Some(totals), shared)
+            } else {
+                (None, None)
+            };
+            if let Some(id) = shared {
+                sharing::event(Kind::Map, "aclrtMapMem", Some(site), |e| {
+                    e.id = Some(id);
+                    e.h = Some(handle as u64);
+                    e.va = Some(vir_ptr as u64);
+                    e.size = Some(size as u64);
+                });
+            }
+            traced(totals, size, move |t| {
+                t.va = Some(vir_ptr as u64);
+                t.h = Some(handle as u64);
+                t.site = Some(trace::site_id(site));
+            })
+        };
     }
-    trace::call_with("aclrtMapMem", totals, size, r, |t| {
-        t.va = Some(vir_ptr as u64);
-        t.h = Some(handle as u64);
-        t.site = Some(trace::site_id(site));
-    });
-    r
 }
 
 /// # Safety
@@ -187,38 +200,40 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
     caller: Caller,
     vir_ptr: *mut c_void,
 ) -> sys::aclError {
-    let site = Site::called(caller);
-    let shared = {
-        let m = model();
-        m.check_unmap(vir_ptr as usize, site);
-        if let Some(size) = m.mapping_size(vir_ptr as usize) {
-            crate::hccl::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
-            crate::mstx::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
-        }
-        m.imported_mapping(vir_ptr as usize)
-            .map(|(_, id)| id.to_owned())
-    };
-    let r = forward!(aclrtUnmapMem(vir_ptr));
-    api_error("aclrtUnmapMem", r, site);
-    if r == 0
-        && let Some(id) = shared
-    {
-        sharing::event(Kind::Unmap, "aclrtUnmapMem", Some(site), |e| {
-            e.id = Some(id);
-            e.va = Some(vir_ptr as u64);
-        });
+    hook! {
+        aclrtUnmapMem(vir_ptr) at Site::called(caller);
+        check |site| {
+            let m = model();
+            m.check_unmap(vir_ptr as usize, site);
+            if let Some(size) = m.mapping_size(vir_ptr as usize) {
+                crate::hccl::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
+                crate::mstx::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
+            }
+            m.imported_mapping(vir_ptr as usize)
+                .map(|(_, id)| id.to_owned())
+        };
+        done |r, shared, site| {
+            if r == 0
+                && let Some(id) = shared
+            {
+                sharing::event(Kind::Unmap, "aclrtUnmapMem", Some(site), |e| {
+                    e.id = Some(id);
+                    e.va = Some(vir_ptr as u64);
+                });
+            }
+            let totals = if r == 0 {
+                model().unmapped(vir_ptr as usize)
+            } else {
+                None
+            };
+            traced(totals, 0, move |t| {
+                t.va = Some(vir_ptr as u64);
+                // The release's own site and stack, for the viewers' free
+                // events.
+                t.site = Some(trace::site_id(site.with_stack()));
+            })
+        };
     }
-    let totals = if r == 0 {
-        model().unmapped(vir_ptr as usize)
-    } else {
-        None
-    };
-    trace::call_with("aclrtUnmapMem", totals, 0, r, |t| {
-        t.va = Some(vir_ptr as u64);
-        // The release's own site and stack, for the viewers' free events.
-        t.site = Some(trace::site_id(site.with_stack()));
-    });
-    r
 }
 
 /// # Safety
@@ -230,22 +245,20 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandle(
     flags: u64,
     shareable_handle: *mut u64,
 ) -> sys::aclError {
-    let site = Site::made_at(caller);
-    model().check_live("aclrtMemExportToShareableHandle", handle as usize, site);
-    let r = forward!(aclrtMemExportToShareableHandle(
-        handle,
-        handle_type,
-        flags,
-        shareable_handle
-    ));
-    api_error("aclrtMemExportToShareableHandle", r, site);
-    if r == 0
-        // SAFETY: a `uint64_t`; the kernel checks the address.
-        && let Some(id) = unsafe { cmem::read(shareable_handle) }
-    {
-        exported("aclrtMemExportToShareableHandle", handle as usize, id, site);
+    hook! {
+        aclrtMemExportToShareableHandle(handle, handle_type, flags, shareable_handle)
+            at Site::made_at(caller);
+        check |site| model().check_live("aclrtMemExportToShareableHandle", handle as usize, site);
+        done |r, (), site| {
+            if r == 0
+                // SAFETY: a `uint64_t`; the kernel checks the address.
+                && let Some(id) = unsafe { cmem::read(shareable_handle) }
+            {
+                exported("aclrtMemExportToShareableHandle", handle as usize, id, site);
+            }
+            Traced::NOT
+        };
     }
-    r
 }
 
 /// # Safety
@@ -257,29 +270,24 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandleV2(
     share_type: sys::aclrtMemSharedHandleType,
     shareable_handle: *mut c_void,
 ) -> sys::aclError {
-    let site = Site::made_at(caller);
-    model().check_live("aclrtMemExportToShareableHandleV2", handle as usize, site);
-    let r = forward!(aclrtMemExportToShareableHandleV2(
-        handle,
-        flags,
-        share_type,
-        shareable_handle
-    ));
-    api_error("aclrtMemExportToShareableHandleV2", r, site);
-    if r == 0
-        && share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT
-        // SAFETY: a DEFAULT handle is a `uint64_t`; the kernel checks the
-        // address.
-        && let Some(id) = unsafe { cmem::read(shareable_handle.cast::<u64>().cast_const()) }
-    {
-        exported(
-            "aclrtMemExportToShareableHandleV2",
-            handle as usize,
-            id,
-            site,
-        );
+    hook! {
+        aclrtMemExportToShareableHandleV2(handle, flags, share_type, shareable_handle)
+            at Site::made_at(caller);
+        check |site| {
+            model().check_live("aclrtMemExportToShareableHandleV2", handle as usize, site)
+        };
+        done |r, (), site| {
+            if r == 0
+                && share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT
+                // SAFETY: a DEFAULT handle is a `uint64_t`; the kernel
+                // checks the address.
+                && let Some(id) = unsafe { cmem::read(shareable_handle.cast::<u64>().cast_const()) }
+            {
+                exported("aclrtMemExportToShareableHandleV2", handle as usize, id, site);
+            }
+            Traced::NOT
+        };
     }
-    r
 }
 
 /// # Safety
@@ -290,30 +298,32 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandle(
     device_id: i32,
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::made_at(caller);
-    model().check_import("aclrtMemImportFromShareableHandle", shareable_handle, site);
-    check_import_device(shareable_handle, device_id, site);
-    let r = forward!(aclrtMemImportFromShareableHandle(
-        shareable_handle,
-        device_id,
-        handle
-    ));
-    api_error("aclrtMemImportFromShareableHandle", r, site);
-    let made = if r == 0 {
-        // SAFETY: a handle is plain data; the kernel checks the address.
-        unsafe { cmem::read(handle) }
-    } else {
-        None
-    };
-    imported(
-        "aclrtMemImportFromShareableHandle",
-        shareable_handle,
-        r,
-        made,
-        u32::try_from(device_id).ok(),
-        site,
-    );
-    r
+    hook! {
+        aclrtMemImportFromShareableHandle(shareable_handle, device_id, handle)
+            at Site::made_at(caller);
+        check |site| {
+            model().check_import("aclrtMemImportFromShareableHandle", shareable_handle, site);
+            check_import_device(shareable_handle, device_id, site);
+        };
+        done |r, (), site| {
+            let made = if r == 0 {
+                // SAFETY: a handle is plain data; the kernel checks the
+                // address.
+                unsafe { cmem::read(handle) }
+            } else {
+                None
+            };
+            imported(
+                "aclrtMemImportFromShareableHandle",
+                shareable_handle,
+                r,
+                made,
+                u32::try_from(device_id).ok(),
+                site,
+            );
+            Traced::NOT
+        };
+    }
 }
 
 /// # Safety
@@ -325,48 +335,50 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandleV2(
     flags: u64,
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::made_at(caller);
-    let id = if share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT {
-        // SAFETY: a DEFAULT shareable handle is a `uint64_t` the caller
-        // passes, read through the kernel: an address the process may not
-        // read is left to the library to refuse.
-        unsafe { cmem::read(shareable_handle.cast::<u64>().cast_const()) }
-    } else {
-        None
-    };
-    if let Some(id) = id {
-        model().check_import("aclrtMemImportFromShareableHandleV2", id, site);
-    }
-    let r = forward!(aclrtMemImportFromShareableHandleV2(
-        shareable_handle,
-        share_type,
-        flags,
-        handle
-    ));
-    api_error("aclrtMemImportFromShareableHandleV2", r, site);
-    let made = if r == 0 {
-        // SAFETY: a handle is plain data; the kernel checks the address.
-        unsafe { cmem::read(handle) }
-    } else {
-        None
-    };
-    match id {
-        Some(id) => imported(
-            "aclrtMemImportFromShareableHandleV2",
-            id,
-            r,
-            made,
-            DEVICE.with(Cell::get),
-            site,
-        ),
-        // A FABRIC handle: no shareable id to join processes by.
-        None => {
-            if let Some(h) = made {
-                model().handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
+    hook! {
+        aclrtMemImportFromShareableHandleV2(shareable_handle, share_type, flags, handle)
+            at Site::made_at(caller);
+        check |site| {
+            let id = if share_type == sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT {
+                // SAFETY: a DEFAULT shareable handle is a `uint64_t` the
+                // caller passes, read through the kernel: an address the
+                // process may not read is left to the library to refuse.
+                unsafe { cmem::read(shareable_handle.cast::<u64>().cast_const()) }
+            } else {
+                None
+            };
+            if let Some(id) = id {
+                model().check_import("aclrtMemImportFromShareableHandleV2", id, site);
             }
-        }
+            id
+        };
+        done |r, id, site| {
+            let made = if r == 0 {
+                // SAFETY: a handle is plain data; the kernel checks the
+                // address.
+                unsafe { cmem::read(handle) }
+            } else {
+                None
+            };
+            match id {
+                Some(id) => imported(
+                    "aclrtMemImportFromShareableHandleV2",
+                    id,
+                    r,
+                    made,
+                    DEVICE.with(Cell::get),
+                    site,
+                ),
+                // A FABRIC handle: no shareable id to join processes by.
+                None => {
+                    if let Some(h) = made {
+                        model().handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
+                    }
+                }
+            }
+            Traced::NOT
+        };
     }
-    r
 }
 
 /// # Safety
@@ -376,16 +388,20 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemRetainAllocationHandle(
     vir_ptr: *mut c_void,
     handle: *mut sys::aclrtDrvMemHandle,
 ) -> sys::aclError {
-    let site = Site::made_at(caller);
-    let r = forward!(aclrtMemRetainAllocationHandle(vir_ptr, handle));
-    api_error("aclrtMemRetainAllocationHandle", r, site);
-    if r == 0
-        // SAFETY: a handle is plain data; the kernel checks the address.
-        && let Some(h) = unsafe { cmem::read(handle) }
-    {
-        model().handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
+    hook! {
+        aclrtMemRetainAllocationHandle(vir_ptr, handle) at Site::made_at(caller);
+        check |_site| ();
+        done |r, (), site| {
+            if r == 0
+                // SAFETY: a handle is plain data; the kernel checks the
+                // address.
+                && let Some(h) = unsafe { cmem::read(handle) }
+            {
+                model().handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
+            }
+            Traced::NOT
+        };
     }
-    r
 }
 
 /// After a successful export of `h` as `id`: the model and the sharing
@@ -497,20 +513,15 @@ pub(crate) fn check_import_device(id: u64, device_id: i32, site: Site) {
     });
 }
 
-pub(crate) unsafe fn device_malloc(
-    site: Site,
+/// What an `aclrtMalloc`/`aclrtMallocAlign32` that answered `r` changed:
+/// an out-of-memory report, the block in the model; its trace record.
+pub(crate) fn device_malloc_done(
     name: &'static str,
-    f: Option<sys::aclrtMalloc_t>,
+    r: sys::aclError,
     dev_ptr: *mut *mut c_void,
     size: usize,
-    policy: u32,
-) -> sys::aclError {
-    let r = match f {
-        // SAFETY: the library's own definition, given the caller's
-        // arguments unchanged.
-        Some(f) => unsafe { f(dev_ptr, size, policy) },
-        None => missing(name),
-    };
+    site: Site,
+) -> Traced<impl FnOnce(&mut aclmem_formats::trace::Record<'static>)> {
     out_of_memory(name, r, size, DEVICE.with(Cell::get), site);
     let mut totals = None;
     let mut made = None;
@@ -521,9 +532,8 @@ pub(crate) unsafe fn device_malloc(
         totals = Some(model().device_alloc(p as usize, size, DEVICE.with(Cell::get), site));
         made = Some(p as usize);
     }
-    trace::call_with(name, totals, size, r, |t| {
+    traced(totals, size, move |t| {
         t.va = made.map(|va| va as u64);
         t.site = Some(trace::site_id(site));
-    });
-    r
+    })
 }
