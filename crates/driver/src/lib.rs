@@ -68,7 +68,7 @@ pub use loader::{
 pub use version::{CANN_OVERRIDE, CannSource, DetectedCann};
 
 macro_rules! symbols {
-    ($($name:ident: $ty:ident = $policy:ident;)*) => {
+    ($($name:ident: $ty:ident = $policy:ident, fn($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {
         #[allow(non_snake_case)]
         struct Symbols {
             $($name: OnceLock<Option<sys::$ty>>,)*

@@ -117,7 +117,7 @@ fn last_error(clear: bool) -> i32 {
 /// Every exported function has exactly the prototype of the one list, and
 /// [`functions`] hands them all out.
 macro_rules! prototypes {
-    ($($name:ident: $ty:ident = $policy:ident;)*) => {
+    ($($name:ident: $ty:ident = $policy:ident, fn($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {
         $( const _: aclmem_sys::$ty = $name; )*
 
         /// The emulated library's functions, for code that calls ACL

@@ -37,9 +37,11 @@
 //! The rooms: `config` (the settings), `underneath` (finding and calling
 //! the library underneath, and what a failed call of it is), `platform`
 //! (the model's lock, fork, what the program runs on), `checks` (the rules
-//! of a prop, the exit handler), the hooks by area (`vmm`,
-//! `device_memory`, `ipc`), `passthrough` (forwarded unchanged),
-//! `trampolines` (the entry points that hand over their call site),
+//! of a prop, the exit handler), the hooks by area (`runtime`, `vmm`,
+//! `device_memory`, `ipc`, each memory hook in the shape of [`hook!`]),
+//! `passthrough` (forwarding unchanged what no hook checks),
+//! `trampolines` (what is defined for each function of the catalogue:
+//! the entry points that hand over their call site, the rest forwarded),
 //! `abi` (the sanitizer's own functions); `model` keeps the process's
 //! memory, `report` the findings, `trace` and `sharing` the files of
 //! `aclmem-formats`, `python` and `mstx` what those programs tell.
@@ -191,8 +193,8 @@ mod vmm;
 use vmm::*;
 mod device_memory;
 use device_memory::*;
+#[macro_use]
 mod passthrough;
-use passthrough::*;
 mod ipc;
 use ipc::*;
 mod abi;

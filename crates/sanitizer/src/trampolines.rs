@@ -1,6 +1,8 @@
 //! The entry points that hand over their call site, and the check that every hook has the catalogue's prototype.
 
 use super::*;
+#[allow(unused_imports)]
+use aclmem_sys::*;
 
 /// Defines the exported `$name` as a naked trampoline that inserts its
 /// return address (the program's call site) before its arguments and
@@ -60,31 +62,63 @@ macro_rules! shift {
     (($a0:ident, $a1:ident, $a2:ident, $a3:ident, $a4:ident), $f:ident) => { core::arch::naked_asm!("mov x5, x4", "mov x4, x3", "mov x3, x2", "mov x2, x1", "mov x1, x0", "mov x0, x30", "b {f}", f = sym $f) };
 }
 
-trampoline!(aclrtMallocPhysical => aclmem_san_aclrtMallocPhysical,
-    (handle: *mut sys::aclrtDrvMemHandle, size: usize, prop: *const sys::aclrtPhysicalMemProp, flags: u64));
-trampoline!(aclrtFreePhysical => aclmem_san_aclrtFreePhysical, (handle: sys::aclrtDrvMemHandle));
-trampoline!(aclrtReserveMemAddress => aclmem_san_aclrtReserveMemAddress,
-    (vir_ptr: *mut *mut c_void, size: usize, alignment: usize, expect_ptr: *mut c_void, flags: u64));
-trampoline!(aclrtReleaseMemAddress => aclmem_san_aclrtReleaseMemAddress, (vir_ptr: *mut c_void));
-trampoline!(aclrtMapMem => aclmem_san_aclrtMapMem,
-    (vir_ptr: *mut c_void, size: usize, offset: usize, handle: sys::aclrtDrvMemHandle, flags: u64));
-trampoline!(aclrtUnmapMem => aclmem_san_aclrtUnmapMem, (vir_ptr: *mut c_void));
-trampoline!(aclrtMemExportToShareableHandle => aclmem_san_aclrtMemExportToShareableHandle,
-    (handle: sys::aclrtDrvMemHandle, handle_type: sys::aclrtMemHandleType, flags: u64, shareable: *mut u64));
-trampoline!(aclrtMemExportToShareableHandleV2 => aclmem_san_aclrtMemExportToShareableHandleV2,
-    (handle: sys::aclrtDrvMemHandle, flags: u64, share_type: sys::aclrtMemSharedHandleType, shareable: *mut c_void));
-trampoline!(aclrtMemImportFromShareableHandle => aclmem_san_aclrtMemImportFromShareableHandle,
-    (shareable: u64, device_id: i32, handle: *mut sys::aclrtDrvMemHandle));
-trampoline!(aclrtMemImportFromShareableHandleV2 => aclmem_san_aclrtMemImportFromShareableHandleV2,
-    (shareable: *mut c_void, share_type: sys::aclrtMemSharedHandleType, flags: u64, handle: *mut sys::aclrtDrvMemHandle));
-trampoline!(aclrtMemRetainAllocationHandle => aclmem_san_aclrtMemRetainAllocationHandle,
-    (vir_ptr: *mut c_void, handle: *mut sys::aclrtDrvMemHandle));
-trampoline!(aclrtMalloc => aclmem_san_aclrtMalloc, (dev_ptr: *mut *mut c_void, size: usize, policy: u32));
-trampoline!(aclrtMallocAlign32 => aclmem_san_aclrtMallocAlign32, (dev_ptr: *mut *mut c_void, size: usize, policy: u32));
-trampoline!(aclrtMallocHost => aclmem_san_aclrtMallocHost, (host_ptr: *mut *mut c_void, size: usize));
-trampoline!(aclrtMemcpy => aclmem_san_aclrtMemcpy,
-    (dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: sys::aclrtMemcpyKind));
-trampoline!(aclrtMemset => aclmem_san_aclrtMemset, (dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize));
+/// What the sanitizer defines for each function of the catalogue, from its
+/// row of `with_acl_functions!` (whose prototype gives the arguments): a
+/// hook behind a trampoline, which hands over the call site (the arms name
+/// the hook); a hook written out in its room (the arms that expand to
+/// nothing); or, for every other function, forwarding unchanged
+/// (`passthrough!`). A function added to the catalogue is forwarded
+/// without a line here; the `prototypes!` check below holds every
+/// definition, written or generated, to the catalogue's type.
+macro_rules! defined {
+    ($($name:ident: $ty:ident = $policy:ident, fn $args:tt -> $ret:ty;)*) => {
+        $( role!($name $args); )*
+    };
+}
+
+/// The role of one function (see [`defined!`]).
+macro_rules! role {
+    // Hooks behind a trampoline: the call site is handed over.
+    (aclrtMallocPhysical $args:tt) => { trampoline!(aclrtMallocPhysical => aclmem_san_aclrtMallocPhysical, $args); };
+    (aclrtFreePhysical $args:tt) => { trampoline!(aclrtFreePhysical => aclmem_san_aclrtFreePhysical, $args); };
+    (aclrtReserveMemAddress $args:tt) => { trampoline!(aclrtReserveMemAddress => aclmem_san_aclrtReserveMemAddress, $args); };
+    (aclrtReleaseMemAddress $args:tt) => { trampoline!(aclrtReleaseMemAddress => aclmem_san_aclrtReleaseMemAddress, $args); };
+    (aclrtMapMem $args:tt) => { trampoline!(aclrtMapMem => aclmem_san_aclrtMapMem, $args); };
+    (aclrtUnmapMem $args:tt) => { trampoline!(aclrtUnmapMem => aclmem_san_aclrtUnmapMem, $args); };
+    (aclrtMemExportToShareableHandle $args:tt) => { trampoline!(aclrtMemExportToShareableHandle => aclmem_san_aclrtMemExportToShareableHandle, $args); };
+    (aclrtMemExportToShareableHandleV2 $args:tt) => { trampoline!(aclrtMemExportToShareableHandleV2 => aclmem_san_aclrtMemExportToShareableHandleV2, $args); };
+    (aclrtMemImportFromShareableHandle $args:tt) => { trampoline!(aclrtMemImportFromShareableHandle => aclmem_san_aclrtMemImportFromShareableHandle, $args); };
+    (aclrtMemImportFromShareableHandleV2 $args:tt) => { trampoline!(aclrtMemImportFromShareableHandleV2 => aclmem_san_aclrtMemImportFromShareableHandleV2, $args); };
+    (aclrtMemRetainAllocationHandle $args:tt) => { trampoline!(aclrtMemRetainAllocationHandle => aclmem_san_aclrtMemRetainAllocationHandle, $args); };
+    (aclrtMalloc $args:tt) => { trampoline!(aclrtMalloc => aclmem_san_aclrtMalloc, $args); };
+    (aclrtMallocAlign32 $args:tt) => { trampoline!(aclrtMallocAlign32 => aclmem_san_aclrtMallocAlign32, $args); };
+    (aclrtMallocHost $args:tt) => { trampoline!(aclrtMallocHost => aclmem_san_aclrtMallocHost, $args); };
+    (aclrtMemcpy $args:tt) => { trampoline!(aclrtMemcpy => aclmem_san_aclrtMemcpy, $args); };
+    (aclrtMemset $args:tt) => { trampoline!(aclrtMemset => aclmem_san_aclrtMemset, $args); };
+    // Written out in `runtime`.
+    (aclInit $args:tt) => {};
+    (aclFinalize $args:tt) => {};
+    (aclrtSetDevice $args:tt) => {};
+    (aclrtCreateContext $args:tt) => {};
+    (aclrtSetCurrentContext $args:tt) => {};
+    // Written out in `device_memory`.
+    (aclrtFree $args:tt) => {};
+    (aclrtFreeHost $args:tt) => {};
+    (aclrtGetSocName $args:tt) => {};
+    (aclrtIpcMemImportByKey $args:tt) => {};
+    // Written out in `ipc`.
+    (aclrtMemSetPidToShareableHandle $args:tt) => {};
+    (aclrtMemSetPidToShareableHandleV2 $args:tt) => {};
+    (aclrtIpcMemGetExportKey $args:tt) => {};
+    (aclrtIpcMemSetImportPid $args:tt) => {};
+    (aclrtIpcMemClose $args:tt) => {};
+    // Written out in `trampolines (below: six arguments)`.
+    (aclrtMemcpyAsync $args:tt) => {};
+    // Every other function: forwarded unchanged.
+    ($name:ident $args:tt) => { passthrough!($name $args); };
+}
+
+aclmem_sys::with_acl_functions!(defined);
 
 /// `aclrtMemcpyAsync` has six arguments: with the call site there would be
 /// seven, one on the stack; its reports name no call site.
@@ -106,7 +140,7 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
 
 /// Every function of the list is defined here with its prototype.
 macro_rules! prototypes {
-    ($($name:ident: $ty:ident = $policy:ident;)*) => {
+    ($($name:ident: $ty:ident = $policy:ident, fn($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {
         $( const _: aclmem_sys::$ty = $name; )*
     };
 }

@@ -38,13 +38,21 @@ pub enum Policy {
     Optional,
 }
 
-/// Calls `$callback! { name: fn_type = Policy; ... }` with every ACL
-/// function the project knows, in one fixed order. The callback is a
-/// `macro_rules!` macro of the caller's.
+/// Calls `$callback! { name: fn_type = Policy, fn(arg: Type, ...) -> Ret; ... }`
+/// with every ACL function the project knows, in one fixed order: its
+/// name, the name of its pointer type (defined from the prototype here),
+/// its policy and its C prototype in Rust types. The one place a call's
+/// prototype is written: the pointer types, the driver's table, the
+/// emulated library's and the sanitizer's definitions (checked against the
+/// types), and the sanitizer's forwarding of the calls it does not check
+/// (generated) come from it. The callback is a `macro_rules!` macro of the
+/// caller's.
 ///
 /// ```
 /// macro_rules! count {
-///     ($($name:ident: $ty:ident = $policy:ident;)*) => { [$(stringify!($name)),*].len() };
+///     ($($name:ident: $ty:ident = $policy:ident, fn($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {
+///         [$(stringify!($name)),*].len()
+///     };
 /// }
 /// assert_eq!(aclmem_sys::with_acl_functions!(count), aclmem_sys::FUNCTIONS.len());
 /// ```
@@ -52,70 +60,75 @@ pub enum Policy {
 macro_rules! with_acl_functions {
     ($callback:ident) => {
         $callback! {
-            aclInit: aclInit_t = Required;
-            aclFinalize: aclFinalize_t = Required;
-            aclrtSetDevice: aclrtSetDevice_t = Required;
-            aclrtResetDevice: aclrtResetDevice_t = Required;
-            aclrtResetDeviceForce: aclrtResetDeviceForce_t = Optional;
-            aclrtGetDevice: aclrtGetDevice_t = Required;
-            aclrtGetDeviceCount: aclrtGetDeviceCount_t = Required;
-            aclrtGetRunMode: aclrtGetRunMode_t = Required;
-            aclrtGetSocName: aclrtGetSocName_t = Required;
-            aclrtGetVersion: aclrtGetVersion_t = Optional;
-            aclsysGetCANNVersion: aclsysGetCANNVersion_t = Optional;
-            aclrtSynchronizeDevice: aclrtSynchronizeDevice_t = Optional;
-            aclrtSynchronizeDeviceWithTimeout: aclrtSynchronizeDeviceWithTimeout_t = Optional;
-            aclrtCreateContext: aclrtCreateContext_t = Optional;
-            aclrtDestroyContext: aclrtDestroyContext_t = Optional;
-            aclrtSetCurrentContext: aclrtSetCurrentContext_t = Optional;
-            aclrtGetCurrentContext: aclrtGetCurrentContext_t = Optional;
-            aclrtCreateStream: aclrtCreateStream_t = Optional;
-            aclrtDestroyStream: aclrtDestroyStream_t = Optional;
-            aclrtDestroyStreamForce: aclrtDestroyStreamForce_t = Optional;
-            aclrtSynchronizeStream: aclrtSynchronizeStream_t = Optional;
-            aclrtSynchronizeStreamWithTimeout: aclrtSynchronizeStreamWithTimeout_t = Optional;
-            aclrtDeviceCanAccessPeer: aclrtDeviceCanAccessPeer_t = Optional;
-            aclrtDeviceEnablePeerAccess: aclrtDeviceEnablePeerAccess_t = Optional;
-            aclrtDeviceDisablePeerAccess: aclrtDeviceDisablePeerAccess_t = Optional;
-            aclrtGetMemInfo: aclrtGetMemInfo_t = Optional;
-            aclrtMalloc: aclrtMalloc_t = Optional;
-            aclrtMallocAlign32: aclrtMallocAlign32_t = Optional;
-            aclrtFree: aclrtFree_t = Optional;
-            aclrtMallocHost: aclrtMallocHost_t = Optional;
-            aclrtFreeHost: aclrtFreeHost_t = Optional;
-            aclrtMemcpy: aclrtMemcpy_t = Optional;
-            aclrtMemcpyAsync: aclrtMemcpyAsync_t = Optional;
-            aclrtMemset: aclrtMemset_t = Optional;
-            aclrtMallocPhysical: aclrtMallocPhysical_t = Required;
-            aclrtFreePhysical: aclrtFreePhysical_t = Required;
-            aclrtMemGetAllocationGranularity: aclrtMemGetAllocationGranularity_t = Optional;
-            aclrtReserveMemAddress: aclrtReserveMemAddress_t = Required;
-            aclrtReleaseMemAddress: aclrtReleaseMemAddress_t = Required;
-            aclrtMapMem: aclrtMapMem_t = Required;
-            aclrtUnmapMem: aclrtUnmapMem_t = Required;
-            aclrtMemSetAccess: aclrtMemSetAccess_t = Optional;
-            aclrtMemGetAccess: aclrtMemGetAccess_t = Optional;
-            aclrtMemGetAddressRange: aclrtMemGetAddressRange_t = Optional;
-            aclrtMemRetainAllocationHandle: aclrtMemRetainAllocationHandle_t = Optional;
-            aclrtMemGetAllocationPropertiesFromHandle: aclrtMemGetAllocationPropertiesFromHandle_t = Optional;
-            aclrtPointerGetAttributes: aclrtPointerGetAttributes_t = Optional;
-            aclrtMemExportToShareableHandle: aclrtMemExportToShareableHandle_t = Optional;
-            aclrtMemSetPidToShareableHandle: aclrtMemSetPidToShareableHandle_t = Optional;
-            aclrtMemImportFromShareableHandle: aclrtMemImportFromShareableHandle_t = Optional;
-            aclrtMemExportToShareableHandleV2: aclrtMemExportToShareableHandleV2_t = Optional;
-            aclrtMemSetPidToShareableHandleV2: aclrtMemSetPidToShareableHandleV2_t = Optional;
-            aclrtMemImportFromShareableHandleV2: aclrtMemImportFromShareableHandleV2_t = Optional;
-            aclrtDeviceGetBareTgid: aclrtDeviceGetBareTgid_t = Optional;
-            aclrtIpcMemGetExportKey: aclrtIpcMemGetExportKey_t = Optional;
-            aclrtIpcMemSetImportPid: aclrtIpcMemSetImportPid_t = Optional;
-            aclrtIpcMemImportByKey: aclrtIpcMemImportByKey_t = Optional;
-            aclrtIpcMemClose: aclrtIpcMemClose_t = Optional;
+            aclInit: aclInit_t = Required, fn(config_path: *const c_char) -> aclError;
+            aclFinalize: aclFinalize_t = Required, fn() -> aclError;
+            aclrtSetDevice: aclrtSetDevice_t = Required, fn(device_id: i32) -> aclError;
+            aclrtResetDevice: aclrtResetDevice_t = Required, fn(device_id: i32) -> aclError;
+            aclrtResetDeviceForce: aclrtResetDeviceForce_t = Optional, fn(device_id: i32) -> aclError;
+            aclrtGetDevice: aclrtGetDevice_t = Required, fn(device_id: *mut i32) -> aclError;
+            aclrtGetDeviceCount: aclrtGetDeviceCount_t = Required, fn(count: *mut u32) -> aclError;
+            aclrtGetRunMode: aclrtGetRunMode_t = Required, fn(run_mode: *mut aclrtRunMode) -> aclError;
+            aclrtGetSocName: aclrtGetSocName_t = Required, fn() -> *const c_char;
+            aclrtGetVersion: aclrtGetVersion_t = Optional, fn(major_version: *mut i32, minor_version: *mut i32, patch_version: *mut i32) -> aclError;
+            aclsysGetCANNVersion: aclsysGetCANNVersion_t = Optional, fn(name: aclCANNPackageName, version: *mut aclCANNPackageVersion) -> aclError;
+            aclrtSynchronizeDevice: aclrtSynchronizeDevice_t = Optional, fn() -> aclError;
+            aclrtSynchronizeDeviceWithTimeout: aclrtSynchronizeDeviceWithTimeout_t = Optional, fn(timeout: i32) -> aclError;
+            aclrtCreateContext: aclrtCreateContext_t = Optional, fn(context: *mut aclrtContext, device_id: i32) -> aclError;
+            aclrtDestroyContext: aclrtDestroyContext_t = Optional, fn(context: aclrtContext) -> aclError;
+            aclrtSetCurrentContext: aclrtSetCurrentContext_t = Optional, fn(context: aclrtContext) -> aclError;
+            aclrtGetCurrentContext: aclrtGetCurrentContext_t = Optional, fn(context: *mut aclrtContext) -> aclError;
+            aclrtCreateStream: aclrtCreateStream_t = Optional, fn(stream: *mut aclrtStream) -> aclError;
+            aclrtDestroyStream: aclrtDestroyStream_t = Optional, fn(stream: aclrtStream) -> aclError;
+            aclrtDestroyStreamForce: aclrtDestroyStreamForce_t = Optional, fn(stream: aclrtStream) -> aclError;
+            aclrtSynchronizeStream: aclrtSynchronizeStream_t = Optional, fn(stream: aclrtStream) -> aclError;
+            aclrtSynchronizeStreamWithTimeout: aclrtSynchronizeStreamWithTimeout_t = Optional, fn(stream: aclrtStream, timeout: i32) -> aclError;
+            aclrtDeviceCanAccessPeer: aclrtDeviceCanAccessPeer_t = Optional, fn(can_access_peer: *mut i32, device_id: i32, peer_device_id: i32) -> aclError;
+            aclrtDeviceEnablePeerAccess: aclrtDeviceEnablePeerAccess_t = Optional, fn(peer_device_id: i32, flags: u32) -> aclError;
+            aclrtDeviceDisablePeerAccess: aclrtDeviceDisablePeerAccess_t = Optional, fn(peer_device_id: i32) -> aclError;
+            aclrtGetMemInfo: aclrtGetMemInfo_t = Optional, fn(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError;
+            aclrtMalloc: aclrtMalloc_t = Optional, fn(dev_ptr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy) -> aclError;
+            aclrtMallocAlign32: aclrtMallocAlign32_t = Optional, fn(dev_ptr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy) -> aclError;
+            aclrtFree: aclrtFree_t = Optional, fn(dev_ptr: *mut c_void) -> aclError;
+            aclrtMallocHost: aclrtMallocHost_t = Optional, fn(host_ptr: *mut *mut c_void, size: usize) -> aclError;
+            aclrtFreeHost: aclrtFreeHost_t = Optional, fn(host_ptr: *mut c_void) -> aclError;
+            aclrtMemcpy: aclrtMemcpy_t = Optional, fn(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError;
+            aclrtMemcpyAsync: aclrtMemcpyAsync_t = Optional, fn(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError;
+            aclrtMemset: aclrtMemset_t = Optional, fn(dev_ptr: *mut c_void, max_count: usize, value: i32, count: usize) -> aclError;
+            aclrtMallocPhysical: aclrtMallocPhysical_t = Required, fn(handle: *mut aclrtDrvMemHandle, size: usize, prop: *const aclrtPhysicalMemProp, flags: u64) -> aclError;
+            aclrtFreePhysical: aclrtFreePhysical_t = Required, fn(handle: aclrtDrvMemHandle) -> aclError;
+            aclrtMemGetAllocationGranularity: aclrtMemGetAllocationGranularity_t = Optional, fn(prop: *mut aclrtPhysicalMemProp, option: aclrtMemGranularityOptions, granularity: *mut usize) -> aclError;
+            aclrtReserveMemAddress: aclrtReserveMemAddress_t = Required, fn(vir_ptr: *mut *mut c_void, size: usize, alignment: usize, expect_ptr: *mut c_void, flags: u64) -> aclError;
+            aclrtReleaseMemAddress: aclrtReleaseMemAddress_t = Required, fn(vir_ptr: *mut c_void) -> aclError;
+            aclrtMapMem: aclrtMapMem_t = Required, fn(vir_ptr: *mut c_void, size: usize, offset: usize, handle: aclrtDrvMemHandle, flags: u64) -> aclError;
+            aclrtUnmapMem: aclrtUnmapMem_t = Required, fn(vir_ptr: *mut c_void) -> aclError;
+            aclrtMemSetAccess: aclrtMemSetAccess_t = Optional, fn(vir_ptr: *mut c_void, size: usize, desc: *mut aclrtMemAccessDesc, count: usize) -> aclError;
+            aclrtMemGetAccess: aclrtMemGetAccess_t = Optional, fn(vir_ptr: *mut c_void, location: *mut aclrtMemLocation, flag: *mut u64) -> aclError;
+            aclrtMemGetAddressRange: aclrtMemGetAddressRange_t = Optional, fn(ptr: *mut c_void, pbase: *mut *mut c_void, psize: *mut usize) -> aclError;
+            aclrtMemRetainAllocationHandle: aclrtMemRetainAllocationHandle_t = Optional, fn(vir_ptr: *mut c_void, handle: *mut aclrtDrvMemHandle) -> aclError;
+            aclrtMemGetAllocationPropertiesFromHandle: aclrtMemGetAllocationPropertiesFromHandle_t = Optional, fn(handle: aclrtDrvMemHandle, prop: *mut aclrtPhysicalMemProp) -> aclError;
+            aclrtPointerGetAttributes: aclrtPointerGetAttributes_t = Optional, fn(ptr: *const c_void, attributes: *mut aclrtPtrAttributes) -> aclError;
+            aclrtMemExportToShareableHandle: aclrtMemExportToShareableHandle_t = Optional, fn(handle: aclrtDrvMemHandle, handle_type: aclrtMemHandleType, flags: u64, shareable_handle: *mut u64) -> aclError;
+            aclrtMemSetPidToShareableHandle: aclrtMemSetPidToShareableHandle_t = Optional, fn(shareable_handle: u64, pid: *mut i32, pid_num: usize) -> aclError;
+            aclrtMemImportFromShareableHandle: aclrtMemImportFromShareableHandle_t = Optional, fn(shareable_handle: u64, device_id: i32, handle: *mut aclrtDrvMemHandle) -> aclError;
+            aclrtMemExportToShareableHandleV2: aclrtMemExportToShareableHandleV2_t = Optional, fn(handle: aclrtDrvMemHandle, flags: u64, share_type: aclrtMemSharedHandleType, shareable_handle: *mut c_void) -> aclError;
+            aclrtMemSetPidToShareableHandleV2: aclrtMemSetPidToShareableHandleV2_t = Optional, fn(shareable_handle: *mut c_void, share_type: aclrtMemSharedHandleType, pid: *mut i32, pid_num: usize) -> aclError;
+            aclrtMemImportFromShareableHandleV2: aclrtMemImportFromShareableHandleV2_t = Optional, fn(shareable_handle: *mut c_void, share_type: aclrtMemSharedHandleType, flags: u64, handle: *mut aclrtDrvMemHandle) -> aclError;
+            aclrtDeviceGetBareTgid: aclrtDeviceGetBareTgid_t = Optional, fn(pid: *mut i32) -> aclError;
+            aclrtIpcMemGetExportKey: aclrtIpcMemGetExportKey_t = Optional, fn(dev_ptr: *mut c_void, size: usize, key: *mut c_char, len: usize, flags: u64) -> aclError;
+            aclrtIpcMemSetImportPid: aclrtIpcMemSetImportPid_t = Optional, fn(key: *const c_char, pid: *mut i32, num: usize) -> aclError;
+            aclrtIpcMemImportByKey: aclrtIpcMemImportByKey_t = Optional, fn(dev_ptr: *mut *mut c_void, key: *const c_char, flags: u64) -> aclError;
+            aclrtIpcMemClose: aclrtIpcMemClose_t = Optional, fn(key: *const c_char) -> aclError;
         }
     };
 }
 
 macro_rules! function_table {
-    ($($name:ident: $ty:ident = $policy:ident;)*) => {
+    ($($name:ident: $ty:ident = $policy:ident, fn($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {
+        $(
+            #[doc = concat!("`", stringify!($name), "`, as a function pointer.")]
+            pub type $ty = unsafe extern "C" fn($($arg: $t),*) -> $ret;
+        )*
+
         /// Every ACL function the project knows, with its policy, in the
         /// order of [`with_acl_functions!`].
         pub const FUNCTIONS: &[(&str, Policy)] = &[$((stringify!($name), Policy::$policy)),*];
@@ -253,67 +266,8 @@ pub struct aclrtMemFabricHandle {
 }
 
 // --- 1.1 core VMM calls --------------------------------------------------
-pub type aclrtMallocPhysical_t = unsafe extern "C" fn(
-    handle: *mut aclrtDrvMemHandle,
-    size: usize,
-    prop: *const aclrtPhysicalMemProp,
-    flags: u64,
-) -> aclError;
-pub type aclrtFreePhysical_t = unsafe extern "C" fn(handle: aclrtDrvMemHandle) -> aclError;
-pub type aclrtMemGetAllocationGranularity_t = unsafe extern "C" fn(
-    prop: *mut aclrtPhysicalMemProp,
-    option: aclrtMemGranularityOptions,
-    granularity: *mut usize,
-) -> aclError;
-pub type aclrtReserveMemAddress_t = unsafe extern "C" fn(
-    vir_ptr: *mut *mut c_void,
-    size: usize,
-    alignment: usize,
-    expect_ptr: *mut c_void,
-    flags: u64,
-) -> aclError;
-pub type aclrtReleaseMemAddress_t = unsafe extern "C" fn(vir_ptr: *mut c_void) -> aclError;
-pub type aclrtMapMem_t = unsafe extern "C" fn(
-    vir_ptr: *mut c_void,
-    size: usize,
-    offset: usize,
-    handle: aclrtDrvMemHandle,
-    flags: u64,
-) -> aclError;
-pub type aclrtUnmapMem_t = unsafe extern "C" fn(vir_ptr: *mut c_void) -> aclError;
 
 // --- 1.2 sharing ------------------------------------------------------------
-pub type aclrtMemExportToShareableHandle_t = unsafe extern "C" fn(
-    handle: aclrtDrvMemHandle,
-    handle_type: aclrtMemHandleType,
-    flags: u64,
-    shareable_handle: *mut u64,
-) -> aclError;
-pub type aclrtMemImportFromShareableHandle_t = unsafe extern "C" fn(
-    shareable_handle: u64,
-    device_id: i32,
-    handle: *mut aclrtDrvMemHandle,
-) -> aclError;
-pub type aclrtMemSetPidToShareableHandle_t =
-    unsafe extern "C" fn(shareable_handle: u64, pid: *mut i32, pid_num: usize) -> aclError;
-pub type aclrtMemExportToShareableHandleV2_t = unsafe extern "C" fn(
-    handle: aclrtDrvMemHandle,
-    flags: u64,
-    share_type: aclrtMemSharedHandleType,
-    shareable_handle: *mut c_void,
-) -> aclError;
-pub type aclrtMemImportFromShareableHandleV2_t = unsafe extern "C" fn(
-    shareable_handle: *mut c_void,
-    share_type: aclrtMemSharedHandleType,
-    flags: u64,
-    handle: *mut aclrtDrvMemHandle,
-) -> aclError;
-pub type aclrtMemSetPidToShareableHandleV2_t = unsafe extern "C" fn(
-    shareable_handle: *mut c_void,
-    share_type: aclrtMemSharedHandleType,
-    pid: *mut i32,
-    pid_num: usize,
-) -> aclError;
 /// The `int32_t *pid` argument of the whitelist calls for a list of pids:
 /// NULL for an empty list (which the runtime refuses with 100000, count 0),
 /// else the list's first element. The calls take a non-const pointer, hence
@@ -326,19 +280,7 @@ pub fn pid_list_ptr(pids: &mut [i32]) -> *mut i32 {
     }
 }
 
-pub type aclrtDeviceGetBareTgid_t = unsafe extern "C" fn(pid: *mut i32) -> aclError;
-
 // --- 1.4 init / device / query ---------------------------------------------
-pub type aclInit_t = unsafe extern "C" fn(config_path: *const c_char) -> aclError;
-pub type aclFinalize_t = unsafe extern "C" fn() -> aclError;
-pub type aclrtSetDevice_t = unsafe extern "C" fn(device_id: i32) -> aclError;
-pub type aclrtGetDevice_t = unsafe extern "C" fn(device_id: *mut i32) -> aclError;
-pub type aclrtResetDevice_t = unsafe extern "C" fn(device_id: i32) -> aclError;
-pub type aclrtGetDeviceCount_t = unsafe extern "C" fn(count: *mut u32) -> aclError;
-pub type aclrtGetRunMode_t = unsafe extern "C" fn(run_mode: *mut aclrtRunMode) -> aclError;
-pub type aclrtGetMemInfo_t =
-    unsafe extern "C" fn(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError;
-pub type aclrtGetSocName_t = unsafe extern "C" fn() -> *const c_char;
 
 // --- runtime surface: devices, contexts, streams ----------------------------
 pub type aclrtContext = *mut c_void;
@@ -382,96 +324,11 @@ pub struct aclrtPtrAttributes {
     pub rsv: [u32; 4],
 }
 
-pub type aclrtSynchronizeDevice_t = unsafe extern "C" fn() -> aclError;
-pub type aclrtSynchronizeDeviceWithTimeout_t = unsafe extern "C" fn(timeout: i32) -> aclError;
-pub type aclrtResetDeviceForce_t = unsafe extern "C" fn(device_id: i32) -> aclError;
-pub type aclrtCreateContext_t =
-    unsafe extern "C" fn(context: *mut aclrtContext, device_id: i32) -> aclError;
-pub type aclrtDestroyContext_t = unsafe extern "C" fn(context: aclrtContext) -> aclError;
-pub type aclrtSetCurrentContext_t = unsafe extern "C" fn(context: aclrtContext) -> aclError;
-pub type aclrtGetCurrentContext_t = unsafe extern "C" fn(context: *mut aclrtContext) -> aclError;
-pub type aclrtCreateStream_t = unsafe extern "C" fn(stream: *mut aclrtStream) -> aclError;
-pub type aclrtDestroyStream_t = unsafe extern "C" fn(stream: aclrtStream) -> aclError;
-pub type aclrtDestroyStreamForce_t = unsafe extern "C" fn(stream: aclrtStream) -> aclError;
-pub type aclrtSynchronizeStream_t = unsafe extern "C" fn(stream: aclrtStream) -> aclError;
-pub type aclrtSynchronizeStreamWithTimeout_t =
-    unsafe extern "C" fn(stream: aclrtStream, timeout: i32) -> aclError;
-pub type aclrtDeviceCanAccessPeer_t = unsafe extern "C" fn(
-    can_access_peer: *mut i32,
-    device_id: i32,
-    peer_device_id: i32,
-) -> aclError;
-pub type aclrtDeviceEnablePeerAccess_t =
-    unsafe extern "C" fn(peer_device_id: i32, flags: u32) -> aclError;
-pub type aclrtDeviceDisablePeerAccess_t = unsafe extern "C" fn(peer_device_id: i32) -> aclError;
-
 // --- runtime surface: plain memory and copies ---------------------------------
-pub type aclrtMalloc_t = unsafe extern "C" fn(
-    dev_ptr: *mut *mut c_void,
-    size: usize,
-    policy: aclrtMemMallocPolicy,
-) -> aclError;
-pub type aclrtMallocAlign32_t = aclrtMalloc_t;
-pub type aclrtFree_t = unsafe extern "C" fn(dev_ptr: *mut c_void) -> aclError;
-pub type aclrtMallocHost_t =
-    unsafe extern "C" fn(host_ptr: *mut *mut c_void, size: usize) -> aclError;
-pub type aclrtFreeHost_t = unsafe extern "C" fn(host_ptr: *mut c_void) -> aclError;
-pub type aclrtMemcpy_t = unsafe extern "C" fn(
-    dst: *mut c_void,
-    dest_max: usize,
-    src: *const c_void,
-    count: usize,
-    kind: aclrtMemcpyKind,
-) -> aclError;
-pub type aclrtMemcpyAsync_t = unsafe extern "C" fn(
-    dst: *mut c_void,
-    dest_max: usize,
-    src: *const c_void,
-    count: usize,
-    kind: aclrtMemcpyKind,
-    stream: aclrtStream,
-) -> aclError;
-pub type aclrtMemset_t = unsafe extern "C" fn(
-    dev_ptr: *mut c_void,
-    max_count: usize,
-    value: i32,
-    count: usize,
-) -> aclError;
 
 // --- runtime surface: introspection and access ----------------------------------
-pub type aclrtMemSetAccess_t = unsafe extern "C" fn(
-    vir_ptr: *mut c_void,
-    size: usize,
-    desc: *mut aclrtMemAccessDesc,
-    count: usize,
-) -> aclError;
-pub type aclrtMemGetAccess_t = unsafe extern "C" fn(
-    vir_ptr: *mut c_void,
-    location: *mut aclrtMemLocation,
-    flag: *mut u64,
-) -> aclError;
-pub type aclrtMemGetAddressRange_t =
-    unsafe extern "C" fn(ptr: *mut c_void, pbase: *mut *mut c_void, psize: *mut usize) -> aclError;
-pub type aclrtMemRetainAllocationHandle_t =
-    unsafe extern "C" fn(vir_ptr: *mut c_void, handle: *mut aclrtDrvMemHandle) -> aclError;
-pub type aclrtMemGetAllocationPropertiesFromHandle_t =
-    unsafe extern "C" fn(handle: aclrtDrvMemHandle, prop: *mut aclrtPhysicalMemProp) -> aclError;
-pub type aclrtPointerGetAttributes_t =
-    unsafe extern "C" fn(ptr: *const c_void, attributes: *mut aclrtPtrAttributes) -> aclError;
 
 // --- legacy IPC of aclrtMalloc memory ------------------------------------------
-pub type aclrtIpcMemGetExportKey_t = unsafe extern "C" fn(
-    dev_ptr: *mut c_void,
-    size: usize,
-    key: *mut c_char,
-    len: usize,
-    flags: u64,
-) -> aclError;
-pub type aclrtIpcMemSetImportPid_t =
-    unsafe extern "C" fn(key: *const c_char, pid: *mut i32, num: usize) -> aclError;
-pub type aclrtIpcMemImportByKey_t =
-    unsafe extern "C" fn(dev_ptr: *mut *mut c_void, key: *const c_char, flags: u64) -> aclError;
-pub type aclrtIpcMemClose_t = unsafe extern "C" fn(key: *const c_char) -> aclError;
 
 // --- 1.5 versions ------------------------------------------------------------
 pub type aclCANNPackageName = u32;
@@ -510,14 +367,6 @@ impl Default for aclCANNPackageVersion {
         }
     }
 }
-
-pub type aclrtGetVersion_t = unsafe extern "C" fn(
-    major_version: *mut i32,
-    minor_version: *mut i32,
-    patch_version: *mut i32,
-) -> aclError;
-pub type aclsysGetCANNVersion_t =
-    unsafe extern "C" fn(name: aclCANNPackageName, version: *mut aclCANNPackageVersion) -> aclError;
 
 // The README (this crate's page on crates.io) is compiled and run as doctests.
 #[doc = include_str!("../README.md")]
