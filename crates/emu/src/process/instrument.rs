@@ -10,9 +10,23 @@ use super::Result;
 use super::handles::HandleId;
 use crate::{LeakReport, LeakedHandle, LeakedRange, MemKind, PoolId, PoolStats, Stats};
 
-/// An operation of the API, for fault injection and call counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
+/// Declares [`Op`] and its list of every operation from one list.
+macro_rules! operations {
+    ($($(#[$doc:meta])* $op:ident,)*) => {
+        /// An operation of the API, for fault injection and call counts.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Op {
+            $($(#[$doc])* $op,)*
+        }
+
+        impl Op {
+            /// Every operation, in the order declared.
+            pub const ALL: [Op; [$(Op::$op),*].len()] = [$(Op::$op),*];
+        }
+    };
+}
+
+operations! {
     /// `aclrtMemGetAllocationGranularity`.
     Granularity,
     /// `aclrtMallocPhysical`.
@@ -55,33 +69,6 @@ pub enum Op {
     Stream,
     /// Queries: memory info, address ranges, attributes, access.
     Query,
-}
-
-impl Op {
-    /// Every operation.
-    pub const ALL: [Op; 21] = [
-        Op::Granularity,
-        Op::Malloc,
-        Op::Free,
-        Op::Reserve,
-        Op::Release,
-        Op::Map,
-        Op::Unmap,
-        Op::Export,
-        Op::SetPids,
-        Op::Import,
-        Op::MallocDevice,
-        Op::FreeDevice,
-        Op::MallocHost,
-        Op::FreeHost,
-        Op::HostRegister,
-        Op::HostUnregister,
-        Op::Memcpy,
-        Op::Memset,
-        Op::Context,
-        Op::Stream,
-        Op::Query,
-    ];
 }
 
 /// An injected fault: the `remaining`-th call of `op` fails with `code`.
