@@ -38,7 +38,7 @@
 //! the library underneath, and what a failed call of it is), `platform`
 //! (the model's lock, fork, what the program runs on), `checks` (the rules
 //! of a prop, the exit handler), the hooks by area (`runtime`, `vmm`,
-//! `device_memory`, `ipc`, each memory hook in the shape of [`hook!`]),
+//! `device_memory`, `ipc`, each memory hook in the shape of `hook!`),
 //! `passthrough` (forwarding unchanged what no hook checks),
 //! `trampolines` (what is defined for each function of the catalogue:
 //! the entry points that hand over their call site, the rest forwarded),
