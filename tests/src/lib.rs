@@ -34,6 +34,13 @@ pub fn emulated_library_path() -> PathBuf {
         .join("libascendcl.so")
 }
 
+/// Where `cargo build` puts `libaclmem_sanitizer.so` for the profile of
+/// the running test or bench binary (beside [`emulated_library_path`]),
+/// built or not.
+pub fn sanitizer_path() -> PathBuf {
+    emulated_library_path().with_file_name("libaclmem_sanitizer.so")
+}
+
 /// [`emulated_library_path`], which must have been built: a test that needs
 /// it fails with the command that builds it.
 pub fn emulated_library_in_target_dir() -> PathBuf {

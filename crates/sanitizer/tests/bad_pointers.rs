@@ -13,17 +13,8 @@ use std::process::{Command, Output};
 
 use aclmem_tests::{compile_c, under_test_runner};
 
-/// `target/<profile>`: the test executable is in its `deps`.
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps")
-        .to_path_buf()
-}
-
 fn sanitizer() -> PathBuf {
-    profile_dir().join("libaclmem_sanitizer.so")
+    aclmem_tests::sanitizer_path()
 }
 
 fn compile() -> PathBuf {

@@ -9,20 +9,10 @@
 //! directory).
 
 use std::ffi::{CStr, CString};
-use std::path::{Path, PathBuf};
-
-/// `target/<profile>`: the test executable is in its `deps`.
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps")
-        .to_path_buf()
-}
 
 #[test]
 fn every_function_of_the_catalogue_is_the_sanitizers_own_export() {
-    let path = profile_dir().join("libaclmem_sanitizer.so");
+    let path = aclmem_tests::sanitizer_path();
     let c_path = CString::new(path.to_str().expect("UTF-8 path")).unwrap();
     // SAFETY: a NUL-terminated path; the library's constructors do nothing
     // before `aclInit` (it forwards lazily).
