@@ -5,7 +5,7 @@
 use aclmem_core::{Location, MemAttr};
 use aclmem_sys::AccessDesc;
 
-use super::handles::{HandleId, Origin};
+use super::handles::{Alloc, HandleId, Origin};
 use super::{Process, Result};
 use crate::errors::Situation;
 
@@ -17,6 +17,17 @@ pub(crate) struct Placed {
     pub(crate) location: Location,
     /// The machine's device id (or the host's NUMA node).
     pub(crate) location_id: u32,
+}
+
+impl Placed {
+    fn of(a: &Alloc) -> Placed {
+        Placed {
+            attr: a.attr,
+            origin: a.origin,
+            location: a.location,
+            location_id: a.location_id,
+        }
+    }
 }
 
 impl Process {
@@ -33,25 +44,13 @@ impl Process {
         let va = self.va.lock();
         let (_, e) = va.mapping_at(ptr)?;
         let shard = self.shards.lock(e.shard);
-        let a = shard.allocs.get(e.alloc as usize)?;
-        Some(Placed {
-            attr: a.attr,
-            origin: a.origin,
-            location: a.location,
-            location_id: a.location_id,
-        })
+        shard.allocs.get(e.alloc as usize).map(Placed::of)
     }
 
     /// The allocation behind a live handle.
     pub(crate) fn placed_of(&self, id: HandleId) -> Result<Placed> {
         let shard = self.shards.of(id)?;
-        let (_, a) = shard.resolve(id)?;
-        Ok(Placed {
-            attr: a.attr,
-            origin: a.origin,
-            location: a.location,
-            location_id: a.location_id,
-        })
+        shard.resolve(id).map(|(_, a)| Placed::of(a))
     }
 
     /// The size of the allocation behind a live handle.
