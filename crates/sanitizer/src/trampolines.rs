@@ -1,7 +1,6 @@
 //! The entry points that hand over their call site, and the check that every hook has the catalogue's prototype.
 
 use super::*;
-#[allow(unused_imports)]
 use aclmem_sys::*;
 
 /// Defines the exported `$name` as a naked trampoline that inserts its
