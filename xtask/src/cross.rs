@@ -275,11 +275,22 @@ fn architecture(path: &Path) -> Result<Architecture> {
 
 fn linux_target(target: &str, options: &Options) -> Result<Option<TestCounts>> {
     let profile = profile_flag(options.release);
-    let mut build = vec!["build", "-p", crate::LIB_PACKAGE, "--target", target];
+    // The libraries the tests load: the emulated libascendcl.so, and the
+    // sanitizer (its exports are checked in-process under qemu too).
+    let mut build = vec![
+        "build",
+        "-p",
+        crate::LIB_PACKAGE,
+        "-p",
+        crate::SANITIZER_PACKAGE,
+        "--target",
+        target,
+    ];
     build.extend(profile);
-    step(&format!("{target}: the emulated libascendcl.so"), || {
-        cargo_cross(&build)
-    })?;
+    step(
+        &format!("{target}: the emulated libascendcl.so and the sanitizer"),
+        || cargo_cross(&build),
+    )?;
     let lib = cross_dir()
         .join(target)
         .join(profile_dir(options.release))

@@ -17,7 +17,15 @@ fn every_function_of_the_catalogue_is_the_sanitizers_own_export() {
     // SAFETY: a NUL-terminated path; the library's constructors do nothing
     // before `aclInit` (it forwards lazily).
     let lib = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
-    assert!(!lib.is_null(), "{} does not load", path.display());
+    if lib.is_null() {
+        // SAFETY: dlerror's text is valid until the next dl call.
+        let why = unsafe { CStr::from_ptr(libc::dlerror()) };
+        panic!(
+            "{} does not load: {}",
+            path.display(),
+            why.to_string_lossy()
+        );
+    }
     let mut missing = Vec::new();
     for (name, _) in aclmem_sys::FUNCTIONS {
         let c_name = CString::new(*name).unwrap();
