@@ -110,11 +110,15 @@ extern "C" fn on_signal(sig: c_int) {
 }
 
 /// Whether `ip` is in code that is not the program's own: the C library,
-/// the loader, the signal trampoline, or aclmem's libraries.
-fn not_the_programs(ip: usize) -> bool {
+/// the loader, the signal trampoline, or aclmem's libraries; in a process
+/// whose Python frames were read (`in_python`), the interpreter's code too.
+fn not_the_programs(ip: usize, in_python: bool) -> bool {
     let Some(module) = crate::report::module_of(ip) else {
         return true;
     };
+    if in_python && interpreters(&module) {
+        return true;
+    }
     let file = module.rsplit('/').next().unwrap_or(&module);
     [
         "libc.so",
@@ -257,11 +261,7 @@ fn record(sig: c_int) {
     let stack: Vec<String> = ips[..n]
         .iter()
         .copied()
-        .filter(|&ip| {
-            ip != 0
-                && !not_the_programs(ip)
-                && (!in_python || !crate::report::module_of(ip).is_some_and(|m| interpreters(&m)))
-        })
+        .filter(|&ip| ip != 0 && !not_the_programs(ip, in_python))
         .map(crate::report::Site::native)
         .chain(python)
         .take(FRAMES)
