@@ -286,6 +286,28 @@ def test_explore_fails_each_allocation_of_the_camem_flow(tmp_path):
         assert r["outcome"] != "hang", r
 
 
+def _explore_script(tmp_path, name, source, only, timeout):
+    """`aclmem explore --only ONLY --timeout TIMEOUT` over the script
+    `source` (with this machine's prop), written as `name`, on a machine of
+    its own: the finished process, the log's records, and the line of each
+    `# MARKER` in the script."""
+    script = tmp_path / name
+    script.write_text(source.format(prop=prop()))
+    log = tmp_path / "explore.jsonl"
+    env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pyexplore-{script.stem}-{os.getpid()}")
+    out = subprocess.run(
+        [_cli(), "explore", "--only", only, "--timeout", str(timeout),
+         "--log", str(log), "--", sys.executable, str(script)],
+        capture_output=True, text=True, timeout=600, env=env,
+    )
+    records = [json.loads(l) for l in log.read_text().splitlines()] if log.exists() else []
+
+    def line(marker):
+        return next(i for i, l in enumerate(source.splitlines(), 1) if f"# {marker}" in l)
+
+    return out, records, line
+
+
 # A pyACL script whose error paths are seeded: a failed mapping returns
 # without freeing the handle (a leak, made at the PHYSICAL line); a failed
 # reservation is handled (nothing made yet).
@@ -322,21 +344,12 @@ def test_explore_names_a_pyacl_scripts_faults_by_its_lines(tmp_path):
     failure point of its own, named and failed by the script's line (not
     the binding's native frame, which all of them share), and the seeded
     leak is found on the mapping's error path, made at its line."""
-    script = tmp_path / "explored.py"
-    script.write_text(EXPLORED.format(prop=prop()))
-    line = lambda marker: next(
-        i for i, l in enumerate(EXPLORED.splitlines(), 1) if f"# {marker}" in l
-    )
-    log = tmp_path / "explore.jsonl"
-    env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pyexplore-lines-{os.getpid()}")
-    out = subprocess.run(
-        [_cli(), "explore", "--only",
-         "aclrtMallocPhysical,aclrtReserveMemAddress,aclrtMapMem",
-         "--timeout", "120", "--log", str(log), "--", sys.executable, str(script)],
-        capture_output=True, text=True, timeout=600, env=env,
+    out, log, line = _explore_script(
+        tmp_path, "explored.py", EXPLORED,
+        "aclrtMallocPhysical,aclrtReserveMemAddress,aclrtMapMem", 120,
     )
     assert out.returncode == 1, out.stderr[-3000:]
-    records = {r["site"]: r for r in map(json.loads, log.read_text().splitlines())}
+    records = {r["site"]: r for r in log}
     assert set(records) == {
         f"explored.py:{line(m)}" for m in ("PHYSICAL", "RESERVE", "MAP")
     }, records
@@ -377,20 +390,12 @@ def test_explore_names_the_script_line_a_python_program_crashed_or_waits_at(tmp_
     """A pyACL script that aborts on one error path and sleeps for ever on
     another: explore's crash and hang records say where, by the script's
     lines (the interpreter's native frames name nothing of the program)."""
-    script = tmp_path / "crashes.py"
-    script.write_text(CRASHES_AND_HANGS.format(prop=prop()))
-    line = lambda marker: next(
-        i for i, l in enumerate(CRASHES_AND_HANGS.splitlines(), 1) if f"# {marker}" in l
-    )
-    log = tmp_path / "explore.jsonl"
-    env = dict(os.environ, ACLMEM_EMU_MACHINE=f"pyexplore-where-{os.getpid()}")
-    out = subprocess.run(
-        [_cli(), "explore", "--only", "aclrtMallocPhysical,aclrtReserveMemAddress",
-         "--timeout", "10", "--log", str(log), "--", sys.executable, str(script)],
-        capture_output=True, text=True, timeout=600, env=env,
+    out, log, line = _explore_script(
+        tmp_path, "crashes.py", CRASHES_AND_HANGS,
+        "aclrtMallocPhysical,aclrtReserveMemAddress", 10,
     )
     assert out.returncode == 1, out.stderr[-3000:]
-    records = {r["function"]: r for r in map(json.loads, log.read_text().splitlines())}
+    records = {r["function"]: r for r in log}
     crash = records["aclrtMallocPhysical"]
     assert crash["outcome"] == "crash", crash
     assert crash["where"]["signal"] == signal.SIGABRT, crash
