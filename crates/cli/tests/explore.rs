@@ -28,19 +28,15 @@ fn line_of(marker: &str) -> String {
     format!("explore.c:{n}")
 }
 
+/// `aclmem explore ARGS` over `programs/explore.c`: the log's records,
+/// the exit code and stderr.
 fn explore(args: &[&str], name: &str) -> (Vec<serde_json::Value>, Option<i32>, String) {
-    explore_with(args, name, &[])
-}
-
-fn explore_with(
-    args: &[&str],
-    name: &str,
-    env: &[(&str, &str)],
-) -> (Vec<serde_json::Value>, Option<i32>, String) {
     let exe = compile_c(&source(), &format!("explore-{name}"), &[]);
-    explore_program(&exe, args, name, env)
+    explore_program(&exe, args, name, &[])
 }
 
+/// `aclmem explore ARGS -- EXE` with `env` added: the log's records, the
+/// exit code and stderr.
 fn explore_program(
     exe: &Path,
     args: &[&str],
@@ -157,8 +153,10 @@ fn a_programs_own_crash_handler_is_kept() {
     if under_test_runner() {
         return;
     }
+    let exe = compile_c(&source(), "explore-own-handler", &[]);
     for when in ["before", "after"] {
-        let (records, _, stderr) = explore_with(
+        let (records, _, stderr) = explore_program(
+            &exe,
             &["--only", "aclrtMapMem", "--timeout", "30"],
             &format!("own-handler-{when}"),
             &[("EXPLORE_OWN_HANDLER", when)],
@@ -245,22 +243,8 @@ fn the_sleep_wake_example_is_explored_whole() {
     }
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../emu-capi/examples/c/sleep_wake.c");
     let exe = compile_c(&src, "explore-sleep-wake", &[]);
-    let log = std::env::temp_dir().join(format!("aclmem-explore-{}-sw.jsonl", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
-        .args(["explore", "--timeout", "60", "--log"])
-        .arg(&log)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .expect("aclmem runs");
-    let records: Vec<serde_json::Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let _ = std::fs::remove_file(&log);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (records, code, stderr) = explore_program(&exe, &["--timeout", "60"], "sw", &[]);
+    assert_eq!(code, Some(1), "{stderr}");
     let functions: std::collections::BTreeSet<&str> = records
         .iter()
         .map(|r| r["function"].as_str().unwrap())

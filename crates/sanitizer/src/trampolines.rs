@@ -1,4 +1,4 @@
-//! The entry points that hand over their call site, and the check that every hook has the catalogue's prototype.
+//! What the sanitizer defines for each function of the catalogue: the entry points that hand over their call site to a hook, the functions forwarded unchanged, and the check that every definition has the catalogue's prototype.
 
 use super::*;
 use aclmem_sys::*;
