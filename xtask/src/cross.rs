@@ -21,7 +21,7 @@ use crate::{Result, TestCounts, cargo, run, step, workspace_root};
 
 /// Debian packages CI needs beyond the Rust toolchain: compilers and
 /// binutils for the C/C++ examples and header tests, Python's venv for the
-/// Python package, and the cross toolchain.
+/// Python package, the cross toolchain, and valgrind.
 const PACKAGES: &[&str] = &[
     "gcc",
     "g++",
@@ -41,6 +41,8 @@ const PACKAGES: &[&str] = &[
     // two-host test makes.
     "libgloo-dev",
     "iproute2",
+    // The emulated library checked under memcheck (tests/tests/valgrind.rs).
+    "valgrind",
 ];
 
 const DEBIAN_RUSTC: &str = "/usr/bin/rustc";
