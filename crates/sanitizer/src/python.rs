@@ -209,6 +209,10 @@ fn from_ctypes(ra: usize) -> bool {
 /// GIL (no stack taken here: [`call_stack`] takes it when asked), or through
 /// `ctypes` ([`foreign_call`]). `(0, 0)` for a call that is not Python's.
 pub fn site_of_call(ra: usize, depth: usize) -> (u32, u32) {
+    if api().is_none() {
+        // No interpreter in the process: no Python call.
+        return (0, 0);
+    }
     match call_site() {
         0 if ra != 0 => foreign_call(ra, depth).unwrap_or((0, 0)),
         n => (n, 0),

@@ -170,9 +170,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMapMem(
             let (totals, shared) = if r == 0 {
                 let mut m = model();
                 let totals = m.mapped(vir_ptr as usize, size, handle as usize, site);
-                let shared = m
-                    .imported_mapping(vir_ptr as usize)
-                    .map(|(_, id)| id.to_owned());
+                let shared = m.imported_mapping(vir_ptr as usize).map(str::to_owned);
                 (Some(totals), shared)
             } else {
                 (None, None)
@@ -204,13 +202,11 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
         aclrtUnmapMem(vir_ptr) at Site::called(caller);
         check |site| {
             let m = model();
-            m.check_unmap(vir_ptr as usize, site);
-            if let Some(size) = m.mapping_size(vir_ptr as usize) {
+            m.check_unmap(vir_ptr as usize, site).and_then(|(size, shared)| {
                 crate::hccl::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
                 crate::mstx::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
-            }
-            m.imported_mapping(vir_ptr as usize)
-                .map(|(_, id)| id.to_owned())
+                shared.map(str::to_owned)
+            })
         };
         done |r, shared, site| {
             if r == 0

@@ -70,7 +70,9 @@ impl Model {
                 m.size,
             ));
         }
-        for (&a, (size, site)) in &self.resvs {
+        let mut resvs: Vec<_> = self.resvs.iter().collect();
+        resvs.sort_unstable_by_key(|&(&a, _)| a);
+        for (&a, (size, site)) in resvs {
             // A reservation that holds an import's mapping is reported with
             // the import.
             let holds_import = self
@@ -154,12 +156,8 @@ impl Model {
                 site,
             });
         }
-        let (phys, mapped) = (
-            std::mem::take(&mut self.phys),
-            std::mem::take(&mut self.mapped),
-        );
-        for d in phys.keys().chain(mapped.keys()) {
-            trace::event("release-all", *d, 0, 0, 0);
+        for d in self.devices_used() {
+            trace::event("release-all", d, 0, 0, 0);
         }
         *self = Model::default();
     }

@@ -3,7 +3,7 @@
 //! answered: an object enters it when a call that makes it succeeded and
 //! leaves it when a call that ends it succeeded.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 // Handles and addresses are keys the program does not choose: FxHash's
 // one multiply is enough, SipHash's cost is not needed.
@@ -14,7 +14,10 @@ use crate::report::{Class, Finding, Site, report};
 use crate::trace;
 
 mod cycles;
+mod ended;
 mod leaks;
+
+use ended::Ended;
 
 /// A live physical handle.
 #[derive(Debug, Clone)]
@@ -90,20 +93,41 @@ struct Map {
     site: Site,
 }
 
+/// Physical and mapped bytes of a device (or of the host), for the
+/// timeline.
+#[derive(Debug, Clone, Copy)]
+struct Totals {
+    device: u32,
+    phys: usize,
+    mapped: usize,
+}
+
+/// Whether `addr..addr + size` overlaps a mapping of `maps`: one starting
+/// inside it, or the last one starting below it running into it. The last
+/// mapping starting below the range's end is the one to look at for both:
+/// one lookup.
+fn overlaps(maps: &BTreeMap<usize, Map>, addr: usize, size: usize) -> bool {
+    let end = addr.saturating_add(size);
+    maps.range(..end.max(addr.saturating_add(1)))
+        .next_back()
+        .is_some_and(|(&a, m)| (addr..end).contains(&a) || a.saturating_add(m.size) > addr)
+}
+
 /// The model.
 #[derive(Default)]
 pub struct Model {
     handles: HashMap<usize, Handle>,
+    /// Handles freed while mapped (in `freed` too).
     lingering: HashMap<usize, Lingering>,
-    /// Recently freed handle values (bounded), for double frees and uses
-    /// after free. A value the library hands out again leaves it.
-    freed: HashSet<usize>,
-    freed_order: VecDeque<usize>,
-    resvs: BTreeMap<usize, (usize, Site)>,
-    /// Recently released reservation addresses (bounded), for double
-    /// releases; an address reserved again leaves it.
-    released: HashSet<usize>,
-    released_order: VecDeque<usize>,
+    /// Recently freed handle values, for double frees and uses after free
+    /// (asked only of a value that is not a live handle).
+    freed: Ended,
+    /// Reservations by start address (size, site). Asked by address only;
+    /// the reports that walk them sort them.
+    resvs: HashMap<usize, (usize, Site)>,
+    /// Recently released reservation addresses, for double releases (asked
+    /// only of an address that starts no reservation).
+    released: Ended,
     maps: BTreeMap<usize, Map>,
     device_allocs: BTreeMap<usize, (usize, Option<u32>, Site)>,
     host_allocs: BTreeMap<usize, (usize, Site)>,
@@ -116,18 +140,14 @@ pub struct Model {
     /// text and whether it was imported (their frees, and the maps and
     /// unmaps of imports, are sharing events).
     shared: HashMap<usize, (String, bool)>,
-    /// Physical and mapped bytes per device (index 64: host), for the
-    /// timeline.
-    phys: BTreeMap<u32, usize>,
-    mapped: BTreeMap<u32, usize>,
-    /// The sum of `phys`.
+    /// Per device (and the host), in the order first used: a process uses
+    /// a few, and a scan of them is cheaper than a map.
+    totals: Vec<Totals>,
+    /// The sum of the physical bytes of `totals`.
     phys_total: usize,
     cycles: Cycles,
 }
 
-/// How many freed handle values are remembered for double frees and uses
-/// after free (the most recent ones).
-const FREED_MEMORY: usize = 4096;
 const HOST: u32 = u32::MAX;
 
 fn dev_key(device: Option<u32>) -> u32 {
@@ -135,33 +155,46 @@ fn dev_key(device: Option<u32>) -> u32 {
 }
 
 impl Model {
-    fn remember_freed(&mut self, h: usize) {
-        if self.freed.insert(h) {
-            self.freed_order.push_back(h);
-            if self.freed_order.len() > FREED_MEMORY
-                && let Some(old) = self.freed_order.pop_front()
-            {
-                self.freed.remove(&old);
+    /// The totals of `device`, made when first used.
+    fn totals_of(&mut self, device: Option<u32>) -> &mut Totals {
+        let d = dev_key(device);
+        let i = match self.totals.iter().position(|t| t.device == d) {
+            Some(i) => i,
+            None => {
+                self.totals.push(Totals {
+                    device: d,
+                    phys: 0,
+                    mapped: 0,
+                });
+                self.totals.len() - 1
             }
-        }
+        };
+        &mut self.totals[i]
     }
 
-    fn phys_add(&mut self, device: Option<u32>, bytes: isize) -> usize {
-        let v = self.phys.entry(dev_key(device)).or_default();
-        let before = *v;
-        *v = v.saturating_add_signed(bytes);
-        let now = *v;
-        self.phys_total = (self.phys_total + now).saturating_sub(before);
+    /// Adds `bytes` to `device`'s physical bytes: its totals after.
+    fn phys_add(&mut self, device: Option<u32>, bytes: isize) -> (u32, usize, usize) {
+        let t = self.totals_of(device);
+        let before = t.phys;
+        t.phys = t.phys.saturating_add_signed(bytes);
+        let after = *t;
+        self.phys_total = (self.phys_total + after.phys).saturating_sub(before);
         if self.cycles.asleep {
             self.cycles.low = self.cycles.low.min(self.phys_total);
         }
-        now
+        (after.device, after.phys, after.mapped)
     }
 
-    fn mapped_add(&mut self, device: Option<u32>, bytes: isize) -> usize {
-        let v = self.mapped.entry(dev_key(device)).or_default();
-        *v = v.saturating_add_signed(bytes);
-        *v
+    /// Adds `bytes` to `device`'s mapped bytes: its totals after.
+    fn mapped_add(&mut self, device: Option<u32>, bytes: isize) -> (u32, usize, usize) {
+        let t = self.totals_of(device);
+        t.mapped = t.mapped.saturating_add_signed(bytes);
+        (t.device, t.phys, t.mapped)
+    }
+
+    /// The devices (and the host, [`HOST`]) this process used.
+    fn devices_used(&self) -> impl Iterator<Item = u32> + '_ {
+        self.totals.iter().map(|t| t.device)
     }
 
     /// Where a live handle was made.
@@ -176,16 +209,18 @@ impl Model {
 
     /// (device key, physical bytes, mapped bytes) for the timeline.
     pub fn totals(&self, device: Option<u32>) -> (u32, usize, usize) {
-        self.trace_totals(device)
+        let d = dev_key(device);
+        self.totals
+            .iter()
+            .find(|t| t.device == d)
+            .map_or((d, 0, 0), |t| (d, t.phys, t.mapped))
     }
 
-    fn trace_totals(&self, device: Option<u32>) -> (u32, usize, usize) {
-        let d = dev_key(device);
-        (
-            d,
-            self.phys.get(&d).copied().unwrap_or(0),
-            self.mapped.get(&d).copied().unwrap_or(0),
-        )
+    /// Whether `h`, which is not a live handle, was freed: freed while
+    /// still mapped, or among the recent frees. (What a live handle is, is
+    /// asked first: a value the library handed out again is live again.)
+    fn was_freed(&self, h: usize) -> bool {
+        (!self.lingering.is_empty() && self.lingering.contains_key(&h)) || self.freed.contains(h)
     }
 
     /// A handle made by malloc, import or retain.
@@ -197,8 +232,9 @@ impl Model {
         site: Site,
         counts: bool,
     ) {
-        self.freed.remove(&h);
-        self.lingering.remove(&h);
+        if !self.lingering.is_empty() {
+            self.lingering.remove(&h);
+        }
         self.handles.insert(
             h,
             Handle {
@@ -216,7 +252,8 @@ impl Model {
 
     /// Before `aclrtFreePhysical(h)`.
     pub fn check_free(&self, h: usize, site: Site) {
-        if self.freed.contains(&h) || self.lingering.contains_key(&h) {
+        let live = self.handles.get(&h);
+        if live.is_none() && self.was_freed(h) {
             report(Finding {
                 class: Class::DoubleFree,
                 call: "aclrtFreePhysical",
@@ -225,7 +262,7 @@ impl Model {
                 code: Some(aclmem_core::AclError::RT_INVALID_HANDLE.code()),
                 site,
             });
-        } else if let Some(hd) = self.handles.get(&h)
+        } else if let Some(hd) = live
             && hd.maps > 0
         {
             report(Finding {
@@ -244,11 +281,13 @@ impl Model {
 
     /// After a successful `aclrtFreePhysical(h)`.
     pub fn handle_freed(&mut self, h: usize) {
-        self.shared.remove(&h);
+        if !self.shared.is_empty() {
+            self.shared.remove(&h);
+        }
+        self.freed.push(h);
         if let Some(hd) = self.handles.remove(&h) {
             if hd.maps == 0 {
-                let p = self.phys_add(hd.device, -(hd.size as isize));
-                let _ = p;
+                self.phys_add(hd.device, -(hd.size as isize));
             } else {
                 self.lingering.insert(
                     h,
@@ -260,12 +299,11 @@ impl Model {
                 );
             }
         }
-        self.remember_freed(h);
     }
 
     /// A handle that is not live (for map and export).
     pub fn check_live(&self, call: &'static str, h: usize, site: Site) {
-        if self.freed.contains(&h) || self.lingering.contains_key(&h) {
+        if !self.handles.contains_key(&h) && self.was_freed(h) {
             report(Finding {
                 class: Class::UseAfterFree,
                 call,
@@ -278,60 +316,50 @@ impl Model {
     }
 
     pub fn resv_made(&mut self, addr: usize, size: usize, site: Site) {
-        self.released.remove(&addr);
         self.resvs.insert(addr, (size, site));
     }
 
     pub fn check_release(&self, addr: usize, site: Site) {
-        if !self.resvs.contains_key(&addr) {
-            let message = if self.released.contains(&addr) {
-                "the range was released already (a double release)"
-            } else {
-                "no reservation of this process starts at this address"
-            };
-            report(Finding {
-                class: Class::ReleaseUnreserved,
-                call: "aclrtReleaseMemAddress",
-                args: format!("{addr:#x}"),
-                message: message.into(),
-                code: Some(aclmem_core::AclError::RT_PARAM_INVALID.code()),
-                site,
-            });
-        }
-        if let Some(&(size, _)) = self.resvs.get(&addr) {
-            let inside = self.maps.range(addr..addr.saturating_add(size)).count();
-            if inside > 0 {
-                report(Finding {
-                    class: Class::ReleaseWhileMapped,
-                    call: "aclrtReleaseMemAddress",
-                    args: format!("{addr:#x}"),
-                    message: format!("{inside} mapping(s) are still inside the range"),
-                    code: Some(aclmem_core::AclError::RT_PARAM_INVALID.code()),
-                    site,
-                });
+        let message = match self.resvs.get(&addr) {
+            Some(&(size, _)) => {
+                let mut inside = self.maps.range(addr..addr.saturating_add(size));
+                if inside.next().is_some() {
+                    let inside = 1 + inside.count();
+                    report(Finding {
+                        class: Class::ReleaseWhileMapped,
+                        call: "aclrtReleaseMemAddress",
+                        args: format!("{addr:#x}"),
+                        message: format!("{inside} mapping(s) are still inside the range"),
+                        code: Some(aclmem_core::AclError::RT_PARAM_INVALID.code()),
+                        site,
+                    });
+                }
+                return;
             }
-        }
+            None if self.released.contains(addr) => {
+                "the range was released already (a double release)"
+            }
+            None => "no reservation of this process starts at this address",
+        };
+        report(Finding {
+            class: Class::ReleaseUnreserved,
+            call: "aclrtReleaseMemAddress",
+            args: format!("{addr:#x}"),
+            message: message.into(),
+            code: Some(aclmem_core::AclError::RT_PARAM_INVALID.code()),
+            site,
+        });
     }
 
     pub fn resv_released(&mut self, addr: usize) {
         self.resvs.remove(&addr);
-        if self.released.insert(addr) {
-            self.released_order.push_back(addr);
-            if self.released_order.len() > FREED_MEMORY
-                && let Some(old) = self.released_order.pop_front()
-            {
-                self.released.remove(&old);
-            }
-        }
+        self.released.push(addr);
     }
 
     /// Before `aclrtMapMem`: a freed handle, an overlap.
     pub fn check_map(&self, addr: usize, size: usize, h: usize, site: Site) {
         self.check_live("aclrtMapMem", h, site);
-        let end = addr.saturating_add(size);
-        let before = self.maps.range(..=addr).next_back();
-        let overlapping = before.is_some_and(|(&a, m)| a + m.size > addr)
-            || self.maps.range(addr..end).next().is_some();
+        let overlapping = overlaps(&self.maps, addr, size);
         if overlapping {
             report(Finding {
                 class: Class::OverlappingMap,
@@ -351,10 +379,10 @@ impl Model {
         h: usize,
         site: Site,
     ) -> (u32, usize, usize) {
-        let device = self.handles.get(&h).and_then(|hd| hd.device);
-        if let Some(hd) = self.handles.get_mut(&h) {
+        let device = self.handles.get_mut(&h).and_then(|hd| {
             hd.maps += 1;
-        }
+            hd.device
+        });
         if !self.cycles.explicit && self.cycles.asleep && self.cycles.gap.contains(&addr) {
             // A wake: memory mapped again where a sleep unmapped it.
             self.wake();
@@ -368,12 +396,14 @@ impl Model {
                 site,
             },
         );
-        self.mapped_add(device, size as isize);
-        self.trace_totals(device)
+        self.mapped_add(device, size as isize)
     }
 
-    pub fn check_unmap(&self, addr: usize, site: Site) {
-        if !self.maps.contains_key(&addr) {
+    /// Before `aclrtUnmapMem(addr)`: the mapping that starts at `addr` (its
+    /// size, and the shareable handle it maps when it maps an import), or a
+    /// finding.
+    pub fn check_unmap(&self, addr: usize, site: Site) -> Option<(usize, Option<&str>)> {
+        let Some(m) = self.maps.get(&addr) else {
             report(Finding {
                 class: Class::UnmapUnmapped,
                 call: "aclrtUnmapMem",
@@ -382,7 +412,9 @@ impl Model {
                 code: Some(aclmem_core::AclError::RT_PARAM_INVALID.code()),
                 site,
             });
-        }
+            return None;
+        };
+        Some((m.size, self.import_mapped(m)))
     }
 
     pub fn unmapped(&mut self, addr: usize) -> Option<(u32, usize, usize)> {
@@ -394,7 +426,7 @@ impl Model {
             }
             self.cycles.gap.insert(addr);
         }
-        self.mapped_add(m.device, -(m.size as isize));
+        let totals = self.mapped_add(m.device, -(m.size as isize));
         if let Some(hd) = self.handles.get_mut(&m.handle) {
             hd.maps = hd.maps.saturating_sub(1);
         } else if let Some(l) = self.lingering.get_mut(&m.handle) {
@@ -402,10 +434,10 @@ impl Model {
             if l.maps == 0 {
                 let l = *l;
                 self.lingering.remove(&m.handle);
-                self.phys_add(l.device, -(l.size as isize));
+                return Some(self.phys_add(l.device, -(l.size as isize)));
             }
         }
-        Some(self.trace_totals(m.device))
+        Some(totals)
     }
 
     /// After a successful export of `h` as `shareable`.
@@ -429,21 +461,23 @@ impl Model {
 
     /// The shareable handle behind the mapping at `addr`, if it maps an
     /// imported handle.
-    pub fn imported_mapping(&self, addr: usize) -> Option<(usize, &str)> {
-        let m = self.maps.get(&addr)?;
+    pub fn imported_mapping(&self, addr: usize) -> Option<&str> {
+        self.import_mapped(self.maps.get(&addr)?)
+    }
+
+    /// The shareable handle `m` maps, if it maps an import.
+    fn import_mapped(&self, m: &Map) -> Option<&str> {
+        if self.shared.is_empty() {
+            return None;
+        }
         match self.shared.get(&m.handle) {
-            Some((id, true)) => Some((m.handle, id)),
+            Some((id, true)) => Some(id),
             _ => None,
         }
     }
 
     /// The mapping of physical memory that holds `addr`: its start, the
     /// handle and where it was made.
-    /// The size of the mapping that starts at `addr`, if one does.
-    pub fn mapping_size(&self, addr: usize) -> Option<usize> {
-        self.maps.get(&addr).map(|m| m.size)
-    }
-
     pub fn mapping_containing(&self, addr: usize) -> Option<(usize, usize, Site)> {
         let (&start, m) = self.maps.range(..=addr).next_back()?;
         (addr < start.saturating_add(m.size)).then_some((start, m.handle, m.site))
@@ -473,8 +507,7 @@ impl Model {
         site: Site,
     ) -> (u32, usize, usize) {
         self.device_allocs.insert(p, (size, device, site));
-        self.phys_add(device, size as isize);
-        self.trace_totals(device)
+        self.phys_add(device, size as isize)
     }
 
     /// The size of the `aclrtMalloc` block at `p`, if it is one.
@@ -484,8 +517,7 @@ impl Model {
 
     pub fn device_freed(&mut self, p: usize) -> Option<(u32, usize, usize)> {
         let (size, device, _) = self.device_allocs.remove(&p)?;
-        self.phys_add(device, -(size as isize));
-        Some(self.trace_totals(device))
+        Some(self.phys_add(device, -(size as isize)))
     }
 
     pub fn host_alloc(&mut self, p: usize, size: usize, site: Site) {
@@ -585,5 +617,40 @@ impl Model {
             .range(..=addr)
             .next_back()
             .is_some_and(|(&a, (s, _))| a <= addr && addr.saturating_add(count) <= a + s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_overlap_is_found_however_the_ranges_meet() {
+        let map = |size| Map {
+            size,
+            handle: 1,
+            device: Some(0),
+            site: Site::default(),
+        };
+        // Mappings at 0x1000..0x2000 and 0x4000..0x6000.
+        let maps: BTreeMap<usize, Map> = [(0x1000, map(0x1000)), (0x4000, map(0x2000))].into();
+        let cases = [
+            // (start, size, overlaps)
+            (0x1000, 0x1000, true),  // the same range
+            (0x0800, 0x1000, true),  // running into the first
+            (0x1800, 0x0100, true),  // inside the first
+            (0x1800, 0x1000, true),  // from inside the first out of it
+            (0x0000, 0x8000, true),  // around both
+            (0x3000, 0x2000, true),  // running into the second
+            (0x2000, 0x2000, false), // between them, touching both
+            (0x0000, 0x1000, false), // just below the first
+            (0x6000, 0x1000, false), // just above the second
+            (0x1000, 0x0000, true),  // empty, at a mapping's start
+            (0x2000, 0x0000, false), // empty, at a mapping's end
+        ];
+        for (addr, size, want) in cases {
+            assert_eq!(overlaps(&maps, addr, size), want, "{addr:#x}+{size:#x}");
+        }
+        assert!(!overlaps(&BTreeMap::new(), 0x1000, 0x1000));
     }
 }
