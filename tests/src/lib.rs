@@ -69,7 +69,7 @@ pub fn library_for_c() -> PathBuf {
 
 /// Compiles the C program `src` (`-g -O0 -std=c11 -Wall`, plus `flags`)
 /// against the shipped headers and [`library_for_c`], with that library's
-/// directory as its run path, into the temporary directory as `name`.
+/// directory as its run path, into `target/<profile>/c-programs/<name>`.
 pub fn compile_c(src: &Path, name: &str, flags: &[&str]) -> PathBuf {
     compile_with(("CC", "cc", "-std=c11"), src, name, flags)
 }
@@ -88,7 +88,14 @@ fn compile_with(
     let lib = library_for_c();
     let dir = lib.parent().expect("the library's directory");
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/emu-capi/include");
-    let out = std::env::temp_dir().join(format!("aclmem-{name}-{}", std::process::id()));
+    // Built beside a temporary name and renamed over `name`: a test running
+    // the program meanwhile runs the previous build of the same source.
+    let programs = emulated_library_path().with_file_name("c-programs");
+    std::fs::create_dir_all(&programs).expect("the target directory is writable");
+    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let build = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = programs.join(name);
+    let tmp = programs.join(format!(".{name}.{}.{build}", std::process::id()));
     let status =
         std::process::Command::new(std::env::var(variable).unwrap_or_else(|_| default.into()))
             .args(["-g", "-O0", standard, "-Wall"])
@@ -96,13 +103,14 @@ fn compile_with(
             .arg(format!("-I{}", include.display()))
             .arg(src)
             .arg("-o")
-            .arg(&out)
+            .arg(&tmp)
             .arg(format!("-L{}", dir.display()))
             .arg("-lascendcl")
             .arg(format!("-Wl,-rpath,{}", dir.display()))
             .status()
             .expect("the compiler runs");
     assert!(status.success(), "{} compiles", src.display());
+    std::fs::rename(&tmp, &out).expect("the program is moved into place");
     out
 }
 

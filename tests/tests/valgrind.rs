@@ -33,7 +33,6 @@ fn under_memcheck(source: &str, name: &str) -> (Option<i32>, String, String) {
         )
         .output()
         .expect("valgrind runs (apt install valgrind; cargo xtask ci installs it)");
-    let _ = std::fs::remove_file(&exe);
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
