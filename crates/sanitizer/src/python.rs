@@ -132,8 +132,7 @@ unsafe fn text(api: &Api, object: Object, name: &CStr) -> Option<String> {
 
 /// The Python call site of the ACL call being made on this thread: its
 /// number (0 when no Python code made it).
-pub fn call_site() -> u32 {
-    let Some(api) = api() else { return 0 };
+fn call_site(api: &Api) -> u32 {
     // SAFETY: both may be called from any thread at any time.
     if unsafe { (api.initialized)() != 1 || (api.gil_held)() != 1 } {
         return 0;
@@ -209,12 +208,12 @@ fn from_ctypes(ra: usize) -> bool {
 /// GIL (no stack taken here: [`call_stack`] takes it when asked), or through
 /// `ctypes` ([`foreign_call`]). `(0, 0)` for a call that is not Python's.
 pub fn site_of_call(ra: usize, depth: usize) -> (u32, u32) {
-    if api().is_none() {
-        // No interpreter in the process: no Python call.
+    // No interpreter in the process: no Python call.
+    let Some(api) = api() else {
         return (0, 0);
-    }
-    match call_site() {
-        0 if ra != 0 => foreign_call(ra, depth).unwrap_or((0, 0)),
+    };
+    match call_site(api) {
+        0 if ra != 0 => foreign_call(api, ra, depth).unwrap_or((0, 0)),
         n => (n, 0),
     }
 }
@@ -224,8 +223,7 @@ pub fn site_of_call(ra: usize, depth: usize) -> (u32, u32) {
 /// thread that released the GIL for it: the GIL is taken back for the
 /// look, as a `ctypes` callback takes it, and released. `None` for any
 /// other call. Called before the sanitizer takes any lock of its own.
-pub fn foreign_call(ra: usize, depth: usize) -> Option<(u32, u32)> {
-    let api = api()?;
+fn foreign_call(api: &Api, ra: usize, depth: usize) -> Option<(u32, u32)> {
     // SAFETY: both may be called from any thread at any time.
     if unsafe { (api.initialized)() != 1 || (api.gil_held)() == 1 } || !from_ctypes(ra) {
         return None;
