@@ -102,6 +102,14 @@ struct Totals {
     mapped: usize,
 }
 
+impl Totals {
+    /// (device key, physical bytes, mapped bytes), as the timeline takes
+    /// them.
+    fn traced(self) -> (u32, usize, usize) {
+        (self.device, self.phys, self.mapped)
+    }
+}
+
 /// Whether `addr..addr + size` overlaps a mapping of `maps`: one starting
 /// inside it, or the last one starting below it running into it. The last
 /// mapping starting below the range's end is the one to look at for both:
@@ -182,14 +190,14 @@ impl Model {
         if self.cycles.asleep {
             self.cycles.low = self.cycles.low.min(self.phys_total);
         }
-        (after.device, after.phys, after.mapped)
+        after.traced()
     }
 
     /// Adds `bytes` to `device`'s mapped bytes: its totals after.
     fn mapped_add(&mut self, device: Option<u32>, bytes: isize) -> (u32, usize, usize) {
         let t = self.totals_of(device);
         t.mapped = t.mapped.saturating_add_signed(bytes);
-        (t.device, t.phys, t.mapped)
+        t.traced()
     }
 
     /// The devices (and the host, [`HOST`]) this process used.
@@ -213,7 +221,7 @@ impl Model {
         self.totals
             .iter()
             .find(|t| t.device == d)
-            .map_or((d, 0, 0), |t| (d, t.phys, t.mapped))
+            .map_or((d, 0, 0), |t| t.traced())
     }
 
     /// Whether `h`, which is not a live handle, was freed: freed while
