@@ -88,7 +88,7 @@ fn compile_with(
     let lib = library_for_c();
     let dir = lib.parent().expect("the library's directory");
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/emu-capi/include");
-    // Built beside a temporary name and renamed over `name`: a test running
+    // Built under a temporary name and renamed over `name`: a test running
     // the program meanwhile runs the previous build of the same source.
     let programs = emulated_library_path().with_file_name("c-programs");
     std::fs::create_dir_all(&programs).expect("the target directory is writable");
