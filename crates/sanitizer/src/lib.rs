@@ -167,6 +167,7 @@ where
 }
 
 impl<F: FnOnce(&mut aclmem_formats::trace::Record<'static>)> Traced<F> {
+    #[inline]
     fn write(self, call: &'static str, r: sys::aclError) {
         if let Traced::Record {
             totals,

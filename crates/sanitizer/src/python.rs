@@ -207,11 +207,18 @@ fn from_ctypes(ra: usize) -> bool {
 /// stack (up to `depth` frames; 0 for none): from Python code holding the
 /// GIL (no stack taken here: [`call_stack`] takes it when asked), or through
 /// `ctypes` ([`foreign_call`]). `(0, 0)` for a call that is not Python's.
+/// Asked at every call: whether there is an interpreter is decided inline.
+#[inline]
 pub fn site_of_call(ra: usize, depth: usize) -> (u32, u32) {
     // No interpreter in the process: no Python call.
-    let Some(api) = api() else {
-        return (0, 0);
-    };
+    match api() {
+        Some(api) => python_site_of_call(api, ra, depth),
+        None => (0, 0),
+    }
+}
+
+#[inline(never)]
+fn python_site_of_call(api: &Api, ra: usize, depth: usize) -> (u32, u32) {
     match call_site(api) {
         0 if ra != 0 => foreign_call(api, ra, depth).unwrap_or((0, 0)),
         n => (n, 0),

@@ -14,14 +14,18 @@ use std::io::Write as _;
 /// made it, if Python code did, and, when `ACLMEM_SANITIZER_STACKS` asks
 /// for them, the native frames below it (kept as addresses, interned,
 /// symbolised only when reported).
+///
+/// Two words, no padding: a site is copied at every call, and a value of
+/// two words travels in registers (a third word, or padding, made every
+/// copy a trip through memory that stalled on the partial stores before it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Site {
     ra: usize,
     python: u32,
-    /// Index + 1 into [`STACKS`] (0: no stack kept).
+    /// The stack kept (0: none): for a Python site (`python` not 0) the
+    /// number of the Python stack's text, one frame per line; else index + 1
+    /// into [`STACKS`].
     stack: u32,
-    /// The Python stack's text, one frame per line (0: none kept).
-    pystack: u32,
 }
 
 /// The most frames kept per stack.
@@ -191,8 +195,7 @@ impl Site {
         Site {
             ra: ra as usize,
             python,
-            stack: 0,
-            pystack,
+            stack: if python != 0 { pystack } else { 0 },
         }
     }
 
@@ -228,17 +231,25 @@ impl Site {
     }
 
     /// [`Site::with_stack`], knowing where on the stack the call's return
-    /// address is (0: not known).
+    /// address is (0: not known). Asked at every call that makes something:
+    /// whether a stack is wanted is decided here, inline; taking it is not.
+    #[inline]
     fn with_stack_from(self, slot: usize) -> Site {
         let depth = crate::config()
             .stack_depth
             .load(std::sync::atomic::Ordering::Relaxed);
-        if self.stack != 0 || self.pystack != 0 || depth < 2 || self.ra == 0 {
+        if self.stack != 0 || depth < 2 || self.ra == 0 {
             return self;
         }
+        self.stack_taken(depth, slot)
+    }
+
+    /// The site with `depth` frames of stack taken now.
+    #[inline(never)]
+    fn stack_taken(self, depth: usize, slot: usize) -> Site {
         if self.python != 0 {
             return Site {
-                pystack: crate::python::call_stack(depth),
+                stack: crate::python::call_stack(depth),
                 ..self
             };
         }
@@ -273,7 +284,6 @@ impl Site {
             ra: 0,
             python: crate::python::intern_text(text),
             stack: 0,
-            pystack: 0,
         }
     }
 
@@ -286,13 +296,13 @@ impl Site {
     /// (`function (file:line)`), the call site first; empty when none was
     /// kept.
     pub fn frames(&self) -> Vec<String> {
-        if self.pystack != 0 {
-            return crate::python::describe(self.pystack)
-                .map(|t| t.lines().map(str::to_owned).collect())
-                .unwrap_or_default();
-        }
         if self.stack == 0 {
             return Vec::new();
+        }
+        if self.python != 0 {
+            return crate::python::describe(self.stack)
+                .map(|t| t.lines().map(str::to_owned).collect())
+                .unwrap_or_default();
         }
         let frames: Vec<usize> = STACKS
             .lock()

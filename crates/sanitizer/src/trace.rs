@@ -40,6 +40,7 @@ struct Sites {
 static SITES: Mutex<Option<Sites>> = Mutex::new(None);
 static ENABLED: OnceLock<bool> = OnceLock::new();
 
+#[inline]
 fn enabled() -> bool {
     *ENABLED.get_or_init(|| {
         let Some(path) = std::env::var_os("ACLMEM_SANITIZER_TRACE").filter(|p| !p.is_empty())
@@ -89,7 +90,8 @@ pub fn call(call: &str, totals: Option<(u32, usize, usize)>, size: usize, ret: i
 
 /// One call, with the details `aclmem replay` needs to make it again
 /// (`extra` fills them in: the handle, the address, the attribute and
-/// location).
+/// location). Asked after every call: whether to trace is decided inline.
+#[inline]
 pub fn call_with<'a>(
     call: &'a str,
     totals: Option<(u32, usize, usize)>,
@@ -97,9 +99,19 @@ pub fn call_with<'a>(
     ret: i32,
     extra: impl FnOnce(&mut Record<'a>),
 ) {
-    if !enabled() {
-        return;
+    if enabled() {
+        record_call(call, totals, size, ret, extra);
     }
+}
+
+#[inline(never)]
+fn record_call<'a>(
+    call: &'a str,
+    totals: Option<(u32, usize, usize)>,
+    size: usize,
+    ret: i32,
+    extra: impl FnOnce(&mut Record<'a>),
+) {
     let mut record = Record {
         t: now_us(),
         pid: Some(u64::from(std::process::id())),

@@ -89,11 +89,18 @@ pub(crate) fn next() -> &'static AclFunctions {
 }
 
 /// With `ACLMEM_SANITIZER_REPORT_API_ERRORS`, a call the library refused
-/// is a finding (`api-error`) with its code and where it was made.
+/// is a finding (`api-error`) with its code and where it was made. Asked
+/// after every call: whether to report is decided inline.
+#[inline]
 pub(crate) fn api_error(call: &'static str, r: sys::aclError, site: Site) {
-    if r == 0 || !config().report_api_errors {
-        return;
+    if r != 0 && config().report_api_errors {
+        api_error_reported(call, r, site);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn api_error_reported(call: &'static str, r: sys::aclError, site: Site) {
     report::report(report::Finding {
         class: Class::ApiError,
         call,
