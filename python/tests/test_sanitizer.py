@@ -286,6 +286,42 @@ def test_explore_fails_each_allocation_of_the_camem_flow(tmp_path):
         assert r["outcome"] != "hang", r
 
 
+CTYPES_HANDLED = """import ctypes
+
+
+class Prop(ctypes.Structure):
+    _fields_ = [("handleType", ctypes.c_int), ("allocationType", ctypes.c_int),
+                ("memAttr", ctypes.c_int), ("id", ctypes.c_uint32), ("type", ctypes.c_int),
+                ("reserve", ctypes.c_uint64)]
+
+
+acl = ctypes.CDLL({lib!r})
+assert acl.aclInit(None) == 0 and acl.aclrtSetDevice(0) == 0
+prop = Prop(0, 0, 4, 0, 1, 0)
+h = ctypes.c_void_p()
+if acl.aclrtMallocPhysical(ctypes.byref(h), ctypes.c_size_t(2 << 20), ctypes.byref(prop), ctypes.c_uint64(0)) == 0:  # MALLOC
+    acl.aclrtFreePhysical(h)
+"""
+
+
+def test_explore_names_a_ctypes_scripts_fault_by_its_line(tmp_path):
+    """`aclmem explore` over a script calling through ctypes (the GIL
+    released for the call): the emulated library asks the sanitizer for
+    the call's Python line while the sanitizer holds its lock across the
+    call, and gets the line found before the lock (the interpreter is not
+    asked to take the GIL then)."""
+    from conftest import emulated_library
+
+    source = CTYPES_HANDLED.format(lib=str(emulated_library()))
+    out, records, line = _explore_script(
+        tmp_path, "explored_ctypes.py", source.replace("{", "{{").replace("}", "}}"),
+        "aclrtMallocPhysical", 120,
+    )
+    assert [r["site"] for r in records] == [f"explored_ctypes.py:{line('MALLOC')}"], (
+        out.stderr[-3000:])
+    assert [r["outcome"] for r in records] == ["handled"], records
+
+
 def _explore_script(tmp_path, name, source, only, timeout):
     """`aclmem explore --only ONLY --timeout TIMEOUT` over the script
     `source` (with this machine's prop), written as `name`, on a machine of

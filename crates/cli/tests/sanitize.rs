@@ -52,6 +52,33 @@ fn each_seeded_defect_is_reported_once_with_its_class_and_call_site() {
     }
 }
 
+/// Two threads unmapping one mapping at once: the library answers one of
+/// them, and the sanitizer judges the pair in the order the calls ran (a
+/// check, its call and the model's update are one step), so every round
+/// has exactly one `unmap-unmapped`, never none (both checks passed before
+/// either update) and never two.
+#[test]
+fn of_two_threads_unmapping_one_mapping_at_once_the_second_is_reported_every_time() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("racing-unmaps");
+    let (findings, code) = sanitize(&[], &exe, &["racing-unmaps"]);
+    let line = defects_line("RACING-UNMAP");
+    let races = findings
+        .iter()
+        .filter(|f| {
+            f["class"] == "unmap-unmapped"
+                && f["site"]
+                    .as_str()
+                    .is_some_and(|s| s.ends_with(&format!("defects.c:{line})")))
+        })
+        .count();
+    assert_eq!(races, 50, "{findings:#?}");
+    assert_eq!(findings.len(), 50, "nothing else: {findings:#?}");
+    assert_eq!(code, 1);
+}
+
 #[test]
 fn a_call_refused_on_an_older_release_of_the_fleet_is_reported() {
     if under_test_runner() {

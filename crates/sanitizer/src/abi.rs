@@ -65,7 +65,7 @@ pub unsafe extern "C" fn aclmem_sanitizer_python_site(
     cap: usize,
 ) -> u32 {
     // The site only: no stack is taken for it.
-    let (n, _) = crate::python::site_of_call(ra as usize, 0);
+    let n = crate::python::site_for_library(ra as usize);
     match crate::python::place(n) {
         // SAFETY: the caller's contract, passed on.
         Some((name, line)) if unsafe { aclmem_cmem::write_cstr(file, cap, &name) } => line,

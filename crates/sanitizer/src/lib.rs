@@ -111,6 +111,19 @@ macro_rules! forward {
 ///    events, an out-of-memory report;
 /// 6. the trace record `done` gives ([`Traced`]), written when tracing.
 ///
+/// With `locked |m|;` the model is locked once, from the checks to what
+/// the answer changed, and bound to `m` in both: the hooks of physical
+/// handles, reservations and mappings take this form (exports and imports,
+/// which may wait on another process, lock only around their own steps).
+/// One lock per call instead of two, and a
+/// check, the call it checks and the model's update are one step for the
+/// other threads: two threads unmapping one address are judged in the order
+/// their calls really ran (the second finds no mapping), never both passed.
+/// The library's calls of these functions are not re-entered from below
+/// and never wait for another thread of the process, so holding the lock
+/// across one costs the other threads only the time of that call. Copies
+/// and memsets (which may take long) lock only around their checks.
+///
 /// Every hook of the physical-memory API and of device and host memory
 /// (`vmm`, `device_memory`) takes this shape. Written out are the calls
 /// that arrive without a trampoline (`aclrtFree`, `aclrtFreeHost`, the
@@ -119,6 +132,33 @@ macro_rules! forward {
 /// HCCL's hooks (`runtime`, `hccl`), which follow the thread's device or a
 /// communicator rather than memory.
 macro_rules! hook {
+    (
+        $name:ident($($arg:expr),* $(,)?) at $site:expr;
+        locked |$m:ident|;
+        check |$check_site:ident| $check:expr;
+        done |$r:pat_param, $before:pat_param, $done_site:pat_param| $done:expr $(;)?
+    ) => {{
+        let site: Site = $site;
+        let mut guard = model();
+        let before = {
+            // Some checks need only the lock (reserve's: none).
+            #[allow(unused_variables)]
+            let $m: &mut Model = &mut guard;
+            let $check_site = site;
+            $check
+        };
+        let r: sys::aclError =
+            crate::python::under_way(site.ra(), site.python(), || forward!($name($($arg),*)));
+        api_error(stringify!($name), r, site);
+        let traced: Traced<_> = {
+            let $m: &mut Model = &mut guard;
+            let ($r, $before, $done_site) = (r, before, site);
+            $done
+        };
+        drop(guard);
+        traced.write(stringify!($name), r);
+        r
+    }};
     (
         $name:ident($($arg:expr),* $(,)?) at $site:expr;
         check |$check_site:ident| $check:expr;

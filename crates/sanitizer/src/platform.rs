@@ -2,9 +2,29 @@
 
 use super::*;
 
+/// The model behind its lock, and beside it the call of the library that
+/// the lock's holder is making: the hooks touch both at every call, and
+/// together they lie on one page.
+struct Locked {
+    model: Mutex<Model>,
+    under_way: crate::python::UnderWay,
+}
+
+fn locked() -> &'static Locked {
+    static LOCKED: OnceLock<Locked> = OnceLock::new();
+    LOCKED.get_or_init(|| Locked {
+        model: Mutex::new(Model::default()),
+        under_way: crate::python::UnderWay::default(),
+    })
+}
+
 pub(crate) fn model_lock() -> &'static Mutex<Model> {
-    static MODEL: OnceLock<Mutex<Model>> = OnceLock::new();
-    MODEL.get_or_init(|| Mutex::new(Model::default()))
+    &locked().model
+}
+
+/// The call of the library the model lock's holder is making.
+pub(crate) fn under_way_slot() -> &'static crate::python::UnderWay {
+    &locked().under_way
 }
 
 pub(crate) fn model() -> MutexGuard<'static, Model> {

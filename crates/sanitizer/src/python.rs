@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::path::Path;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
@@ -223,6 +224,59 @@ fn python_site_of_call(api: &Api, ra: usize, depth: usize) -> (u32, u32) {
         0 if ra != 0 => foreign_call(api, ra, depth).unwrap_or((0, 0)),
         n => (n, 0),
     }
+}
+
+/// The call of the library that the thread holding the model's lock is
+/// making ([`under_way`]): that thread (0: none), the call's return address
+/// and its Python site. Written only by the thread holding the lock, and
+/// cleared before it lets the lock go; another thread never finds its own
+/// identity in it, so what it reads of it does not matter (and a thread
+/// variable would cost a lookup of its own at every call). It lies beside
+/// the lock (`platform::under_way_slot`).
+#[derive(Default)]
+pub(crate) struct UnderWay {
+    thread: AtomicUsize,
+    ra: AtomicUsize,
+    python: AtomicU32,
+}
+
+fn this_thread() -> usize {
+    // SAFETY: pthread_self has no preconditions.
+    unsafe { libc::pthread_self() as usize }
+}
+
+/// Makes the call `call` of the library, which the caller makes with the
+/// model's lock held, with `ra` and `python` (its return address and Python
+/// site, found before the lock was taken) as the call under way, for
+/// [`site_for_library`].
+#[inline]
+pub(crate) fn under_way<R>(ra: usize, python: u32, call: impl FnOnce() -> R) -> R {
+    let u = crate::under_way_slot();
+    u.ra.store(ra, Ordering::Relaxed);
+    u.python.store(python, Ordering::Relaxed);
+    u.thread.store(this_thread(), Ordering::Relaxed);
+    let r = call();
+    u.thread.store(0, Ordering::Relaxed);
+    r
+}
+
+/// The Python site the library underneath asks for the call whose return
+/// address is `ra` (`aclmem_sanitizer_python_site`: the emulated library
+/// names its faults' and explore's sites with it). During a call the
+/// sanitizer makes with its model's lock held, the interpreter is not
+/// asked to take the GIL (a `ctypes` call's site): a thread holding the
+/// GIL may be waiting for that lock. The call under way's own site was
+/// found before the lock; any other frame gets only what a thread holding
+/// the GIL can say.
+pub fn site_for_library(ra: usize) -> u32 {
+    let u = crate::under_way_slot();
+    if u.thread.load(Ordering::Relaxed) != this_thread() {
+        return site_of_call(ra, 0).0;
+    }
+    if u.ra.load(Ordering::Relaxed) == ra {
+        return u.python.load(Ordering::Relaxed);
+    }
+    api().map_or(0, call_site)
 }
 
 /// The Python call site and stack (up to `depth` frames; 0 for none) of a

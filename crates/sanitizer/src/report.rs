@@ -287,6 +287,16 @@ impl Site {
         }
     }
 
+    /// The return address of the call (0: not known).
+    pub fn ra(&self) -> usize {
+        self.ra
+    }
+
+    /// The number of the Python site's text (0: not Python's).
+    pub fn python(&self) -> u32 {
+        self.python
+    }
+
     /// A key that is the same for the same call site.
     pub fn key(&self) -> usize {
         self.ra ^ ((self.python as usize) << 48)

@@ -115,23 +115,35 @@ fn api_error_reported(call: &'static str, r: sys::aclError, site: Site) {
 /// torch_npu takes for an OOM): an `out-of-memory` finding at the call,
 /// with what held the device in this process then, grouped by the call site
 /// that made it, largest first, and the process's reserved address space.
-pub(crate) fn out_of_memory(
+/// `model` gives the model (locked by the caller, or locked by it): it is
+/// asked only for a refusal, which is decided inline.
+#[inline]
+pub(crate) fn out_of_memory<M: std::ops::Deref<Target = Model>>(
+    model: impl FnOnce() -> M,
     call: &'static str,
     r: sys::aclError,
     size: usize,
     device: Option<u32>,
     site: Site,
 ) {
-    if r != AclError::RT_MEMORY_ALLOCATION.code() {
-        return;
+    if r == AclError::RT_MEMORY_ALLOCATION.code()
+        && let Some(device) = device
+    {
+        out_of_memory_reported(&model(), call, r, size, device, site);
     }
-    let Some(device) = device else {
-        return;
-    };
-    let (holders, (reserved, mapped, gap)) = {
-        let m = model();
-        (m.holders(device), m.address_space())
-    };
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_memory_reported(
+    model: &Model,
+    call: &'static str,
+    r: sys::aclError,
+    size: usize,
+    device: u32,
+    site: Site,
+) {
+    let (holders, (reserved, mapped, gap)) = (model.holders(device), model.address_space());
     let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
     let held: usize = holders.iter().map(|h| h.1).sum();
     let mut lines: Vec<String> = holders

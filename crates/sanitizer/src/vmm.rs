@@ -13,6 +13,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
 ) -> sys::aclError {
     hook! {
         aclrtMallocPhysical(handle, size, prop, flags) at Site::made_at(caller);
+        locked |m|;
         check |site| {
             // SAFETY: the prop is plain C data, read through the kernel: an
             // address the process may not read is left to the library to
@@ -27,7 +28,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
             if let Some(p) = &copy
                 && p.location.type_ == Location::Device.raw()
             {
-                out_of_memory("aclrtMallocPhysical", r, size, Some(p.location.id), site);
+                out_of_memory(|| &*m, "aclrtMallocPhysical", r, size, Some(p.location.id), site);
             }
             let mut totals = None;
             let mut made = None;
@@ -38,7 +39,6 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
                 && let Some(h) = unsafe { cmem::read(handle) }
             {
                 let device = (p.location.type_ == Location::Device.raw()).then_some(p.location.id);
-                let mut m = model();
                 m.handle_made(h as usize, size, device, site, true);
                 totals = Some(m.totals(device));
                 made = Some(h as usize);
@@ -62,8 +62,8 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
 ) -> sys::aclError {
     hook! {
         aclrtFreePhysical(handle) at Site::called(caller);
+        locked |m|;
         check |site| {
-            let m = model();
             m.check_free(handle as usize, site);
             m.shared(handle as usize).cloned()
         };
@@ -79,7 +79,6 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
                 });
             }
             if r == 0 {
-                let mut m = model();
                 let device = m.device_of(handle as usize);
                 m.handle_freed(handle as usize);
                 totals = Some(m.totals(device));
@@ -107,6 +106,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
     hook! {
         aclrtReserveMemAddress(vir_ptr, size, alignment, expect_ptr, flags)
             at Site::made_at(caller);
+        locked |m|;
         check |_site| ();
         done |r, (), site| {
             let mut made = None;
@@ -115,7 +115,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
                 // address.
                 && let Some(va) = unsafe { cmem::read(vir_ptr) }
             {
-                model().resv_made(va as usize, size, site);
+                m.resv_made(va as usize, size, site);
                 made = Some(va as usize);
             }
             traced(None, size, move |t| {
@@ -136,10 +136,11 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtReleaseMemAddress(
 ) -> sys::aclError {
     hook! {
         aclrtReleaseMemAddress(vir_ptr) at Site::called(caller);
-        check |site| model().check_release(vir_ptr as usize, site);
+        locked |m|;
+        check |site| m.check_release(vir_ptr as usize, site);
         done |r, (), site| {
             if r == 0 {
-                model().resv_released(vir_ptr as usize);
+                m.resv_released(vir_ptr as usize);
             }
             traced(None, 0, move |t| {
                 t.va = Some(vir_ptr as u64);
@@ -163,12 +164,11 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMapMem(
 ) -> sys::aclError {
     hook! {
         aclrtMapMem(vir_ptr, size, offset, handle, flags) at Site::made_at(caller);
-        check |site| model().check_map(vir_ptr as usize, size, handle as usize, site);
+        locked |m|;
+        check |site| m.check_map(vir_ptr as usize, size, handle as usize, site);
         done |r, (), site| {
-            // One lock: the mapping, and whether it maps an import (a
-            // sharing event).
+            // The mapping, and whether it maps an import (a sharing event).
             let (totals, shared) = if r == 0 {
-                let mut m = model();
                 let totals = m.mapped(vir_ptr as usize, size, handle as usize, site);
                 let shared = m.imported_mapping(vir_ptr as usize).map(str::to_owned);
                 (Some(totals), shared)
@@ -200,8 +200,8 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
 ) -> sys::aclError {
     hook! {
         aclrtUnmapMem(vir_ptr) at Site::called(caller);
+        locked |m|;
         check |site| {
-            let m = model();
             m.check_unmap(vir_ptr as usize, site).and_then(|(size, shared)| {
                 crate::hccl::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
                 crate::mstx::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
@@ -218,7 +218,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
                 });
             }
             let totals = if r == 0 {
-                model().unmapped(vir_ptr as usize)
+                m.unmapped(vir_ptr as usize)
             } else {
                 None
             };
@@ -518,7 +518,7 @@ pub(crate) fn device_malloc_done(
     size: usize,
     site: Site,
 ) -> Traced<impl FnOnce(&mut aclmem_formats::trace::Record<'static>)> {
-    out_of_memory(name, r, size, DEVICE.with(Cell::get), site);
+    out_of_memory(model, name, r, size, DEVICE.with(Cell::get), site);
     let mut totals = None;
     let mut made = None;
     if r == 0

@@ -7,6 +7,11 @@
  */
 #ifndef ACLMEM_BY_NAME_H
 #define ACLMEM_BY_NAME_H
+/* The system headers below come before the program's: what the program
+ * asks of them (defects.c: POSIX 2008, for its barriers) is asked here. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include <acl/acl.h>
 #include <dlfcn.h>
 #include <stdio.h>

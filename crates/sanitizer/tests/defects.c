@@ -5,6 +5,9 @@
  * itself never crashes, so what is under test is only what the sanitizer
  * reports. Run with ACLMEM_SANITIZER_TARGETS=a2@8.3 for `portability`.
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* pthread barriers under -std=c11 */
+#endif
 #include <acl/acl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <dlfcn.h>
+#include <pthread.h>
 
 #define MIB ((size_t)1 << 20)
 
@@ -52,6 +56,26 @@ static void __attribute__((noinline)) activations(aclrtDrvMemHandle *a) {
     aclrtMallocPhysical(a, 4 * MIB, &p, 0); /* OOM-ACTIVATIONS */
 }
 static void __attribute__((noinline)) second_caller(aclrtDrvMemHandle *out) { make_handle(out); }
+
+/* Two threads unmapping one mapping at once, RACES times: the library
+ * answers one of each pair, and the other unmaps nothing. */
+#define RACES 50
+static pthread_barrier_t race_start;
+static void *unmap_racer(void *va) {
+    pthread_barrier_wait(&race_start);
+    aclrtUnmapMem(va); /* RACING-UNMAP */
+    pthread_barrier_wait(&race_start);
+    return NULL;
+}
+static void *racer_thread(void *va_slot) {
+    void **slot = va_slot;
+    if (aclrtSetDevice(0) != 0) return NULL;
+    for (int i = 0; i < RACES; i++) {
+        pthread_barrier_wait(&race_start); /* the round's mapping is made */
+        unmap_racer(*slot);
+    }
+    return NULL;
+}
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "clean";
@@ -261,6 +285,20 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 3; i++) aclrtFreePhysical(w[i]);
         for (int i = 0; i < 2; i++) aclrtFree(c[i]);
         aclrtFreePhysical(a);
+    } else if (strcmp(mode, "racing-unmaps") == 0) {
+        pthread_t other;
+        pthread_barrier_init(&race_start, NULL, 2);
+        if (pthread_create(&other, NULL, racer_thread, &va) != 0) return 3;
+        for (int i = 0; i < RACES; i++) {
+            aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0);
+            aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+            aclrtMapMem(va, 2 * MIB, 0, h, 0);
+            pthread_barrier_wait(&race_start);
+            unmap_racer(va);
+            aclrtReleaseMemAddress(va);
+            aclrtFreePhysical(h);
+        }
+        pthread_join(other, NULL);
     } else if (strcmp(mode, "leak") == 0) {
         aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* LEAK-SITE */
     } else if (strcmp(mode, "clean") != 0) {
