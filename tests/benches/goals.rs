@@ -6,7 +6,8 @@
 //! `libascendcl.so` in `$ACLMEM_ASCENDCL`) and puts the table into
 //! docs/benchmarks.md. Each time is the median of 9 rounds; each round
 //! runs the operation enough times to take about 20 ms. Paired figures are
-//! measured in alternation 7 times; the ratio is the median of the pairs'.
+//! measured in 31 adjacent slices of about 20 ms of each side; the ratio is
+//! the median of the slices'.
 //!
 //! | goal | figure | baseline | target |
 //! |---|---|---|---|
@@ -79,25 +80,41 @@ static ALLOC: Counting = Counting;
 const SIZE: usize = 2 * MIB;
 const ROUNDS: usize = 9;
 
-/// Two operations measured in alternation, `PAIRS` times: the pair whose
-/// ratio `b / a` is the median (robust against the machine's drift), as
-/// (ratio, time of a, time of b).
+/// Two operations measured in alternation: `SLICES` adjacent slices of
+/// about 20 ms of `a` and of `b` (which runs first swapped every other
+/// slice), and the slice whose ratio `b / a` is the median, as (ratio, time
+/// of a, time of b). The machine's speed drifts by several per cent within
+/// a second; the two halves of a slice are 40 ms apart, and drift moves
+/// them alike.
 fn paired(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64, f64) {
-    const PAIRS: usize = 7;
-    let mut pairs: Vec<(f64, f64, f64)> = (0..PAIRS)
-        .map(|_| {
-            let x = ns_per_op(&mut a);
-            let y = ns_per_op(&mut b);
+    const SLICES: usize = 31;
+    let (na, nb) = (calibrated(&mut a), calibrated(&mut b));
+    let mut slices: Vec<(f64, f64, f64)> = (0..SLICES)
+        .map(|i| {
+            let (x, y) = if i % 2 == 0 {
+                let x = ns_per_op_in(&mut a, na);
+                (x, ns_per_op_in(&mut b, nb))
+            } else {
+                let y = ns_per_op_in(&mut b, nb);
+                (ns_per_op_in(&mut a, na), y)
+            };
             (y / x, x, y)
         })
         .collect();
-    pairs.sort_by(|p, q| p.0.total_cmp(&q.0));
-    pairs[PAIRS / 2]
+    slices.sort_by(|p, q| p.0.total_cmp(&q.0));
+    slices[SLICES / 2]
 }
 
-/// Median nanoseconds per call of `op`.
+/// Median nanoseconds per call of `op`, over `ROUNDS` rounds.
 fn ns_per_op(mut op: impl FnMut()) -> f64 {
-    // Calibrate to about 20 ms a round.
+    let n = calibrated(&mut op);
+    let mut rounds: Vec<f64> = (0..ROUNDS).map(|_| ns_per_op_in(&mut op, n)).collect();
+    rounds.sort_by(f64::total_cmp);
+    rounds[ROUNDS / 2]
+}
+
+/// How many calls of `op` take about 20 ms (at least one).
+fn calibrated(mut op: impl FnMut()) -> u32 {
     let mut n = 1u32;
     loop {
         let t = Instant::now();
@@ -105,21 +122,19 @@ fn ns_per_op(mut op: impl FnMut()) -> f64 {
             op();
         }
         if t.elapsed() > Duration::from_millis(20) || n >= 1 << 20 {
-            break;
+            return n;
         }
         n *= 2;
     }
-    let mut rounds: Vec<f64> = (0..ROUNDS)
-        .map(|_| {
-            let t = Instant::now();
-            for _ in 0..n {
-                op();
-            }
-            t.elapsed().as_nanos() as f64 / f64::from(n)
-        })
-        .collect();
-    rounds.sort_by(f64::total_cmp);
-    rounds[ROUNDS / 2]
+}
+
+/// Nanoseconds per call of `op` over `n` calls.
+fn ns_per_op_in(mut op: impl FnMut(), n: u32) -> f64 {
+    let t = Instant::now();
+    for _ in 0..n {
+        op();
+    }
+    t.elapsed().as_nanos() as f64 / f64::from(n)
 }
 
 fn hbm() -> RawPhysicalMemProp {
