@@ -115,10 +115,10 @@ macro_rules! forward {
 /// the answer changed, and bound to `m` in both: the hooks of physical
 /// handles, reservations and mappings take this form (exports and imports,
 /// which may wait on another process, lock only around their own steps).
-/// One lock per call instead of two, and a
-/// check, the call it checks and the model's update are one step for the
-/// other threads: two threads unmapping one address are judged in the order
-/// their calls really ran (the second finds no mapping), never both passed.
+/// One lock per call instead of two, and a check, the call it checks and
+/// the model's update are one step for the other threads: two threads
+/// unmapping one address are judged in the order their calls really ran
+/// (the second finds no mapping), never both passed.
 /// The library's calls of these functions are not re-entered from below
 /// and never wait for another thread of the process, so holding the lock
 /// across one costs the other threads only the time of that call. Copies
