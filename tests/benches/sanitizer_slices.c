@@ -12,7 +12,11 @@
  *   ACLMEM_EMU_HBM=64GiB ACLMEM_SANITIZER_TARGETS=a2@8.3,a3 \
  *       target/sanitizer_slices target/release/libascendcl.so \
  *       target/release/libaclmem_sanitizer.so 101
+ *
+ * tests/tests/bench_tools.rs builds and runs it (the cycle must run clean
+ * under the sanitizer; the ratio printed is not asserted).
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 #include <acl/acl.h>
 #include <dlfcn.h>
 #include <stdio.h>

@@ -1,0 +1,56 @@
+//! The measurement tools kept beside the benchmarks build and run:
+//! `tests/benches/sanitizer_slices.c`, goal 9's measurement in C, over the
+//! emulated library and the sanitizer. The ratio it prints is a
+//! measurement and is not asserted; that it measures (the cycle runs, clean
+//! under the sanitizer, and a ratio is printed) is.
+//!
+//! Needs the emulated library and the sanitizer in the target directory
+//! (`cargo build`) and a C compiler.
+
+use std::path::Path;
+use std::process::Command;
+
+use aclmem_tests::{compile_c, library_for_c, sanitizer_path, under_test_runner};
+
+#[test]
+fn the_sanitizer_slice_harness_runs_the_cycle_clean_and_prints_a_ratio() {
+    if under_test_runner() {
+        return;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/sanitizer_slices.c");
+    let exe = compile_c(&src, "sanitizer-slices", &["-ldl"]);
+    let sanitizer = sanitizer_path();
+    assert!(
+        sanitizer.exists(),
+        "{} is missing: run `cargo build` first",
+        sanitizer.display()
+    );
+    let lib = library_for_c();
+    let out = Command::new(&exe)
+        .arg(&lib)
+        .arg(&sanitizer)
+        .arg("4")
+        .env("ACLMEM_ASCENDCL", &lib)
+        .env(
+            "ACLMEM_EMU_MACHINE",
+            format!("bench-tools-{}", std::process::id()),
+        )
+        .env("ACLMEM_EMU_QUIET", "1")
+        .env("ACLMEM_EMU_HBM", "64GiB")
+        .output()
+        .expect("the harness runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let ratio: f64 = stdout
+        .strip_prefix("median ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("a median ratio: {stdout}"));
+    assert!(ratio.is_finite() && ratio > 0.0, "{stdout}");
+    assert!(stdout.trim_end().ends_with("of 4 slices"), "{stdout}");
+    assert!(
+        stderr.contains("aclmem-sanitizer: summary: no findings"),
+        "the cycle is clean under the sanitizer: {stderr}"
+    );
+}
