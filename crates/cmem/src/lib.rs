@@ -412,8 +412,18 @@ mod tests {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A page mapped with `prot`, or unmapped again when `prot` is `None`.
-    fn page(prot: Option<libc::c_int>) -> usize {
+    /// The top page of the address space: no mapping of the process can
+    /// ever hold it (the kernel's half on x86_64 and aarch64). A page
+    /// mapped and unmapped again is no stand-in: the test harness's other
+    /// threads may map that address again at once (the next `mmap` takes
+    /// the highest free range), and a write meant to be refused lands in
+    /// their memory.
+    fn unmapped() -> usize {
+        usize::MAX & !4095
+    }
+
+    /// A page mapped with `prot`.
+    fn page(prot: libc::c_int) -> usize {
         // SAFETY: a fresh anonymous mapping of our own.
         let p = unsafe {
             libc::mmap(
@@ -429,10 +439,7 @@ mod tests {
         // SAFETY: `p` is our page.
         unsafe {
             p.cast::<u64>().write(0x0123_4567_89ab_cdef);
-            match prot {
-                Some(prot) => assert_eq!(libc::mprotect(p, 4096, prot), 0),
-                None => assert_eq!(libc::munmap(p, 4096), 0),
-            }
+            assert_eq!(libc::mprotect(p, 4096, prot), 0);
         }
         p as usize
     }
@@ -446,7 +453,7 @@ mod tests {
         let heap = Box::new(0xfeed_u32);
         // SAFETY: a live heap value.
         assert_eq!(unsafe { read(&*heap) }, Some(0xfeed));
-        let ro = page(Some(libc::PROT_READ));
+        let ro = page(libc::PROT_READ);
         assert_eq!(
             // SAFETY: the kernel checks the address.
             unsafe { read(ro as *const u64) },
@@ -457,8 +464,8 @@ mod tests {
             1,
             8,
             usize::MAX - 4,
-            page(Some(libc::PROT_NONE)),
-            page(None),
+            page(libc::PROT_NONE),
+            unmapped(),
         ] {
             // SAFETY: the kernel checks the address; nothing is read.
             assert_eq!(unsafe { read(bad as *const u64) }, None, "{bad:#x}");
@@ -472,7 +479,7 @@ mod tests {
         // SAFETY: our own box, not borrowed elsewhere during the call.
         assert!(unsafe { write(&mut *heap as *mut u64, 42) });
         assert_eq!(*heap, 42);
-        for bad in [0usize, 8, page(Some(libc::PROT_READ)), page(None)] {
+        for bad in [0usize, 8, page(libc::PROT_READ), unmapped()] {
             // SAFETY: the kernel checks the address; nothing Rust owns.
             assert!(!unsafe { write(bad as *mut u64, 1) }, "{bad:#x}");
         }
@@ -501,7 +508,7 @@ mod tests {
         .unwrap();
         assert_eq!(out, data);
         let mut small = [0u8; 8];
-        for bad in [1usize, page(Some(libc::PROT_NONE)), page(None)] {
+        for bad in [1usize, page(libc::PROT_NONE), unmapped()] {
             // SAFETY: `small` is ours; the source is checked.
             let r = unsafe { through_pipe(small.as_mut_ptr() as usize, bad, 8) };
             assert_eq!(r, Err(libc::EFAULT), "{bad:#x}");
@@ -524,7 +531,7 @@ mod tests {
         unsafe { fill(buf.as_mut_ptr() as usize, 9, buf.len()) }.unwrap();
         assert!(buf.iter().all(|&b| b == 9));
         // SAFETY: the kernel checks the address.
-        let r = unsafe { fill(page(None), 1, 16) };
+        let r = unsafe { fill(unmapped(), 1, 16) };
         assert_eq!(r, Err(libc::EFAULT));
     }
 }
