@@ -213,7 +213,8 @@ def test_clean_python_flows_report_nothing_in_20_runs(tmp_path):
         assert findings == [] and out.returncode == 0, (run, out.stderr)
 
 
-CTYPES = """import ctypes
+# What a script calling libascendcl.so through ctypes starts with.
+CTYPES_PRELUDE = """import ctypes
 
 
 class Prop(ctypes.Structure):
@@ -225,7 +226,9 @@ class Prop(ctypes.Structure):
 acl = ctypes.CDLL({lib!r})
 assert acl.aclInit(None) == 0 and acl.aclrtSetDevice(0) == 0
 prop = Prop(0, 0, 4, 0, 1, 0)
+"""
 
+CTYPES = CTYPES_PRELUDE + """
 
 def release(h):
     acl.aclrtFreePhysical(h)  # DEFECT
@@ -286,19 +289,7 @@ def test_explore_fails_each_allocation_of_the_camem_flow(tmp_path):
         assert r["outcome"] != "hang", r
 
 
-CTYPES_HANDLED = """import ctypes
-
-
-class Prop(ctypes.Structure):
-    _fields_ = [("handleType", ctypes.c_int), ("allocationType", ctypes.c_int),
-                ("memAttr", ctypes.c_int), ("id", ctypes.c_uint32), ("type", ctypes.c_int),
-                ("reserve", ctypes.c_uint64)]
-
-
-acl = ctypes.CDLL({lib!r})
-assert acl.aclInit(None) == 0 and acl.aclrtSetDevice(0) == 0
-prop = Prop(0, 0, 4, 0, 1, 0)
-h = ctypes.c_void_p()
+CTYPES_HANDLED = CTYPES_PRELUDE + """h = ctypes.c_void_p()
 if acl.aclrtMallocPhysical(ctypes.byref(h), ctypes.c_size_t(2 << 20), ctypes.byref(prop), ctypes.c_uint64(0)) == 0:  # MALLOC
     acl.aclrtFreePhysical(h)
 """
