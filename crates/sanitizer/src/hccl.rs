@@ -133,16 +133,30 @@ fn bytes(count: u64, data_type: u32) -> u64 {
 }
 
 /// Before `aclrtFree` or `aclrtUnmapMem` of `addr..addr + len`: activated
-/// communication memory in it is a finding.
+/// communication memory in it is a finding. Asked at every release:
+/// whether memory was ever activated is decided inline, the look is not.
+#[inline]
 pub(crate) fn check_release(
     call: &'static str,
     addr: usize,
     len: usize,
     site: impl FnOnce() -> Site,
 ) {
-    if !EVER_ACTIVATED.load(std::sync::atomic::Ordering::Acquire) {
-        return;
+    if EVER_ACTIVATED.load(std::sync::atomic::Ordering::Acquire) {
+        check_release_activated(call, addr, len, site);
     }
+}
+
+/// [`check_release`] in a process that activated communication memory
+/// (rare: HCCL's zero-copy memory).
+#[cold]
+#[inline(never)]
+fn check_release_activated(
+    call: &'static str,
+    addr: usize,
+    len: usize,
+    site: impl FnOnce() -> Site,
+) {
     let end = addr.saturating_add(len.max(1));
     let hit = active()
         .lock()

@@ -194,11 +194,16 @@ impl Traced<fn(&mut aclmem_formats::trace::Record<'static>)> {
     pub(crate) const NOT: Self = Traced::Not;
 }
 
-/// A trace record of the call ([`Traced::Record`]).
+/// A trace record of the call ([`Traced::Record`]), or none when the
+/// process is not traced (decided here, inline: nothing is built for it).
+#[inline]
 pub(crate) fn traced<F>(totals: Option<(u32, usize, usize)>, size: usize, extra: F) -> Traced<F>
 where
     F: FnOnce(&mut aclmem_formats::trace::Record<'static>),
 {
+    if !trace::enabled() {
+        return Traced::Not;
+    }
     Traced::Record {
         totals,
         size,

@@ -251,6 +251,12 @@ fn this_thread() -> usize {
 /// [`site_for_library`].
 #[inline]
 pub(crate) fn under_way<R>(ra: usize, python: u32, call: impl FnOnce() -> R) -> R {
+    // Without an interpreter the library's question has no Python answer,
+    // and `site_for_library` gives none without looking here: nothing to
+    // keep.
+    if api().is_none() {
+        return call();
+    }
     let u = crate::under_way_slot();
     u.ra.store(ra, Ordering::Relaxed);
     u.python.store(python, Ordering::Relaxed);

@@ -52,7 +52,10 @@ pub use aclmem_formats::sharing::shareable;
 
 /// One event: `what` of `call`, with the process, the time and, when
 /// `site` is given, the call's site and stack; `fill` adds what the event
-/// carries.
+/// carries. Only calls on shared handles (exports, imports, what maps
+/// them) make events: out of line, away from the hooks' common path.
+#[cold]
+#[inline(never)]
 pub fn event(what: Kind, call: &str, site: Option<Site>, fill: impl FnOnce(&mut Event)) {
     let Some(mut out) = file() else { return };
     let mut e = Event::new(what, call, std::process::id(), crate::trace::now_us());

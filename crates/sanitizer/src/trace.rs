@@ -40,8 +40,9 @@ struct Sites {
 static SITES: Mutex<Option<Sites>> = Mutex::new(None);
 static ENABLED: OnceLock<bool> = OnceLock::new();
 
+/// Whether the process is traced (`ACLMEM_SANITIZER_TRACE`).
 #[inline]
-fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     *ENABLED.get_or_init(|| {
         let Some(path) = std::env::var_os("ACLMEM_SANITIZER_TRACE").filter(|p| !p.is_empty())
         else {

@@ -39,8 +39,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
                 && let Some(h) = unsafe { cmem::read(handle) }
             {
                 let device = (p.location.type_ == Location::Device.raw()).then_some(p.location.id);
-                m.handle_made(h as usize, size, device, site, true);
-                totals = Some(m.totals(device));
+                totals = Some(m.handle_made(h as usize, size, device, site, true));
                 made = Some(h as usize);
             }
             traced(totals, size, move |t| {
@@ -79,9 +78,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
                 });
             }
             if r == 0 {
-                let device = m.device_of(handle as usize);
-                m.handle_freed(handle as usize);
-                totals = Some(m.totals(device));
+                totals = Some(m.handle_freed(handle as usize));
             }
             traced(totals, 0, move |t| {
                 t.h = Some(handle as u64);

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 type HashSet<K> = rustc_hash::FxHashSet<K>;
 
-use crate::report::{Class, Finding, Site, report};
+use crate::report::{Class, Finding, Site, report, report_cold};
 use crate::trace;
 
 mod cycles;
@@ -210,11 +210,6 @@ impl Model {
         self.handles.get(&h).map(|hd| hd.site)
     }
 
-    /// The device a live handle is on.
-    pub fn device_of(&self, h: usize) -> Option<u32> {
-        self.handles.get(&h).and_then(|hd| hd.device)
-    }
-
     /// (device key, physical bytes, mapped bytes) for the timeline.
     pub fn totals(&self, device: Option<u32>) -> (u32, usize, usize) {
         let d = dev_key(device);
@@ -231,7 +226,8 @@ impl Model {
         (!self.lingering.is_empty() && self.lingering.contains_key(&h)) || self.freed.contains(h)
     }
 
-    /// A handle made by malloc, import or retain.
+    /// A handle made by malloc, import or retain: the totals of its device
+    /// after (for the timeline).
     pub fn handle_made(
         &mut self,
         h: usize,
@@ -239,7 +235,7 @@ impl Model {
         device: Option<u32>,
         site: Site,
         counts: bool,
-    ) {
+    ) -> (u32, usize, usize) {
         if !self.lingering.is_empty() {
             self.lingering.remove(&h);
         }
@@ -254,7 +250,9 @@ impl Model {
             },
         );
         if counts {
-            self.phys_add(device, size as isize);
+            self.phys_add(device, size as isize)
+        } else {
+            self.totals(device)
         }
     }
 
@@ -262,7 +260,7 @@ impl Model {
     pub fn check_free(&self, h: usize, site: Site) {
         let live = self.handles.get(&h);
         if live.is_none() && self.was_freed(h) {
-            report(Finding {
+            report_cold(|| Finding {
                 class: Class::DoubleFree,
                 call: "aclrtFreePhysical",
                 args: format!("{h:#x}"),
@@ -273,7 +271,7 @@ impl Model {
         } else if let Some(hd) = live
             && hd.maps > 0
         {
-            report(Finding {
+            report_cold(|| Finding {
                 class: Class::FreeWhileMapped,
                 call: "aclrtFreePhysical",
                 args: format!("{h:#x}"),
@@ -287,32 +285,34 @@ impl Model {
         }
     }
 
-    /// After a successful `aclrtFreePhysical(h)`.
-    pub fn handle_freed(&mut self, h: usize) {
+    /// After a successful `aclrtFreePhysical(h)`: the totals of its device
+    /// after (of the host's, for a handle the model does not hold).
+    pub fn handle_freed(&mut self, h: usize) -> (u32, usize, usize) {
         if !self.shared.is_empty() {
             self.shared.remove(&h);
         }
         self.freed.push(h);
-        if let Some(hd) = self.handles.remove(&h) {
-            if hd.maps == 0 {
-                self.phys_add(hd.device, -(hd.size as isize));
-            } else {
-                self.lingering.insert(
-                    h,
-                    Lingering {
-                        size: hd.size,
-                        device: hd.device,
-                        maps: hd.maps,
-                    },
-                );
-            }
+        let Some(hd) = self.handles.remove(&h) else {
+            return self.totals(None);
+        };
+        if hd.maps == 0 {
+            return self.phys_add(hd.device, -(hd.size as isize));
         }
+        self.lingering.insert(
+            h,
+            Lingering {
+                size: hd.size,
+                device: hd.device,
+                maps: hd.maps,
+            },
+        );
+        self.totals(hd.device)
     }
 
     /// A handle that is not live (for map and export).
     pub fn check_live(&self, call: &'static str, h: usize, site: Site) {
         if !self.handles.contains_key(&h) && self.was_freed(h) {
-            report(Finding {
+            report_cold(|| Finding {
                 class: Class::UseAfterFree,
                 call,
                 args: format!("{h:#x}"),
@@ -333,7 +333,7 @@ impl Model {
                 let mut inside = self.maps.range(addr..addr.saturating_add(size));
                 if inside.next().is_some() {
                     let inside = 1 + inside.count();
-                    report(Finding {
+                    report_cold(|| Finding {
                         class: Class::ReleaseWhileMapped,
                         call: "aclrtReleaseMemAddress",
                         args: format!("{addr:#x}"),
@@ -349,7 +349,7 @@ impl Model {
             }
             None => "no reservation of this process starts at this address",
         };
-        report(Finding {
+        report_cold(|| Finding {
             class: Class::ReleaseUnreserved,
             call: "aclrtReleaseMemAddress",
             args: format!("{addr:#x}"),
@@ -369,7 +369,7 @@ impl Model {
         self.check_live("aclrtMapMem", h, site);
         let overlapping = overlaps(&self.maps, addr, size);
         if overlapping {
-            report(Finding {
+            report_cold(|| Finding {
                 class: Class::OverlappingMap,
                 call: "aclrtMapMem",
                 args: format!("{addr:#x}, {size:#x}, 0, {h:#x}"),
@@ -412,7 +412,7 @@ impl Model {
     /// finding.
     pub fn check_unmap(&self, addr: usize, site: Site) -> Option<(usize, Option<&str>)> {
         let Some(m) = self.maps.get(&addr) else {
-            report(Finding {
+            report_cold(|| Finding {
                 class: Class::UnmapUnmapped,
                 call: "aclrtUnmapMem",
                 args: format!("{addr:#x}"),
@@ -470,6 +470,9 @@ impl Model {
     /// The shareable handle behind the mapping at `addr`, if it maps an
     /// imported handle.
     pub fn imported_mapping(&self, addr: usize) -> Option<&str> {
+        if self.shared.is_empty() {
+            return None;
+        }
         self.import_mapped(self.maps.get(&addr)?)
     }
 
@@ -493,7 +496,7 @@ impl Model {
 
     pub fn check_import(&self, call: &'static str, shareable: u64, site: Site) {
         if let Some(exported) = self.exports.get(&shareable) {
-            report(Finding {
+            report_cold(|| Finding {
                 class: Class::ImportOwnExport,
                 call,
                 args: format!("{shareable:#x}"),
@@ -604,7 +607,7 @@ impl Model {
         };
         for (check, addr, side) in [(check_dst, dst, "destination"), (check_src, src, "source")] {
             if check && !self.device_range(addr, count) {
-                report(Finding {
+                report_cold(|| Finding {
                     class: Class::CopyUnmapped,
                     call,
                     args: match kind {

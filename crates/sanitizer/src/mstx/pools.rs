@@ -467,16 +467,30 @@ pub(crate) fn check_access(call: &'static str, addr: usize, len: usize, site: Si
 
 /// Before `aclrtFree` or `aclrtUnmapMem` of `addr..addr + len`: a region or
 /// heap still registered over it is a finding (the region, the more
-/// precise, when there is one).
+/// precise, when there is one). Asked at every release: whether any heap
+/// is registered is decided inline, the look at them is not.
+#[inline]
 pub(crate) fn check_release(
     call: &'static str,
     addr: usize,
     len: usize,
     site: impl FnOnce() -> Site,
 ) {
-    if HEAPS.load(Ordering::Relaxed) == 0 {
-        return;
+    if HEAPS.load(Ordering::Relaxed) != 0 {
+        check_release_registered(call, addr, len, site);
     }
+}
+
+/// [`check_release`] in a process with heaps registered (rare: a program
+/// that describes its pools to mstx).
+#[cold]
+#[inline(never)]
+fn check_release_registered(
+    call: &'static str,
+    addr: usize,
+    len: usize,
+    site: impl FnOnce() -> Site,
+) {
     let hit = {
         let pools = POOLS.lock();
         let regions = pools
