@@ -13,6 +13,12 @@
  *       target/sanitizer_slices target/release/libascendcl.so \
  *       target/release/libaclmem_sanitizer.so 101
  *
+ * With ACLMEM_SLICES_TIMES=1 it also prints each side's median time per
+ * cycle. Both sides may be sanitizers (two builds compared in one process,
+ * each over the same library), or the library may be
+ * tests/benches/sanitizer_cold.c (what the sanitizer itself costs, warm and
+ * with the caches evicted at each call).
+ *
  * tests/tests/bench_tools.rs builds and runs it (the cycle must run clean
  * under the sanitizer; the ratio printed is not asserted).
  */
@@ -109,7 +115,9 @@ int main(int argc, char **argv) {
     if (slices < 4 || slices > 1001) slices = 31;
     const long n = 3000;
     double *ratio = malloc(sizeof(double) * (size_t)slices);
-    if (ratio == NULL) return 1;
+    double *first_ns = malloc(sizeof(double) * (size_t)slices);
+    double *second_ns = malloc(sizeof(double) * (size_t)slices);
+    if (ratio == NULL || first_ns == NULL || second_ns == NULL) return 1;
     slice(&first, n);
     slice(&second, n);
     for (int i = 0; i < slices; i++) {
@@ -122,10 +130,22 @@ int main(int argc, char **argv) {
             y = slice(&second, n);
         }
         ratio[i] = y / x;
+        first_ns[i] = x;
+        second_ns[i] = y;
     }
     qsort(ratio, (size_t)slices, sizeof ratio[0], by_value);
     printf("median %.3f (quartiles %.3f, %.3f) of %d slices\n", ratio[slices / 2],
            ratio[slices / 4], ratio[3 * slices / 4], slices);
+    const char *times = getenv("ACLMEM_SLICES_TIMES");
+    if (times != NULL && times[0] == '1') {
+        qsort(first_ns, (size_t)slices, sizeof first_ns[0], by_value);
+        qsort(second_ns, (size_t)slices, sizeof second_ns[0], by_value);
+        printf("median ns per cycle: first %.1f, second %.1f (difference %.1f)\n",
+               first_ns[slices / 2], second_ns[slices / 2],
+               second_ns[slices / 2] - first_ns[slices / 2]);
+    }
     free(ratio);
+    free(first_ns);
+    free(second_ns);
     return 0;
 }

@@ -1,8 +1,10 @@
 //! The measurement tools kept beside the benchmarks build and run:
 //! `tests/benches/sanitizer_slices.c`, goal 9's measurement in C, over the
-//! emulated library and the sanitizer. The ratio it prints is a
-//! measurement and is not asserted; that it measures (the cycle runs, clean
-//! under the sanitizer, and a ratio is printed) is.
+//! emulated library and the sanitizer, and over
+//! `tests/benches/sanitizer_cold.c`, a library that does nothing but evict
+//! the caches. The ratios and times they print are measurements and are
+//! not asserted; that they measure (the cycle runs, clean under the
+//! sanitizer, and the figures are printed) is.
 //!
 //! Needs the emulated library and the sanitizer in the target directory
 //! (`cargo build`) and a C compiler.
@@ -49,6 +51,68 @@ fn the_sanitizer_slice_harness_runs_the_cycle_clean_and_prints_a_ratio() {
         .unwrap_or_else(|| panic!("a median ratio: {stdout}"));
     assert!(ratio.is_finite() && ratio > 0.0, "{stdout}");
     assert!(stdout.trim_end().ends_with("of 4 slices"), "{stdout}");
+    assert!(
+        stderr.contains("aclmem-sanitizer: summary: no findings"),
+        "the cycle is clean under the sanitizer: {stderr}"
+    );
+}
+
+#[test]
+fn over_the_cold_library_the_harness_prints_both_sides_times_and_the_cycle_is_clean() {
+    if under_test_runner() {
+        return;
+    }
+    let benches = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches");
+    let exe = compile_c(
+        &benches.join("sanitizer_slices.c"),
+        "sanitizer-slices-cold",
+        &["-ldl"],
+    );
+    let lib = exe.with_file_name("libsanitizer_cold.so");
+    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args([
+            "-O2", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", "-o",
+        ])
+        .arg(&lib)
+        .arg(benches.join("sanitizer_cold.c"))
+        .status()
+        .expect("the compiler runs");
+    assert!(status.success(), "sanitizer_cold.c compiles");
+    let sanitizer = sanitizer_path();
+    assert!(
+        sanitizer.exists(),
+        "{} is missing: run `cargo build` first",
+        sanitizer.display()
+    );
+    let out = Command::new(&exe)
+        .arg(&lib)
+        .arg(&sanitizer)
+        .arg("4")
+        .env("ACLMEM_ASCENDCL", &lib)
+        .env("ACLMEM_SLICES_TIMES", "1")
+        .env("COLD_EVICT_CODE", "1")
+        .env("COLD_EVICT_DATA", "64")
+        .output()
+        .expect("the harness runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let times: Vec<f64> = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("median ns per cycle: first "))
+        .unwrap_or_else(|| panic!("the times: {stdout}"))
+        .split([',', '(', ')'])
+        .filter_map(|w| w.split_whitespace().last()?.parse().ok())
+        .collect();
+    assert_eq!(
+        times.len(),
+        3,
+        "first, second and their difference: {stdout}"
+    );
+    assert!(
+        times[..2].iter().all(|t| t.is_finite() && *t > 0.0),
+        "{stdout}"
+    );
     assert!(
         stderr.contains("aclmem-sanitizer: summary: no findings"),
         "the cycle is clean under the sanitizer: {stderr}"
