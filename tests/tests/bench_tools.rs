@@ -9,41 +9,65 @@
 //! Needs the emulated library and the sanitizer in the target directory
 //! (`cargo build`) and a C compiler.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use aclmem_tests::{compile_c, library_for_c, sanitizer_path, under_test_runner};
 
-#[test]
-fn the_sanitizer_slice_harness_runs_the_cycle_clean_and_prints_a_ratio() {
-    if under_test_runner() {
-        return;
-    }
+/// The slice harness, built from `tests/benches/sanitizer_slices.c` as
+/// `name`.
+fn harness(name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/sanitizer_slices.c");
-    let exe = compile_c(&src, "sanitizer-slices", &["-ldl"]);
+    compile_c(&src, name, &["-ldl"])
+}
+
+/// The sanitizer, which these tests need built.
+fn built_sanitizer() -> PathBuf {
     let sanitizer = sanitizer_path();
     assert!(
         sanitizer.exists(),
         "{} is missing: run `cargo build` first",
         sanitizer.display()
     );
-    let lib = library_for_c();
-    let out = Command::new(&exe)
-        .arg(&lib)
-        .arg(&sanitizer)
+    sanitizer
+}
+
+/// Runs the harness over 4 slices of `library` and the sanitizer: it must
+/// succeed, with the cycle clean under the sanitizer. What it printed.
+fn run_clean(exe: &Path, library: &Path, env: &[(&str, &str)]) -> String {
+    let out = Command::new(exe)
+        .arg(library)
+        .arg(built_sanitizer())
         .arg("4")
-        .env("ACLMEM_ASCENDCL", &lib)
-        .env(
-            "ACLMEM_EMU_MACHINE",
-            format!("bench-tools-{}", std::process::id()),
-        )
-        .env("ACLMEM_EMU_QUIET", "1")
-        .env("ACLMEM_EMU_HBM", "64GiB")
+        .env("ACLMEM_ASCENDCL", library)
+        .envs(env.iter().copied())
         .output()
         .expect("the harness runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("aclmem-sanitizer: summary: no findings"),
+        "the cycle is clean under the sanitizer: {stderr}"
+    );
+    stdout
+}
+
+#[test]
+fn the_sanitizer_slice_harness_runs_the_cycle_clean_and_prints_a_ratio() {
+    if under_test_runner() {
+        return;
+    }
+    let machine = format!("bench-tools-{}", std::process::id());
+    let stdout = run_clean(
+        &harness("sanitizer-slices"),
+        &library_for_c(),
+        &[
+            ("ACLMEM_EMU_MACHINE", machine.as_str()),
+            ("ACLMEM_EMU_QUIET", "1"),
+            ("ACLMEM_EMU_HBM", "64GiB"),
+        ],
+    );
     let ratio: f64 = stdout
         .strip_prefix("median ")
         .and_then(|rest| rest.split_whitespace().next())
@@ -51,10 +75,6 @@ fn the_sanitizer_slice_harness_runs_the_cycle_clean_and_prints_a_ratio() {
         .unwrap_or_else(|| panic!("a median ratio: {stdout}"));
     assert!(ratio.is_finite() && ratio > 0.0, "{stdout}");
     assert!(stdout.trim_end().ends_with("of 4 slices"), "{stdout}");
-    assert!(
-        stderr.contains("aclmem-sanitizer: summary: no findings"),
-        "the cycle is clean under the sanitizer: {stderr}"
-    );
 }
 
 #[test]
@@ -62,41 +82,26 @@ fn over_the_cold_library_the_harness_prints_both_sides_times_and_the_cycle_is_cl
     if under_test_runner() {
         return;
     }
-    let benches = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches");
-    let exe = compile_c(
-        &benches.join("sanitizer_slices.c"),
-        "sanitizer-slices-cold",
-        &["-ldl"],
-    );
+    let exe = harness("sanitizer-slices-cold");
     let lib = exe.with_file_name("libsanitizer_cold.so");
     let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args([
             "-O2", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", "-o",
         ])
         .arg(&lib)
-        .arg(benches.join("sanitizer_cold.c"))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/sanitizer_cold.c"))
         .status()
         .expect("the compiler runs");
     assert!(status.success(), "sanitizer_cold.c compiles");
-    let sanitizer = sanitizer_path();
-    assert!(
-        sanitizer.exists(),
-        "{} is missing: run `cargo build` first",
-        sanitizer.display()
+    let stdout = run_clean(
+        &exe,
+        &lib,
+        &[
+            ("ACLMEM_SLICES_TIMES", "1"),
+            ("COLD_EVICT_CODE", "1"),
+            ("COLD_EVICT_DATA", "64"),
+        ],
     );
-    let out = Command::new(&exe)
-        .arg(&lib)
-        .arg(&sanitizer)
-        .arg("4")
-        .env("ACLMEM_ASCENDCL", &lib)
-        .env("ACLMEM_SLICES_TIMES", "1")
-        .env("COLD_EVICT_CODE", "1")
-        .env("COLD_EVICT_DATA", "64")
-        .output()
-        .expect("the harness runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}{stderr}");
     let times: Vec<f64> = stdout
         .lines()
         .find_map(|l| l.strip_prefix("median ns per cycle: first "))
@@ -112,9 +117,5 @@ fn over_the_cold_library_the_harness_prints_both_sides_times_and_the_cycle_is_cl
     assert!(
         times[..2].iter().all(|t| t.is_finite() && *t > 0.0),
         "{stdout}"
-    );
-    assert!(
-        stderr.contains("aclmem-sanitizer: summary: no findings"),
-        "the cycle is clean under the sanitizer: {stderr}"
     );
 }
