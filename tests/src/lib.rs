@@ -41,16 +41,26 @@ pub fn sanitizer_path() -> PathBuf {
     emulated_library_path().with_file_name("libaclmem_sanitizer.so")
 }
 
+/// [`sanitizer_path`], which must have been built: a test that needs it
+/// fails with the command that builds it.
+pub fn sanitizer_in_target_dir() -> PathBuf {
+    built(sanitizer_path(), "the sanitizer")
+}
+
 /// [`emulated_library_path`], which must have been built: a test that needs
 /// it fails with the command that builds it.
 pub fn emulated_library_in_target_dir() -> PathBuf {
-    let lib = emulated_library_path();
+    built(emulated_library_path(), "the emulated library")
+}
+
+/// `path`, a library of the workspace (`what`), which must have been built.
+fn built(path: PathBuf, what: &str) -> PathBuf {
     assert!(
-        lib.exists(),
-        "{} is missing: run `cargo build` first (the workspace builds the emulated library there; `cargo xtask ci` does)",
-        lib.display()
+        path.exists(),
+        "{} is missing: run `cargo build` first (the workspace builds {what} there; `cargo xtask ci` does)",
+        path.display()
     );
-    lib
+    path
 }
 
 /// Whether the tests run through `$ACLMEM_TEST_RUNNER` (`cargo xtask

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use aclmem_tests::{compile_c, library_for_c, sanitizer_path, under_test_runner};
+use aclmem_tests::{compile_c, library_for_c, sanitizer_in_target_dir, under_test_runner};
 
 /// The slice harness, built from `tests/benches/sanitizer_slices.c` as
 /// `name`.
@@ -21,23 +21,12 @@ fn harness(name: &str) -> PathBuf {
     compile_c(&src, name, &["-ldl"])
 }
 
-/// The sanitizer, which these tests need built.
-fn built_sanitizer() -> PathBuf {
-    let sanitizer = sanitizer_path();
-    assert!(
-        sanitizer.exists(),
-        "{} is missing: run `cargo build` first",
-        sanitizer.display()
-    );
-    sanitizer
-}
-
 /// Runs the harness over 4 slices of `library` and the sanitizer: it must
 /// succeed, with the cycle clean under the sanitizer. What it printed.
 fn run_clean(exe: &Path, library: &Path, env: &[(&str, &str)]) -> String {
     let out = Command::new(exe)
         .arg(library)
-        .arg(built_sanitizer())
+        .arg(sanitizer_in_target_dir())
         .arg("4")
         .env("ACLMEM_ASCENDCL", library)
         .envs(env.iter().copied())

@@ -11,11 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use aclmem_tests::{compile_c, under_test_runner};
-
-fn sanitizer() -> PathBuf {
-    aclmem_tests::sanitizer_path()
-}
+use aclmem_tests::{compile_c, sanitizer_in_target_dir, under_test_runner};
 
 fn compile() -> PathBuf {
     compile_c(
@@ -46,8 +42,7 @@ fn bad_pointers_get_the_library_codes_with_and_without_the_sanitizer() {
         return;
     }
     let exe = compile();
-    let san = sanitizer();
-    assert!(san.exists(), "{} is built with this test", san.display());
+    let san = sanitizer_in_target_dir();
     let plain = run(&exe, None, "plain");
     let checked = run(&exe, Some(&san), "sanitized");
     let _ = std::fs::remove_file(&exe);
