@@ -25,13 +25,23 @@ thread_local! {
     static STACK: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
 
+/// This thread's stack, found at its first use.
+#[inline]
 fn stack() -> (usize, usize) {
-    STACK.with(|stack| {
-        if stack.get().1 == 0 {
-            stack.set(find_stack());
-        }
-        stack.get()
-    })
+    let known = STACK.with(Cell::get);
+    if known.1 != 0 {
+        return known;
+    }
+    stack_found()
+}
+
+/// The first use of [`stack`] on a thread: found, and kept.
+#[cold]
+#[inline(never)]
+fn stack_found() -> (usize, usize) {
+    let found = find_stack();
+    STACK.with(|stack| stack.set(found));
+    found
 }
 
 fn find_stack() -> (usize, usize) {

@@ -185,6 +185,7 @@ impl Site {
     /// with the Python line making the call, if any. Its native stack is
     /// taken only if a finding is reported during the call
     /// ([`Site::with_stack`]): unwinding costs microseconds.
+    #[inline]
     pub fn at(ra: *const c_void) -> Site {
         // A call through `ctypes` (no GIL held): its Python site and stack
         // are taken now, while the sanitizer holds no lock.
@@ -213,11 +214,13 @@ impl Site {
     /// (a handle, a reservation, a mapping, an export or import, device or
     /// host memory): with its native stack at once, when
     /// `ACLMEM_SANITIZER_STACKS` asks for one.
+    #[inline]
     pub fn made_at(caller: Caller) -> Site {
         Site::called(caller).with_stack_from(caller.slot())
     }
 
     /// The site of an entry point's call ([`Site::at`] its return address).
+    #[inline]
     pub fn called(caller: Caller) -> Site {
         Site::at(caller.ra() as *const c_void)
     }

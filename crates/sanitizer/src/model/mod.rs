@@ -115,6 +115,11 @@ impl Totals {
 /// mapping starting below the range's end is the one to look at for both:
 /// one lookup.
 fn overlaps(maps: &BTreeMap<usize, Map>, addr: usize, size: usize) -> bool {
+    // No mapping at all (a program that maps one range at a time): a
+    // range lookup in an empty tree costs more than the rest of the check.
+    if maps.is_empty() {
+        return false;
+    }
     let end = addr.saturating_add(size);
     maps.range(..end.max(addr.saturating_add(1)))
         .next_back()
@@ -329,6 +334,8 @@ impl Model {
 
     pub fn check_release(&self, addr: usize, site: Site) {
         let message = match self.resvs.get(&addr) {
+            // No mapping at all: none inside (and no range lookup).
+            Some(_) if self.maps.is_empty() => return,
             Some(&(size, _)) => {
                 let mut inside = self.maps.range(addr..addr.saturating_add(size));
                 if inside.next().is_some() {
