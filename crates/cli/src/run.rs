@@ -362,6 +362,17 @@ pub fn run(o: Options) -> ExitCode {
         }
         cmd.env("ACLMEM_EMU_DRIVER", d);
     }
+    // A `--fault` that names no fault (empty, or only `;`) is a mistake,
+    // not a run without faults.
+    if let Some(f) = o
+        .faults
+        .iter()
+        .find(|f| aclmem_emu::faults::parse(f).is_ok_and(|faults| faults.is_empty()))
+    {
+        return fail(format!(
+            "--fault {f:?} names no fault (grammar: docs/faults.md)"
+        ));
+    }
     // Faults: the environment's, then the options', in one spec the
     // emulator's own parser accepts (a bad one is refused here).
     let faults: Vec<String> = std::env::var("ACLMEM_EMU_FAULTS")

@@ -191,8 +191,14 @@ fn function(name: &str) -> Result<&'static str, String> {
 }
 
 fn number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String> {
-    text.parse()
-        .map_err(|_| format!("{what} {text:?} is not a number"))
+    text.parse().map_err(|_| {
+        let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            format!("{what} {text} is out of range")
+        } else {
+            format!("{what} {text:?} is not a number")
+        }
+    })
 }
 
 fn parse_item(item: &str) -> Result<Fault, String> {
@@ -384,6 +390,15 @@ mod tests {
             ("aclrtMalloc@x=207001", "not a number"),
             ("aclrtMalloc@1=0", "success"),
             ("aclrtMalloc@1=abc", "not a number"),
+            (
+                "aclrtMalloc@1=99999999999",
+                "code 99999999999 is out of range",
+            ),
+            (
+                "aclrtMalloc@99999999999999999999=207001",
+                "call number 99999999999999999999 is out of range",
+            ),
+            ("aclrtMalloc@1:a.c:4294967296=207001", "out of range"),
             ("aclrtMalloc=207001", "no @"),
             ("aclrtMalloc@1:loader.c=207001", "neither"),
             ("aclrtMalloc@1:loader.c:0=207001", "from 1"),
