@@ -122,10 +122,31 @@ pub fn run(o: Options) -> ExitCode {
         return ExitCode::from(2);
     };
     let lib = std::fs::canonicalize(&lib).unwrap_or(lib);
-    let log = o.log.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("aclmem-sanitize-{}.jsonl", std::process::id()))
-    });
-    let _ = std::fs::remove_file(&log);
+    // The program's processes open these files from their own working
+    // directories, which the program may change: they get absolute paths.
+    let log = match o.log.as_deref().map(std::path::absolute).transpose() {
+        Ok(l) => l.unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("aclmem-sanitize-{}.jsonl", std::process::id()))
+        }),
+        Err(e) => {
+            eprintln!("error: --log: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let trace = match o.trace.as_deref().map(std::path::absolute).transpose() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: --trace: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // The log starts empty, and exists however the program ends: one that
+    // cannot be written is an error before the program runs, not findings
+    // lost after it.
+    if let Err(e) = std::fs::File::create(&log) {
+        eprintln!("error: --log {}: {e}", log.display());
+        return ExitCode::from(2);
+    }
     // The sharing events of every process, joined after the run.
     let sharing = std::env::temp_dir().join(format!(
         "aclmem-sanitize-{}.sharing.jsonl",
@@ -174,9 +195,12 @@ pub fn run(o: Options) -> ExitCode {
     if let Some(t) = &o.targets {
         cmd.env("ACLMEM_SANITIZER_TARGETS", t);
     }
-    if let Some(t) = &o.trace {
+    if let Some(t) = &trace {
         // The processes of the run append to it: it starts empty.
-        let _ = std::fs::remove_file(t);
+        if let Err(e) = std::fs::File::create(t) {
+            eprintln!("error: --trace {}: {e}", t.display());
+            return ExitCode::from(2);
+        }
         cmd.env("ACLMEM_SANITIZER_TRACE", t);
     }
     if o.halt_on_error {

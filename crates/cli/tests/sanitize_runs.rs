@@ -125,6 +125,105 @@ fn a_child_forked_after_init_inherits_no_findings() {
     }
 }
 
+/// A process that ends with `_exit` (no exit handlers: a forked child's
+/// usual end, and many error paths) is checked at its end as at `exit`:
+/// what it still holds is a leak, at the line that made it.
+#[test]
+fn what_a_process_holds_at_exit_is_a_leak() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("exit");
+    let (findings, code) = sanitize(&[], &exe, &["leak-at-_exit"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0]["class"], "leak");
+    let site = findings[0]["site"].as_str().unwrap();
+    assert!(
+        site.ends_with(&format!("(defects.c:{})", defects_line("EXIT-LEAK"))),
+        "{site}"
+    );
+    assert_eq!(code, 1);
+}
+
+/// A child of `vfork` shares its parent's memory and runs no fork handler:
+/// its `_exit` after a failed `exec` leaves the parent's state alone. The
+/// parent's leak is reported once, by the parent, at exit.
+#[test]
+fn a_vfork_childs_exit_leaves_its_parent_alone() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("vfork");
+    let (findings, code, stdout) = sanitize_output(&[], &exe, &["vfork-exec-fails"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!(f["class"], "leak");
+    let site = f["site"].as_str().unwrap();
+    assert!(
+        site.ends_with(&format!("(defects.c:{})", defects_line("VFORK-LEAK"))),
+        "{site}"
+    );
+    let parent: u64 = stdout
+        .trim()
+        .strip_prefix("pid ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("the parent's pid: {stdout:?}"));
+    assert_eq!(f["pid"].as_u64(), Some(parent), "reported by the parent");
+    assert_eq!(code, 1);
+}
+
+/// `--log` and `--trace` named relative to where `aclmem sanitize` was
+/// started receive the findings of a program that changes directory; a log
+/// that cannot be written is an error before the program runs.
+#[test]
+fn a_relative_log_survives_the_programs_chdir() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("chdir");
+    let dir = std::env::temp_dir().join(format!("aclmem-chdir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |log: &str| {
+        Command::new(env!("CARGO_BIN_EXE_aclmem"))
+            .current_dir(&dir)
+            .arg("sanitize")
+            .arg("--lib")
+            .arg(target_profile_dir().join("libaclmem_sanitizer.so"))
+            .args(["--log", log, "--trace", "trace.jsonl", "--"])
+            .arg(&exe)
+            .arg("chdir-leak")
+            .env(
+                "ACLMEM_EMU_MACHINE",
+                format!("chdir-{}", std::process::id()),
+            )
+            .env("ACLMEM_EMU_QUIET", "1")
+            .output()
+            .expect("aclmem runs")
+    };
+    let out = run("findings.jsonl");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let log = std::fs::read_to_string(dir.join("findings.jsonl")).unwrap();
+    let findings = aclmem_formats::finding::Record::parse_all(&log);
+    assert_eq!(findings.len(), 1, "{log}");
+    assert!(
+        findings[0]
+            .site
+            .ends_with(&format!("(defects.c:{})", defects_line("CHDIR-LEAK"))),
+        "{log}"
+    );
+    let trace = std::fs::read_to_string(dir.join("trace.jsonl")).unwrap();
+    assert!(trace.contains("aclrtMallocPhysical"), "{trace}");
+    // An unwritable log: exit 2, and the program never ran (no trace).
+    std::fs::remove_file(dir.join("trace.jsonl")).unwrap();
+    let out = run("no-such-dir/findings.jsonl");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--log"), "{err}");
+    assert!(!dir.join("trace.jsonl").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// vllm-ascend #9563's shape: each wake makes a 2 MiB handle it never
 /// frees. The memory held at the end of each sleep grows by 2 MiB per
 /// cycle, and the finding names that and the place that makes the handle;
@@ -242,6 +341,98 @@ fn out_of_memory_names_what_held_the_device() {
         );
     }
     assert!(f["address_space"]["reserved"].is_u64());
+}
+
+/// Memory held through an allocation wrapper: every block is made at the
+/// wrapper's line, so the report's places are told apart by their callers
+/// (the wrapper's line, then the caller's), two calls on one line are one
+/// place, and places are listed largest first.
+#[test]
+fn out_of_memory_through_a_wrapper_names_its_callers() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("oom-wrapped");
+    let (findings, code) = sanitize(&[], &exe, &["out-of-memory-wrapped"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(code, 1);
+    let f = &findings[0];
+    assert_eq!(f["class"], "out-of-memory");
+    let at = |marker: &str| format!("defects.c:{})", defects_line(marker));
+    let mib = 1u64 << 20;
+    let holders = f["holders"].as_array().unwrap();
+    let got: Vec<_> = holders
+        .iter()
+        .map(|h| {
+            let stack = h["stack"].as_array().unwrap();
+            (
+                h["bytes"].as_u64().unwrap(),
+                h["count"].as_u64().unwrap(),
+                h["site"].as_str().unwrap().ends_with(&at("WRAPPER")),
+                stack
+                    .get(1)
+                    .and_then(|s| s.as_str())
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(got.len(), 2, "{holders:#?}");
+    assert_eq!(
+        (got[0].0, got[0].1, got[0].2),
+        (16 * mib, 2, true),
+        "{got:?}"
+    );
+    assert!(got[0].3.ends_with(&at("KV-CACHE")), "{got:?}");
+    assert_eq!(
+        (got[1].0, got[1].1, got[1].2),
+        (4 * mib, 1, true),
+        "{got:?}"
+    );
+    assert!(got[1].3.ends_with(&at("WORKSPACE")), "{got:?}");
+}
+
+/// A refusal the test injected (`ACLMEM_EMU_FAULTS`) is not the program's
+/// out-of-memory: no report, and the program's real findings only.
+#[test]
+fn an_injected_refusal_is_no_out_of_memory() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("injected");
+    let exe = exe.to_str().unwrap();
+    let (findings, code) = sanitize(
+        &[],
+        Path::new("env"),
+        &[
+            "ACLMEM_EMU_FAULTS=aclrtMallocPhysical@1=207001",
+            exe,
+            "leak",
+        ],
+    );
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    // The same refusal for real is reported.
+    let (findings, _) = sanitize(&[], Path::new(exe), &["out-of-memory"]);
+    assert_eq!(findings[0]["class"], "out-of-memory", "{findings:#?}");
+}
+
+/// A C function is named as written: a demangler would read `f` as the C++
+/// type `float`.
+#[test]
+fn c_functions_keep_their_names() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("short-name");
+    let (findings, _) = sanitize(&[], &exe, &["short-name"]);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let site = findings[0]["site"].as_str().unwrap();
+    assert_eq!(
+        site,
+        format!("f (defects.c:{})", defects_line("SHORT-NAME")),
+        "{findings:#?}"
+    );
 }
 
 /// A function the emulator does not support, called by a program under the

@@ -201,6 +201,14 @@ fn learn(name: &'static str, l: &Learned) {
     l.calls.lock().entry(key).or_insert_with(|| (site, 0)).1 += 1;
 }
 
+/// `void aclmem_emu_exiting(void)`: the process ends without its exit
+/// handlers (`_exit`); aclmem's sanitizer calls it from its `_exit`, so
+/// that the calls of a process that ends so are learned too.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclmem_emu_exiting() {
+    write_call_log();
+}
+
 extern "C" fn write_call_log() {
     let _ = std::panic::catch_unwind(|| {
         let Some(l) = LEARN.get().and_then(Option::as_ref) else {
@@ -250,9 +258,33 @@ fn sanitizer_internal() -> bool {
     f.is_some_and(|f| f() != 0)
 }
 
+thread_local! {
+    /// Whether this thread's last call checked against an armed spec was
+    /// answered by a fault ([`aclmem_emu_fault_injected`]).
+    static INJECTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `int aclmem_emu_fault_injected(void)`: 1 when the calling thread's last
+/// call was answered by an injected fault (`ACLMEM_EMU_FAULTS`), else 0.
+/// aclmem's sanitizer asks it of a refusal for lack of memory: an injected
+/// one is the test's, not the program's, and gets no out-of-memory report.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclmem_emu_fault_injected() -> std::ffi::c_int {
+    INJECTED.with(std::cell::Cell::get).into()
+}
+
 /// The code a fault answers for this call of `name`, if one takes it
 /// (after any delay the spec asks for).
 pub(crate) fn check(name: &'static str) -> Option<i32> {
+    let answer = check_armed(name);
+    // Only where faults are armed (a process without them never writes it).
+    if answer.is_some() || matches!(plan(), Ok(armed) if !armed.is_empty()) {
+        INJECTED.with(|i| i.set(answer.is_some()));
+    }
+    answer
+}
+
+fn check_armed(name: &'static str) -> Option<i32> {
     let learned = learning();
     let armed = match plan() {
         Ok(armed) if !armed.is_empty() => Some(armed),

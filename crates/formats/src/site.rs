@@ -33,3 +33,21 @@ pub fn parse(text: &str) -> Option<Place<'_>> {
         line: line.parse().ok()?,
     })
 }
+
+/// A symbol's name as a site shows it: `demangled` for a mangled name
+/// (C++'s and Rust's legacy `_Z`, Rust's `_R`), the name as written for any
+/// other. A C function's name is never demangled: a demangler reads `f`,
+/// `i` or `St` as the C++ types `float`, `int` and `std`.
+///
+/// ```
+/// use aclmem_formats::site::function_name;
+/// assert_eq!(function_name(b"f", || "float".into()), "f");
+/// assert_eq!(function_name(b"_Z4loadv", || "load()".into()), "load()");
+/// ```
+pub fn function_name(raw: &[u8], demangled: impl FnOnce() -> String) -> String {
+    if raw.starts_with(b"_Z") || raw.starts_with(b"_R") {
+        demangled()
+    } else {
+        String::from_utf8_lossy(raw).into_owned()
+    }
+}

@@ -1,5 +1,8 @@
 //! Checks shared by the hooks: the rules of a prop, unsupported calls at exit, the exit handler.
 
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
 use super::*;
 
 pub(crate) fn prop_text(p: &RawPhysicalMemProp) -> String {
@@ -140,15 +143,47 @@ pub(crate) fn unsupported_calls() {
     }
 }
 
+/// Whether the exit handler is registered (by `aclInit`; a forked child
+/// inherits it), and whether it has run.
+static REGISTERED: AtomicBool = AtomicBool::new(false);
+static ENDED: AtomicBool = AtomicBool::new(false);
+
+/// The process whose memory the sanitizer's state is: the one that called
+/// `aclInit`, then each forked child ([`forked`]). A child of `vfork`
+/// shares its parent's memory and runs no fork handler: its `_exit` must
+/// leave the parent's state alone.
+static OWNER: AtomicI32 = AtomicI32::new(0);
+
+fn this_process() -> i32 {
+    // SAFETY: getpid has no preconditions (and asks the kernel: right in a
+    // child of vfork too).
+    unsafe { libc::getpid() }
+}
+
+/// In a child of `fork`: its state is its own.
+pub(crate) fn forked() {
+    OWNER.store(this_process(), Ordering::Relaxed);
+}
+
 pub(crate) fn at_exit_registered() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        // Found now, not as the process ends.
+        next_exit();
+        OWNER.store(this_process(), Ordering::Relaxed);
+        REGISTERED.store(true, Ordering::Relaxed);
         // SAFETY: registers a function of this library, which stays loaded.
         unsafe { libc::atexit(at_exit) };
     });
 }
 
+/// The end of a process that called `aclInit`: its leaks, the calls the
+/// library did not carry out, its trace and sharing events, the summary.
+/// Once, however the process ends.
 extern "C" fn at_exit() {
+    if ENDED.swap(true, Ordering::Relaxed) {
+        return;
+    }
     unsupported_calls();
     model().report_leaks("exit", None);
     crate::hccl::report_leaks();
@@ -156,4 +191,74 @@ extern "C" fn at_exit() {
     trace::flush();
     sharing::event(Kind::Exit, "", None, |_| {});
     report::summary();
+}
+
+/// `_exit(2)`, which skips the exit handlers: a forked child's usual end,
+/// and many programs' error paths. The process's end is checked as at
+/// `exit` (its leaks, imports it still holds), and the library underneath
+/// is told (the emulated library's record of calls for `aclmem explore`),
+/// before the process ends.
+///
+/// # Safety
+/// None beyond `_exit`'s own: the process ends.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn _exit(status: c_int) -> ! {
+    ending(status)
+}
+
+/// `_Exit(3)`: as [`_exit`].
+///
+/// # Safety
+/// As for [`_exit`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
+    ending(status)
+}
+
+fn ending(status: c_int) -> ! {
+    // A child of vfork (or of a clone without fork handlers) ends as it
+    // would without the sanitizer: what it would check is its parent's.
+    if REGISTERED.load(Ordering::Relaxed) && OWNER.load(Ordering::Relaxed) != this_process() {
+        end_now(status);
+    }
+    if REGISTERED.load(Ordering::Relaxed) {
+        at_exit();
+    }
+    // The emulated library's own end (`void aclmem_emu_exiting(void)`); a
+    // real library has none.
+    let exiting = next_in(c"libascendcl.so", c"aclmem_emu_exiting");
+    if exiting != 0 {
+        // SAFETY: the emulated library's `void aclmem_emu_exiting(void)`,
+        // found by that name.
+        let f = unsafe { std::mem::transmute::<usize, extern "C" fn()>(exiting) };
+        f();
+    }
+    end_now(status)
+}
+
+type Exit = unsafe extern "C" fn(c_int) -> !;
+
+/// The next definition of `_exit` (the C library's), found once.
+fn next_exit() -> Option<Exit> {
+    static NEXT: OnceLock<Option<Exit>> = OnceLock::new();
+    *NEXT.get_or_init(|| {
+        // SAFETY: dlsym with a NUL-terminated name.
+        let p = unsafe { libc::dlsym(libc::RTLD_NEXT, c"_exit".as_ptr()) };
+        // SAFETY: a definition of `_exit` other than this library's, of
+        // that prototype.
+        (!p.is_null() && !own(p)).then(|| unsafe { std::mem::transmute::<*mut c_void, Exit>(p) })
+    })
+}
+
+/// Ends the process now with `status`, running nothing more of it (the
+/// C library's `_exit`, or the system call).
+pub(crate) fn end_now(status: c_int) -> ! {
+    if let Some(f) = next_exit() {
+        // SAFETY: `_exit` ends the process; it has no precondition.
+        unsafe { f(status) }
+    }
+    loop {
+        // SAFETY: ends every thread of the process; it does not return.
+        unsafe { libc::syscall(libc::SYS_exit_group, status) };
+    }
 }

@@ -70,6 +70,7 @@ extern "C" fn parent_after_fork() {
 }
 
 extern "C" fn child_after_fork() {
+    crate::checks::forked();
     trace::release_after_fork();
     report::release_after_fork(true);
     crate::mstx::release_after_fork(true);

@@ -356,7 +356,9 @@ impl Site {
             if out.is_some() {
                 return;
             }
-            let name = sym.name().map(|n| n.to_string());
+            let name = sym
+                .name()
+                .map(|n| aclmem_formats::site::function_name(n.as_bytes(), || n.to_string()));
             let place = match (sym.filename(), sym.lineno()) {
                 (Some(f), Some(l)) => Some(format!(
                     "{}:{l}",
@@ -531,8 +533,9 @@ pub fn report_with(
         eprintln!(
             "aclmem-sanitizer: halting on the first finding (ACLMEM_SANITIZER_HALT_ON_ERROR)"
         );
-        // SAFETY: ends the process at once, as the other sanitizers do.
-        unsafe { libc::_exit(1) };
+        // Ends the process at once, as the other sanitizers do (without
+        // the checks of its end).
+        crate::end_now(1);
     }
 }
 

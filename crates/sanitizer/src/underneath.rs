@@ -128,8 +128,26 @@ pub(crate) fn out_of_memory<M: std::ops::Deref<Target = Model>>(
 ) {
     if r == AclError::RT_MEMORY_ALLOCATION.code()
         && let Some(device) = device
+        && !injected()
     {
         out_of_memory_reported(&model(), call, r, size, device, site);
+    }
+}
+
+/// Whether the library underneath answered this thread's last call with
+/// a fault injected by the test (`ACLMEM_EMU_FAULTS`): the emulated
+/// library's `aclmem_emu_fault_injected`. A real library has none: never.
+/// An injected refusal is not the program's out-of-memory.
+#[cold]
+fn injected() -> bool {
+    match next_in(c"libascendcl.so", c"aclmem_emu_fault_injected") {
+        0 => false,
+        f => {
+            // SAFETY: the emulated library's `int
+            // aclmem_emu_fault_injected(void)`, found by that name.
+            let f = unsafe { std::mem::transmute::<usize, extern "C" fn() -> std::ffi::c_int>(f) };
+            f() != 0
+        }
     }
 }
 
@@ -143,17 +161,26 @@ fn out_of_memory_reported(
     device: u32,
     site: Site,
 ) {
-    let (holders, (reserved, mapped, gap)) = (model.holders(device), model.address_space());
+    let holders = described(model.holders(device));
+    let (reserved, mapped, gap) = model.address_space();
     let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
-    let held: usize = holders.iter().map(|h| h.1).sum();
+    let held: usize = holders.iter().map(|h| h.bytes).sum();
     let mut lines: Vec<String> = holders
         .iter()
         .take(OOM_HOLDERS)
-        .map(|(s, bytes, count)| {
+        .map(|h| {
+            // The caller tells apart what one function (an allocation
+            // wrapper) made for different callers (the log has the stack).
+            let caller = h
+                .stack
+                .get(1)
+                .map(|f| format!(", called from {f}"))
+                .unwrap_or_default();
             format!(
-                "{:.1} MiB in {count} object(s) made at {}",
-                mib(*bytes),
-                s.describe()
+                "{:.1} MiB in {} object(s) made at {}{caller}",
+                mib(h.bytes),
+                h.count,
+                h.site,
             )
         })
         .collect();
@@ -177,12 +204,12 @@ fn out_of_memory_reported(
         "holders".into(),
         holders
             .iter()
-            .map(|(s, bytes, count)| {
+            .map(|h| {
                 serde_json::json!({
-                    "site": s.describe(),
-                    "bytes": bytes,
-                    "count": count,
-                    "stack": s.frames(),
+                    "site": h.site,
+                    "bytes": h.bytes,
+                    "count": h.count,
+                    "stack": h.stack,
                 })
             })
             .collect(),
@@ -207,6 +234,42 @@ fn out_of_memory_reported(
         lines,
         fields,
     );
+}
+
+/// What one place holds, as an out-of-memory report names it.
+struct Holder {
+    site: String,
+    stack: Vec<String>,
+    bytes: usize,
+    count: usize,
+}
+
+/// The model's holders grouped by what a reader sees: the site and stack
+/// as described (two calls on one line, or one stack reached through two
+/// return addresses of a line, are one place), largest first, then by
+/// count and by name (the same order in every run).
+fn described(holders: Vec<(Site, usize, usize)>) -> Vec<Holder> {
+    let mut by_place: std::collections::BTreeMap<(String, Vec<String>), (usize, usize)> =
+        std::collections::BTreeMap::new();
+    for (site, bytes, count) in holders {
+        let e = by_place
+            .entry((site.describe(), site.frames()))
+            .or_default();
+        e.0 += bytes;
+        e.1 += count;
+    }
+    let mut out: Vec<Holder> = by_place
+        .into_iter()
+        .map(|((site, stack), (bytes, count))| Holder {
+            site,
+            stack,
+            bytes,
+            count,
+        })
+        .collect();
+    // Stable: places of equal size stay in the order of their names.
+    out.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(b.count.cmp(&a.count)));
+    out
 }
 
 /// Places listed on stderr in an out-of-memory report (the log has all).

@@ -8,6 +8,7 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* pthread barriers under -std=c11 */
 #endif
+#define _DEFAULT_SOURCE /* vfork */
 #include <acl/acl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,28 @@ static void __attribute__((noinline)) activations(aclrtDrvMemHandle *a) {
     aclrtMallocPhysical(a, 4 * MIB, &p, 0); /* OOM-ACTIVATIONS */
 }
 static void __attribute__((noinline)) second_caller(aclrtDrvMemHandle *out) { make_handle(out); }
+
+/* Out of memory through an allocation wrapper: one call site for every
+ * block, reached from two callers (one of them calling twice on one
+ * line). The report tells the callers apart and keeps one place per line. */
+static void *wrapped[3];
+static void __attribute__((noinline)) *device_block(size_t size) {
+    void *p = NULL;
+    aclrtMalloc(&p, size, ACL_MEM_MALLOC_HUGE_FIRST); /* WRAPPER */
+    return p;
+}
+static void __attribute__((noinline)) kv_cache(void) {
+    wrapped[0] = device_block(8 * MIB), wrapped[1] = device_block(8 * MIB); /* KV-CACHE */
+}
+static void __attribute__((noinline)) workspace(void) {
+    wrapped[2] = device_block(4 * MIB); /* WORKSPACE */
+}
+
+/* C functions whose names a C++ demangler would read as types. */
+static void __attribute__((noinline)) f(aclrtDrvMemHandle *out) {
+    aclrtPhysicalMemProp p = prop(ACL_HBM_MEM_HUGE);
+    aclrtMallocPhysical(out, 2 * MIB, &p, 0); /* SHORT-NAME */
+}
 
 /* Two threads unmapping one mapping at once, RACES times: the library
  * answers one of each pair, and the other unmaps nothing. */
@@ -286,6 +309,14 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 3; i++) aclrtFreePhysical(w[i]);
         for (int i = 0; i < 2; i++) aclrtFree(c[i]);
         aclrtFreePhysical(a);
+    } else if (strcmp(mode, "out-of-memory-wrapped") == 0) {
+        kv_cache();
+        workspace();
+        void *big = device_block((size_t)1 << 40); /* WRAPPED-REFUSED */
+        if (big != NULL) return 3;
+        for (int i = 0; i < 3; i++) aclrtFree(wrapped[i]);
+    } else if (strcmp(mode, "short-name") == 0) {
+        f(&h); /* leaked */
     } else if (strcmp(mode, "racing-unmaps") == 0) {
         pthread_t other;
         pthread_barrier_init(&race_start, NULL, 2);
@@ -302,6 +333,30 @@ int main(int argc, char **argv) {
         pthread_join(other, NULL);
     } else if (strcmp(mode, "leak") == 0) {
         aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* LEAK-SITE */
+    } else if (strcmp(mode, "leak-at-_exit") == 0) {
+        /* An error path that ends with _exit, which runs no exit handler:
+         * the handle is still held at the end. */
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* EXIT-LEAK */
+        fflush(NULL);
+        _exit(0);
+    } else if (strcmp(mode, "vfork-exec-fails") == 0) {
+        /* A child of vfork shares this process's memory: its _exit after a
+         * failed exec must leave the parent's state alone. The parent then
+         * leaks one handle, reported once, as the parent's. */
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* VFORK-LEAK */
+        int status = 0;
+        pid_t child = vfork();
+        if (child == 0) {
+            execl("/nonexistent/aclmem-no-such-program", "x", (char *)NULL);
+            _exit(127);
+        }
+        if (child < 0 || waitpid(child, &status, 0) != child) return 3;
+        printf("pid %d\n", (int)getpid());
+    } else if (strcmp(mode, "chdir-leak") == 0) {
+        /* A program that changes directory: a log named relative to where
+         * it was started still receives the findings. */
+        if (chdir("/") != 0) return 3;
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* CHDIR-LEAK */
     } else if (strcmp(mode, "clean") != 0) {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;

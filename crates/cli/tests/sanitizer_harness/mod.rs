@@ -27,6 +27,16 @@ pub fn compile(src: &Path, name: &str) -> PathBuf {
 /// Runs `program args` under `aclmem sanitize`; returns the findings (JSON
 /// lines) and the exit code.
 pub fn sanitize(extra: &[&str], program: &Path, args: &[&str]) -> (Vec<serde_json::Value>, i32) {
+    let (findings, code, _) = sanitize_output(extra, program, args);
+    (findings, code)
+}
+
+/// [`sanitize`], with what the program wrote to stdout.
+pub fn sanitize_output(
+    extra: &[&str],
+    program: &Path,
+    args: &[&str],
+) -> (Vec<serde_json::Value>, i32, String) {
     // The run's own log and machine (numbered: machine names are short), so
     // that runs may go at once.
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -57,7 +67,11 @@ pub fn sanitize(extra: &[&str], program: &Path, args: &[&str]) -> (Vec<serde_jso
         .map(|l| serde_json::from_str(l).expect("JSON line"))
         .collect();
     let _ = std::fs::remove_file(&log);
-    (findings, out.status.code().unwrap_or(-1))
+    (
+        findings,
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 /// The seeded-defect program, compiled for one test (tests run in
