@@ -14,8 +14,9 @@
 //!
 //! * `hang`: no end within `--timeout` (the run's processes are asked
 //!   where they wait, with `SIGURG`, then killed);
-//! * `crash`: the program died of a signal (the sanitizer records where,
-//!   as it dies: `aclmem_formats::postmortem`);
+//! * `crash`: the program, or one of its processes, died of a crash
+//!   signal (the sanitizer records where, as it dies:
+//!   `aclmem_formats::postmortem`);
 //! * `misuse`: a sanitizer finding the clean run did not have (double
 //!   free, free while mapped, use of a freed handle, ...);
 //! * `leak`: what the run left held (leaks, imports held at exit, exporters
@@ -124,6 +125,8 @@ struct Tried {
     point: Point,
     nth: u64,
     code: i32,
+    /// The fault as given to the library: what reproduces the run.
+    spec: String,
     outcome: Outcome,
     findings: Vec<Found>,
     exit: Option<i32>,
@@ -182,8 +185,13 @@ struct Runner {
 
 impl Runner {
     /// Runs the program under `aclmem sanitize` with `env`, on machine
-    /// `name`.
-    fn run(&self, name: &str, env: &[(&str, String)]) -> Result<Ran, String> {
+    /// `name` (its stderr kept in `stderr`, when given).
+    fn run(
+        &self,
+        name: &str,
+        env: &[(&str, String)],
+        stderr: Option<&Path>,
+    ) -> Result<Ran, String> {
         let log = self.dir.join(format!("{name}.findings.jsonl"));
         let places = self.dir.join(format!("{name}.where.jsonl"));
         let read_places = || {
@@ -199,6 +207,10 @@ impl Runner {
             .arg(&log)
             .arg("--stacks")
             .arg("2")
+            // The program's own exit code, findings or not (they are read
+            // from the log).
+            .arg("--error-exitcode")
+            .arg("0")
             .arg("--")
             .args(&self.program)
             .env(
@@ -208,9 +220,22 @@ impl Runner {
             .env("ACLMEM_EMU_QUIET", "1")
             .env(postmortem::ENV, &places)
             .env_remove("ACLMEM_EMU_FAULTS")
+            // What the run leaves in the temporary directory (the
+            // sanitizer's files, which a run killed at the timeout cannot
+            // remove) is removed with this one.
+            .env("TMPDIR", &self.dir)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stdout(Stdio::null());
+        match stderr {
+            Some(path) => {
+                let file =
+                    std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+                cmd.stderr(file);
+            }
+            None => {
+                cmd.stderr(Stdio::null());
+            }
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -219,6 +244,8 @@ impl Runner {
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("cannot run {}: {e}", self.exe.display()))?;
+        // Killed whole if explore is stopped meanwhile.
+        let _running = stopping::Running::new(child.id());
         let start = Instant::now();
         let code = loop {
             match child.try_wait() {
@@ -274,7 +301,19 @@ fn place_of(ran: &Ran, outcome: Outcome) -> Option<Where> {
         }
         _ => false,
     };
-    ran.places.iter().find(wanted).cloned()
+    ran.places.iter().find(wanted).cloned().or_else(|| {
+        // Another process of the program crashed (a forked child).
+        (outcome == Outcome::Crash)
+            .then(|| crashes(ran).next().cloned())
+            .flatten()
+    })
+}
+
+/// The crash records of a run's processes (a hang's probe is not one).
+fn crashes(ran: &Ran) -> impl Iterator<Item = &Where> {
+    ran.places
+        .iter()
+        .filter(|w| w.signal != postmortem::PROBE_SIGNAL)
 }
 
 /// A finding's identity across runs: its class and site.
@@ -283,7 +322,9 @@ fn key(f: &Found) -> (String, String) {
 }
 
 /// The outcome of a run, against the clean run's findings.
-fn judge(ran: &Ran, baseline: &BTreeSet<(String, String)>) -> (Outcome, Vec<Found>) {
+/// `baseline`: the clean run's findings; `crashed`: whether a process of
+/// the clean run crashed (then a crash of another process is not new).
+fn judge(ran: &Ran, baseline: &BTreeSet<(String, String)>, crashed: bool) -> (Outcome, Vec<Found>) {
     let Some(code) = ran.code else {
         return (Outcome::Hang, Vec::new());
     };
@@ -295,7 +336,10 @@ fn judge(ran: &Ran, baseline: &BTreeSet<(String, String)>) -> (Outcome, Vec<Foun
         .collect();
     // `aclmem sanitize` answers 128 + the signal for a program killed by
     // one (the shell's convention).
-    let outcome = if (129..=128 + 64).contains(&code) {
+    // A process of the program (a forked child too) that died of a crash
+    // signal left a record of it.
+    let child_crashed = !crashed && crashes(ran).next().is_some();
+    let outcome = if (129..=128 + 64).contains(&code) || child_crashed {
         Outcome::Crash
     } else if new.iter().any(|f| !f.leak) {
         Outcome::Misuse
@@ -358,17 +402,33 @@ pub fn run(o: Options) -> ExitCode {
         Ok(e) => e,
         Err(e) => return fail(e.to_string()),
     };
+    let only = match only(&o.only) {
+        Ok(names) => names,
+        Err(e) => return fail(e),
+    };
+    // The log is opened first: one that cannot be written is an error
+    // before the runs, not after them.
+    let log = match &o.log {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(f) => Some(f),
+            Err(e) => return fail(format!("--log {}: {e}", path.display())),
+        },
+        None => None,
+    };
     let dir = std::env::temp_dir().join(format!("aclmem-explore-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&dir) {
         return fail(format!("{}: {e}", dir.display()));
     }
+    // Stopped (Ctrl-C, SIGTERM, SIGHUP): the runs under way are killed and
+    // the directory removed, never left running.
+    stopping::watch(dir.clone());
     let runner = Runner {
         exe,
         program: o.program.clone(),
         timeout: Duration::from_secs(o.timeout.max(1)),
         dir: dir.clone(),
     };
-    let result = explore(&o, &runner);
+    let result = explore(&o, &only, log, &runner);
     let _ = std::fs::remove_dir_all(&dir);
     match result {
         Ok(all_handled) => ExitCode::from(u8::from(!all_handled)),
@@ -376,11 +436,40 @@ pub fn run(o: Options) -> ExitCode {
     }
 }
 
-fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
+/// The functions of `--only` (each name trimmed), each checked against
+/// the catalogue.
+fn only(names: &[String]) -> Result<Vec<String>, String> {
+    let catalogue: Vec<&str> = aclmem_sys::catalogue::entries().map(|e| e.name).collect();
+    names
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty())
+        .map(|n| match aclmem_sys::catalogue::find(n) {
+            Some(e) => Ok(e.name.to_owned()),
+            // The suggestion, not the whole catalogue's names.
+            None => Err(format!(
+                "--only: {} (`aclmem catalogue` lists them)",
+                crate::unknown("function", n, &catalogue)
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+            )),
+        })
+        .collect()
+}
+
+fn explore(
+    o: &Options,
+    only: &[String],
+    mut log: Option<std::fs::File>,
+    runner: &Runner,
+) -> Result<bool, String> {
     let calls = runner.dir.join("calls.jsonl");
+    let said = runner.dir.join("learn.stderr");
     let clean = runner.run(
         "learn",
         &[("ACLMEM_EMU_CALL_LOG", calls.display().to_string())],
+        Some(&said),
     )?;
     let Some(code) = clean.code else {
         return Err(format!(
@@ -389,9 +478,33 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
         ));
     };
     let baseline: BTreeSet<_> = clean.findings.iter().map(key).collect();
-    let points = points(&calls, &o.only);
+    let crashed = crashes(&clean).next().is_some();
+    let called = points(&calls, &[]);
+    let points = points(&calls, only);
     if points.is_empty() {
-        return Err("the program made no call a fault can take (is it an ACL program?)".into());
+        // What the run said last (a program that could not be started says
+        // why there).
+        let text = std::fs::read_to_string(&said).unwrap_or_default();
+        let last: Vec<&str> = text.lines().rev().take(3).collect();
+        let said = last.into_iter().rev().collect::<Vec<_>>().join("\n  ");
+        let why = if called.is_empty() {
+            "the program made no call a fault can take (is it an ACL program?)".to_owned()
+        } else {
+            let mut names: Vec<&str> = called.iter().map(|p| p.function.as_str()).collect();
+            names.dedup();
+            format!(
+                "the program called none of --only's functions (it called {})",
+                names.join(", ")
+            )
+        };
+        return Err(format!(
+            "{why}; its run without faults exited {code}{}",
+            if said.is_empty() {
+                String::new()
+            } else {
+                format!(":\n  {said}")
+            }
+        ));
     }
     let mut faults: VecDeque<(Point, u64)> = VecDeque::new();
     for p in &points {
@@ -431,9 +544,10 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
                             .get_or_insert(e.to_string());
                         continue;
                     }
-                    match runner.run(&format!("fault{i}"), &[("ACLMEM_EMU_FAULTS", spec)]) {
+                    let env = [("ACLMEM_EMU_FAULTS", spec.clone())];
+                    match runner.run(&format!("fault{i}"), &env, None) {
                         Ok(ran) => {
-                            let (outcome, findings) = judge(&ran, &baseline);
+                            let (outcome, findings) = judge(&ran, &baseline, crashed);
                             let place = place_of(&ran, outcome);
                             results
                                 .lock()
@@ -443,6 +557,7 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
                                     point: p,
                                     nth,
                                     code,
+                                    spec,
                                     outcome,
                                     findings,
                                     exit: ran.code,
@@ -465,18 +580,19 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
     }
     let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
     results.sort_by_key(|r| (r.outcome, r.index));
-    let mut log = match &o.log {
-        Some(path) => {
-            Some(std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?)
-        }
-        None => None,
-    };
+    // Sites that two points share (two calls of one function on one line):
+    // the table adds the library offset that tells them apart.
+    let mut per_site: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for p in &points {
+        *per_site.entry((&p.function, &p.site)).or_default() += 1;
+    }
     let mut counts: BTreeMap<Outcome, usize> = BTreeMap::new();
     let mut last = None;
     for Tried {
         point: p,
         nth,
         code,
+        spec,
         outcome,
         findings,
         exit,
@@ -502,7 +618,12 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
                     .map(|w| format!(", waiting at {}", w.site))
                     .unwrap_or_default()
             ),
-            Outcome::Crash => format!("killed by signal {}{at}", exit.unwrap_or(128) - 128),
+            Outcome::Crash => {
+                let signal = place
+                    .as_ref()
+                    .map_or(exit.unwrap_or(128) - 128, |w| w.signal);
+                format!("killed by signal {signal}{at}")
+            }
             Outcome::Handled => format!("exit {}", exit.unwrap_or_default()),
             _ => findings
                 .iter()
@@ -510,13 +631,22 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
                 .collect::<Vec<_>>()
                 .join("; "),
         };
-        eprintln!("  {}@{nth} at {} = {code}: {what}", p.function, p.site);
+        let shared = per_site
+            .get(&(p.function.as_str(), p.site.as_str()))
+            .is_some_and(|n| *n > 1);
+        let site = if shared {
+            format!("{} ({}+{})", p.site, p.object, p.offset)
+        } else {
+            p.site.clone()
+        };
+        eprintln!("  {}@{nth} at {site} = {code}: {what}", p.function);
         if let Some(f) = &mut log {
             let record = serde_json::json!({
                 "function": p.function,
                 "nth": nth,
                 "code": code,
                 "site": p.site,
+                "fault": spec,
                 "outcome": outcome.name(),
                 "exit": exit,
                 "findings": findings.iter().map(|f| serde_json::json!({
@@ -543,4 +673,79 @@ fn explore(o: &Options, runner: &Runner) -> Result<bool, String> {
         summary.join(", ")
     );
     Ok(counts.keys().all(|o| *o == Outcome::Handled))
+}
+
+/// Stopping explore: the runs under way (each in a process group of its
+/// own, which a terminal's Ctrl-C does not reach) are killed with it, and
+/// its directory removed.
+mod stopping {
+    use std::collections::BTreeSet;
+    use std::path::PathBuf;
+    use std::sync::Mutex;
+
+    /// The process groups of the runs under way; `None` once stopped.
+    static GROUPS: Mutex<Option<BTreeSet<i32>>> = Mutex::new(Some(BTreeSet::new()));
+
+    fn kill(group: i32) {
+        // SAFETY: kills a process group a run of explore made.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+
+    /// A run's process group, registered while it lives.
+    pub(super) struct Running(i32);
+
+    impl Running {
+        pub(super) fn new(pid: u32) -> Running {
+            let group = pid as i32;
+            match GROUPS.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                Some(groups) => {
+                    groups.insert(group);
+                }
+                // Started as explore was being stopped.
+                None => kill(group),
+            }
+            Running(group)
+        }
+    }
+
+    impl Drop for Running {
+        fn drop(&mut self) {
+            if let Some(groups) = GROUPS.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                groups.remove(&self.0);
+            }
+        }
+    }
+
+    /// SIGINT, SIGTERM and SIGHUP are taken by a thread of their own (the
+    /// others block them; the runs, which `Command` starts with an empty
+    /// mask, do not): it kills the runs' groups, removes `dir` and exits
+    /// with 128 + the signal, as a shell reports it.
+    pub(super) fn watch(dir: PathBuf) {
+        // SAFETY: a signal set initialised by `sigemptyset` before use.
+        let set = unsafe {
+            let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+            libc::sigemptyset(set.as_mut_ptr());
+            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::sigaddset(set.as_mut_ptr(), s);
+            }
+            set.assume_init()
+        };
+        // SAFETY: blocks the signals in this thread, before any other
+        // thread of explore exists (they inherit the mask).
+        if unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) } != 0 {
+            return;
+        }
+        std::thread::spawn(move || {
+            let mut signal = 0;
+            // SAFETY: waits for one of the blocked signals of `set`.
+            if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+                return;
+            }
+            let running = GROUPS.lock().unwrap_or_else(|e| e.into_inner()).take();
+            running.into_iter().flatten().for_each(kill);
+            let _ = std::fs::remove_dir_all(&dir);
+            eprintln!("aclmem explore: stopped by signal {signal}; the runs under way were killed");
+            std::process::exit(128 + signal);
+        });
+    }
 }

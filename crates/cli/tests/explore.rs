@@ -276,3 +276,165 @@ fn the_sleep_wake_example_is_explored_whole() {
         }
     }
 }
+
+/// The line of `programs/explore_child.c` that holds `marker`.
+fn child_line_of(marker: &str) -> String {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/explore_child.c"),
+    )
+    .unwrap();
+    let n = text.lines().position(|l| l.contains(marker)).unwrap() + 1;
+    format!("explore_child.c:{n}")
+}
+
+/// A forked child that ends with `_exit` (no exit handlers) is explored
+/// too: its calls are learned and failed; its failed `aclrtMalloc`, which
+/// leaves holding its parent's export, is a leak at that line, and its
+/// abort on a failed import is a crash, though the parent ends well. Two
+/// calls on one line are two faults, each record's `fault` naming its own
+/// call (`aclmem run --fault` takes it back).
+#[test]
+fn a_child_ending_with_exit_is_explored_and_same_line_calls_are_told_apart() {
+    if under_test_runner() {
+        return;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/explore_child.c");
+    let exe = compile_c(&src, "explore-child", &[]);
+    let (records, code, stderr) = explore_program(
+        &exe,
+        &["--only", "aclrtMalloc,aclrtMemImportFromShareableHandle"],
+        "child",
+        &[],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    let at = |marker: &str| -> Vec<&serde_json::Value> {
+        records
+            .iter()
+            .filter(|r| r["site"] == child_line_of(marker))
+            .collect()
+    };
+    let [leak] = at("CHILD-LEAK")[..] else {
+        panic!("the child's call: {records:#?}\n{stderr}");
+    };
+    assert_eq!(leak["outcome"], "leak", "{leak:#}");
+    assert!(
+        leak["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["class"] == "import-held-at-exit"),
+        "{leak:#}"
+    );
+    // The child's crash, though the parent ends well, where it crashed.
+    let [crash] = at("CHILD-CRASH")[..] else {
+        panic!("the child's import: {records:#?}\n{stderr}");
+    };
+    assert_eq!(crash["outcome"], "crash", "{crash:#}");
+    assert_eq!(crash["exit"], 0, "{crash:#}");
+    assert_eq!(crash["where"]["signal"], 6, "{crash:#}");
+    assert_eq!(
+        crash["where"]["site"],
+        format!("child ({})", child_line_of("CHILD-CRASH-AT")),
+        "{crash:#}"
+    );
+    let same = at("SAME-LINE");
+    assert_eq!(same.len(), 2, "{records:#?}");
+    // Handled, with the program's own exit code (an injected refusal is no
+    // finding of the run).
+    assert!(
+        same.iter()
+            .all(|r| r["outcome"] == "handled" && r["exit"] == 0),
+        "{same:#?}"
+    );
+    let faults: std::collections::BTreeSet<&str> =
+        same.iter().map(|r| r["fault"].as_str().unwrap()).collect();
+    assert_eq!(faults.len(), 2, "{same:#?}");
+    // Each fault, given back, is a valid spec that fails one call.
+    for fault in faults {
+        let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
+            .args(["run", "--fault", fault, "--"])
+            .arg(&exe)
+            .env("ACLMEM_EMU_QUIET", "0")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{fault}: {err}");
+        assert!(err.contains("aclrtMalloc (call 1"), "{fault}: {err}");
+    }
+    // Mistakes are errors before any run.
+    assert_eq!(explore_errors(&["--only", "aclrtMallok"], &exe), Some(2));
+    assert_eq!(
+        explore_errors(&["--log", "/nonexistent/aclmem/x.jsonl"], &exe),
+        Some(2)
+    );
+}
+
+/// `aclmem explore`'s exit code for ARGS over EXE, its log unwritten.
+fn explore_errors(args: &[&str], exe: &Path) -> Option<i32> {
+    let out = Command::new(env!("CARGO_BIN_EXE_aclmem"))
+        .arg("explore")
+        .args(args)
+        .arg("--")
+        .arg(exe)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: "), "{err}");
+    out.status.code()
+}
+
+/// The processes running `exe` with a fault armed (a run of explore's, not
+/// its learning run).
+fn fault_runs_of(exe: &Path) -> Vec<u32> {
+    let exe = std::fs::canonicalize(exe).unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p == exe)
+                && std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+                    env.split(|b| *b == 0)
+                        .any(|v| v.starts_with(b"ACLMEM_EMU_FAULTS="))
+                })
+        })
+        .collect()
+}
+
+/// Stopping explore (SIGTERM, or the terminal's Ctrl-C) stops the runs
+/// under way with it (each is in a process group of its own, which the
+/// terminal's signal does not reach) and removes its directory: a hung run
+/// is not left running.
+#[test]
+fn stopping_explore_stops_its_runs() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = compile_c(&source(), "explore-stopped", &[]);
+    let mut explore = Command::new(env!("CARGO_BIN_EXE_aclmem"))
+        .args(["explore", "--only", "aclrtMemset", "--timeout", "600", "--"])
+        .arg(&exe)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Waits for the hanging run to start (the learning run ends first).
+    let mut waited = 0;
+    while fault_runs_of(&exe).is_empty() {
+        assert!(waited < 6000, "the fault run never started");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        waited += 1;
+    }
+    // SAFETY: signals the child this test started.
+    unsafe { libc::kill(explore.id() as i32, libc::SIGTERM) };
+    let status = explore.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status:?}");
+    let dir = std::env::temp_dir().join(format!("aclmem-explore-{}", explore.id()));
+    assert!(!dir.exists(), "{} left", dir.display());
+    // SIGKILL is sent to the run's group before explore exits; the kernel
+    // ends its processes as soon as it delivers it.
+    let mut waited = 0;
+    while !fault_runs_of(&exe).is_empty() {
+        assert!(waited < 1000, "the hung run was left running");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        waited += 1;
+    }
+}
