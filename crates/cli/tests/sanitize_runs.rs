@@ -154,7 +154,7 @@ fn a_vfork_childs_exit_leaves_its_parent_alone() {
         return;
     }
     let exe = defects("vfork");
-    let (findings, code, stdout) = sanitize_output(&[], &exe, &["vfork-exec-fails"]);
+    let (findings, code, stdout, _) = sanitize_output(&[], &exe, &["vfork-exec-fails"]);
     assert_eq!(findings.len(), 1, "{findings:#?}");
     let f = &findings[0];
     assert_eq!(f["class"], "leak");
@@ -170,6 +170,25 @@ fn a_vfork_childs_exit_leaves_its_parent_alone() {
         .unwrap_or_else(|| panic!("the parent's pid: {stdout:?}"));
     assert_eq!(f["pid"].as_u64(), Some(parent), "reported by the parent");
     assert_eq!(code, 1);
+}
+
+/// A forked worker that never initialises ACL and ends with `_exit` (as
+/// Python's `multiprocessing` workers end) ends as it would without the
+/// sanitizer: nothing is checked or printed for it.
+#[test]
+fn a_worker_that_never_used_acl_ends_quietly() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("worker");
+    let (findings, code, _, stderr) = sanitize_output(&[], &exe, &["worker-_exit"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    assert_eq!(
+        stderr.matches("aclmem-sanitizer: summary").count(),
+        1,
+        "only the parent's summary: {stderr}"
+    );
 }
 
 /// `--log` and `--trace` named relative to where `aclmem sanitize` was

@@ -148,10 +148,13 @@ pub(crate) fn unsupported_calls() {
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 static ENDED: AtomicBool = AtomicBool::new(false);
 
-/// The process whose memory the sanitizer's state is: the one that called
-/// `aclInit`, then each forked child ([`forked`]). A child of `vfork`
-/// shares its parent's memory and runs no fork handler: its `_exit` must
-/// leave the parent's state alone.
+/// The process that called `aclInit` last (a forked child is not it until
+/// it calls `aclInit` itself, [`forked`]). Its `_exit` is checked; any
+/// other process's is let go: a child of `vfork` shares its parent's
+/// memory and runs no fork handler (it must leave the parent's state
+/// alone), and a forked worker that never used ACL (Python's
+/// `multiprocessing`, a data loader's) ends as it would without the
+/// sanitizer.
 static OWNER: AtomicI32 = AtomicI32::new(0);
 
 fn this_process() -> i32 {
@@ -160,9 +163,14 @@ fn this_process() -> i32 {
     unsafe { libc::getpid() }
 }
 
-/// In a child of `fork`: its state is its own.
-pub(crate) fn forked() {
+/// `aclInit` in this process.
+pub(crate) fn initialised() {
     OWNER.store(this_process(), Ordering::Relaxed);
+}
+
+/// In a child of `fork`: not initialised until it calls `aclInit`.
+pub(crate) fn forked() {
+    OWNER.store(0, Ordering::Relaxed);
 }
 
 pub(crate) fn at_exit_registered() {
@@ -170,7 +178,6 @@ pub(crate) fn at_exit_registered() {
     ONCE.call_once(|| {
         // Found now, not as the process ends.
         next_exit();
-        OWNER.store(this_process(), Ordering::Relaxed);
         REGISTERED.store(true, Ordering::Relaxed);
         // SAFETY: registers a function of this library, which stays loaded.
         unsafe { libc::atexit(at_exit) };
@@ -194,10 +201,11 @@ extern "C" fn at_exit() {
 }
 
 /// `_exit(2)`, which skips the exit handlers: a forked child's usual end,
-/// and many programs' error paths. The process's end is checked as at
-/// `exit` (its leaks, imports it still holds), and the library underneath
-/// is told (the emulated library's record of calls for `aclmem explore`),
-/// before the process ends.
+/// and many programs' error paths. In a process that called `aclInit`
+/// ([`OWNER`]), the end is checked as at `exit` (its leaks, imports it
+/// still holds), and the library underneath is told (the emulated
+/// library's record of calls for `aclmem explore`), before the process
+/// ends.
 ///
 /// # Safety
 /// None beyond `_exit`'s own: the process ends.
@@ -216,14 +224,12 @@ pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
 }
 
 fn ending(status: c_int) -> ! {
-    // A child of vfork (or of a clone without fork handlers) ends as it
-    // would without the sanitizer: what it would check is its parent's.
-    if REGISTERED.load(Ordering::Relaxed) && OWNER.load(Ordering::Relaxed) != this_process() {
+    // Only the process that initialised ACL ([`OWNER`]); any other ends as
+    // it would without the sanitizer.
+    if !REGISTERED.load(Ordering::Relaxed) || OWNER.load(Ordering::Relaxed) != this_process() {
         end_now(status);
     }
-    if REGISTERED.load(Ordering::Relaxed) {
-        at_exit();
-    }
+    at_exit();
     // The emulated library's own end (`void aclmem_emu_exiting(void)`); a
     // real library has none.
     let exiting = next_in(c"libascendcl.so", c"aclmem_emu_exiting");

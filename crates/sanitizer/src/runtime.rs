@@ -10,6 +10,7 @@ use super::*;
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
     at_exit_registered();
+    initialised();
     fork_handlers_registered();
     crate::postmortem::install();
     let r = forward!(aclInit(config_path));

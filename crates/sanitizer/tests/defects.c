@@ -352,6 +352,14 @@ int main(int argc, char **argv) {
         }
         if (child < 0 || waitpid(child, &status, 0) != child) return 3;
         printf("pid %d\n", (int)getpid());
+    } else if (strcmp(mode, "worker-_exit") == 0) {
+        /* A worker forked after aclInit that never uses ACL and ends with
+         * _exit, as Python's multiprocessing workers do. */
+        int status = 0;
+        fflush(NULL);
+        pid_t child = fork();
+        if (child == 0) _exit(0);
+        if (child < 0 || waitpid(child, &status, 0) != child || status != 0) return 3;
     } else if (strcmp(mode, "chdir-leak") == 0) {
         /* A program that changes directory: a log named relative to where
          * it was started still receives the findings. */

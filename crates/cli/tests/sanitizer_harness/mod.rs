@@ -27,16 +27,16 @@ pub fn compile(src: &Path, name: &str) -> PathBuf {
 /// Runs `program args` under `aclmem sanitize`; returns the findings (JSON
 /// lines) and the exit code.
 pub fn sanitize(extra: &[&str], program: &Path, args: &[&str]) -> (Vec<serde_json::Value>, i32) {
-    let (findings, code, _) = sanitize_output(extra, program, args);
+    let (findings, code, _, _) = sanitize_output(extra, program, args);
     (findings, code)
 }
 
-/// [`sanitize`], with what the program wrote to stdout.
+/// [`sanitize`], with what the run wrote to stdout and to stderr.
 pub fn sanitize_output(
     extra: &[&str],
     program: &Path,
     args: &[&str],
-) -> (Vec<serde_json::Value>, i32, String) {
+) -> (Vec<serde_json::Value>, i32, String, String) {
     // The run's own log and machine (numbered: machine names are short), so
     // that runs may go at once.
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -71,6 +71,7 @@ pub fn sanitize_output(
         findings,
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
 
