@@ -244,10 +244,13 @@ fn ending(status: c_int) -> ! {
 
 type Exit = unsafe extern "C" fn(c_int) -> !;
 
-/// The next definition of `_exit` (the C library's), found once.
+/// The next definition of `_exit` (the C library's, or another tool's),
+/// found by `aclInit` ([`at_exit_registered`]).
+static NEXT_EXIT: OnceLock<Option<Exit>> = OnceLock::new();
+
+/// Finds [`NEXT_EXIT`].
 fn next_exit() -> Option<Exit> {
-    static NEXT: OnceLock<Option<Exit>> = OnceLock::new();
-    *NEXT.get_or_init(|| {
+    *NEXT_EXIT.get_or_init(|| {
         // SAFETY: dlsym with a NUL-terminated name.
         let p = unsafe { libc::dlsym(libc::RTLD_NEXT, c"_exit".as_ptr()) };
         // SAFETY: a definition of `_exit` other than this library's, of
@@ -256,10 +259,12 @@ fn next_exit() -> Option<Exit> {
     })
 }
 
-/// Ends the process now with `status`, running nothing more of it (the
-/// C library's `_exit`, or the system call).
+/// Ends the process now with `status`, running nothing more of it: the
+/// next `_exit` found at `aclInit`, or (in a process that never called it,
+/// such as a child of `vfork`, which must not look symbols up in its
+/// parent's memory) the system call `_exit` makes.
 pub(crate) fn end_now(status: c_int) -> ! {
-    if let Some(f) = next_exit() {
+    if let Some(&Some(f)) = NEXT_EXIT.get() {
         // SAFETY: `_exit` ends the process; it has no precondition.
         unsafe { f(status) }
     }
