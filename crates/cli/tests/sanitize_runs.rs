@@ -135,13 +135,7 @@ fn what_a_process_holds_at_exit_is_a_leak() {
     }
     let exe = defects("exit");
     let (findings, code) = sanitize(&[], &exe, &["leak-at-_exit"]);
-    assert_eq!(findings.len(), 1, "{findings:#?}");
-    assert_eq!(findings[0]["class"], "leak");
-    let site = findings[0]["site"].as_str().unwrap();
-    assert!(
-        site.ends_with(&format!("(defects.c:{})", defects_line("EXIT-LEAK"))),
-        "{site}"
-    );
+    only_finding(&findings, "leak", "EXIT-LEAK");
     assert_eq!(code, 1);
 }
 
@@ -155,14 +149,7 @@ fn a_vfork_childs_exit_leaves_its_parent_alone() {
     }
     let exe = defects("vfork");
     let (findings, code, stdout, _) = sanitize_output(&[], &exe, &["vfork-exec-fails"]);
-    assert_eq!(findings.len(), 1, "{findings:#?}");
-    let f = &findings[0];
-    assert_eq!(f["class"], "leak");
-    let site = f["site"].as_str().unwrap();
-    assert!(
-        site.ends_with(&format!("(defects.c:{})", defects_line("VFORK-LEAK"))),
-        "{site}"
-    );
+    let f = only_finding(&findings, "leak", "VFORK-LEAK");
     let parent: u64 = stdout
         .trim()
         .strip_prefix("pid ")

@@ -100,6 +100,25 @@ pub fn defects_line(marker: &str) -> usize {
     marked_line("defects.c", marker)
 }
 
+/// The only finding of `findings`, of `class`, reported at the line of
+/// `defects.c` that holds `marker`.
+pub fn only_finding<'a>(
+    findings: &'a [serde_json::Value],
+    class: &str,
+    marker: &str,
+) -> &'a serde_json::Value {
+    let [f] = findings else {
+        panic!("one finding: {findings:#?}");
+    };
+    assert_eq!(f["class"], class, "{f:#}");
+    let site = f["site"].as_str().unwrap_or_default();
+    assert!(
+        site.ends_with(&format!("(defects.c:{})", defects_line(marker))),
+        "{class} at {marker}: {site}"
+    );
+    f
+}
+
 /// The one `cycle-growth` finding: +2 MiB per cycle over 5 cycles, made at
 /// the line of `defects.c` that holds `marker`.
 pub fn assert_growth(findings: &[serde_json::Value], marker: &str) {
