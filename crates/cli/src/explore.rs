@@ -241,6 +241,20 @@ impl Runner {
         }
         // Its own process group: a hang is killed whole.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // The run starts with no signal blocked: explore's threads block
+        // the ones its stopping thread waits for, and a child inherits the
+        // mask.
+        // SAFETY: the closure runs in the child between fork and exec, and
+        // makes only async-signal-safe calls (`sigemptyset`,
+        // `pthread_sigmask`) on a set of its own.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+                libc::sigemptyset(set.as_mut_ptr());
+                libc::pthread_sigmask(libc::SIG_SETMASK, set.as_ptr(), std::ptr::null_mut());
+                Ok(())
+            });
+        }
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("cannot run {}: {e}", self.exe.display()))?;
@@ -717,9 +731,9 @@ mod stopping {
     }
 
     /// SIGINT, SIGTERM and SIGHUP are taken by a thread of their own (the
-    /// others block them; the runs, which `Command` starts with an empty
-    /// mask, do not): it kills the runs' groups, removes `dir` and exits
-    /// with 128 + the signal, as a shell reports it.
+    /// others block them; each run unblocks them before it starts the
+    /// program, `Runner::run`): it kills the runs' groups, removes `dir`
+    /// and exits with 128 + the signal, as a shell reports it.
     pub(super) fn watch(dir: PathBuf) {
         // SAFETY: a signal set initialised by `sigemptyset` before use.
         let set = unsafe {

@@ -400,8 +400,8 @@ fn fault_runs_of(exe: &Path) -> Vec<u32> {
         .collect()
 }
 
-/// Stopping explore (SIGTERM, or the terminal's Ctrl-C) stops the runs
-/// under way with it (each is in a process group of its own, which the
+/// A run's program starts with no signal blocked. Stopping explore
+/// (SIGTERM, or the terminal's Ctrl-C) stops the runs under way with it (each is in a process group of its own, which the
 /// terminal's signal does not reach) and removes its directory: a hung run
 /// is not left running.
 #[test]
@@ -422,6 +422,18 @@ fn stopping_explore_stops_its_runs() {
         assert!(waited < 6000, "the fault run never started");
         std::thread::sleep(std::time::Duration::from_millis(10));
         waited += 1;
+    }
+    // The run's program blocks no signal (explore's own threads block the
+    // ones it stops on; the run must not inherit that).
+    for pid in fault_runs_of(&exe) {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        if let Some(blocked) = status.lines().find(|l| l.starts_with("SigBlk:")) {
+            assert_eq!(
+                blocked.split_whitespace().nth(1),
+                Some("0000000000000000"),
+                "{blocked}"
+            );
+        }
     }
     // SAFETY: signals the child this test started.
     unsafe { libc::kill(explore.id() as i32, libc::SIGTERM) };
