@@ -454,6 +454,9 @@ pub fn run(o: Options) -> ExitCode {
 /// the catalogue.
 fn only(names: &[String]) -> Result<Vec<String>, String> {
     let catalogue: Vec<&str> = aclmem_sys::catalogue::entries().map(|e| e.name).collect();
+    if !names.is_empty() && names.iter().all(|n| n.trim().is_empty()) {
+        return Err("--only names no function".into());
+    }
     names
         .iter()
         .map(|n| n.trim())

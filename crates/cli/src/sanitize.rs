@@ -199,6 +199,9 @@ pub fn run(o: Options) -> ExitCode {
         // The processes of the run append to it: it starts empty.
         if let Err(e) = std::fs::File::create(t) {
             eprintln!("error: --trace {}: {e}", t.display());
+            if o.log.is_none() {
+                let _ = std::fs::remove_file(&log);
+            }
             return ExitCode::from(2);
         }
         cmd.env("ACLMEM_SANITIZER_TRACE", t);

@@ -159,6 +159,26 @@ fn a_vfork_childs_exit_leaves_its_parent_alone() {
     assert_eq!(code, 1);
 }
 
+/// `_exit` from a signal handler (async-signal-safe: a server ending on
+/// SIGTERM) while the main thread is inside the hooks ends the process with
+/// the handler's code: the end is left unchecked rather than waited on.
+#[test]
+fn exit_from_a_signal_handler_ends_the_process() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("exit-in-handler");
+    for _ in 0..5 {
+        // Bounded: a process waiting on its own lock would hang the test.
+        let (_, code) = sanitize(
+            &[],
+            Path::new("timeout"),
+            &["60", exe.to_str().unwrap(), "_exit-in-handler"],
+        );
+        assert_eq!(code, 3, "124: it hung");
+    }
+}
+
 /// A forked worker that never initialises ACL and ends with `_exit` (as
 /// Python's `multiprocessing` workers end) ends as it would without the
 /// sanitizer: nothing is checked or printed for it.

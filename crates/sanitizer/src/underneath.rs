@@ -165,15 +165,21 @@ fn out_of_memory_reported(
     let (reserved, mapped, gap) = model.address_space();
     let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
     let held: usize = holders.iter().map(|h| h.bytes).sum();
+    // Places that share a site (an allocation wrapper's, made for several
+    // callers) are told apart by their caller on stderr (the log has each
+    // stack).
+    let mut per_site: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for h in &holders {
+        *per_site.entry(&h.site).or_default() += 1;
+    }
     let mut lines: Vec<String> = holders
         .iter()
         .take(OOM_HOLDERS)
         .map(|h| {
-            // The caller tells apart what one function (an allocation
-            // wrapper) made for different callers (the log has the stack).
             let caller = h
                 .stack
                 .get(1)
+                .filter(|_| per_site[h.site.as_str()] > 1)
                 .map(|f| format!(", called from {f}"))
                 .unwrap_or_default();
             format!(

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <dlfcn.h>
@@ -99,6 +101,11 @@ static void *racer_thread(void *va_slot) {
         unmap_racer(*slot);
     }
     return NULL;
+}
+
+static void end_on_alarm(int sig) {
+    (void)sig;
+    _exit(3);
 }
 
 int main(int argc, char **argv) {
@@ -352,6 +359,22 @@ int main(int argc, char **argv) {
         }
         if (child < 0 || waitpid(child, &status, 0) != child) return 3;
         printf("pid %d\n", (int)getpid());
+    } else if (strcmp(mode, "_exit-in-handler") == 0) {
+        /* A signal handler that ends the process with _exit (async-signal-
+         * safe) while the main thread cycles through the hooks: the
+         * process ends with the handler's code, never waits on itself. */
+        signal(SIGALRM, end_on_alarm);
+        struct itimerval soon = {{0, 0}, {0, 20000}};
+        setitimer(ITIMER_REAL, &soon, NULL);
+        for (;;) {
+            if (aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0) != 0) continue;
+            if (aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0) == 0) {
+                aclrtMapMem(va, 2 * MIB, 0, h, 0);
+                aclrtUnmapMem(va);
+                aclrtReleaseMemAddress(va);
+            }
+            aclrtFreePhysical(h);
+        }
     } else if (strcmp(mode, "worker-_exit") == 0) {
         /* A worker forked after aclInit that never uses ACL and ends with
          * _exit, as Python's multiprocessing workers do. */
