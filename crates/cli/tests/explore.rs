@@ -14,18 +14,30 @@ use std::process::Command;
 
 use aclmem_tests::{compile_c, under_test_runner};
 
-fn source() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/explore.c")
+/// The test program `name` of `tests/programs`.
+fn program(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs")
+        .join(name)
 }
 
-fn line_of(marker: &str) -> String {
-    let n = std::fs::read_to_string(source())
+fn source() -> PathBuf {
+    program("explore.c")
+}
+
+/// `file:line` of the line of test program `name` that holds `marker`.
+fn marked(name: &str, marker: &str) -> String {
+    let n = std::fs::read_to_string(program(name))
         .unwrap()
         .lines()
         .position(|l| l.contains(marker))
-        .expect("the marker is in explore.c")
+        .unwrap_or_else(|| panic!("the marker {marker} is in {name}"))
         + 1;
-    format!("explore.c:{n}")
+    format!("{name}:{n}")
+}
+
+fn line_of(marker: &str) -> String {
+    marked("explore.c", marker)
 }
 
 /// `aclmem explore ARGS` over `programs/explore.c`: the log's records,
@@ -179,7 +191,7 @@ fn a_clean_program_is_clean_in_20_explorations() {
     if under_test_runner() {
         return;
     }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/explore_clean.c");
+    let src = program("explore_clean.c");
     let exe = compile_c(&src, "explore-clean", &[]);
     let mut first: Option<Vec<String>> = None;
     for run in 0..20 {
@@ -279,12 +291,7 @@ fn the_sleep_wake_example_is_explored_whole() {
 
 /// The line of `programs/explore_child.c` that holds `marker`.
 fn child_line_of(marker: &str) -> String {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/explore_child.c"),
-    )
-    .unwrap();
-    let n = text.lines().position(|l| l.contains(marker)).unwrap() + 1;
-    format!("explore_child.c:{n}")
+    marked("explore_child.c", marker)
 }
 
 /// A forked child that ends with `_exit` (no exit handlers) is explored
@@ -298,7 +305,7 @@ fn a_child_ending_with_exit_is_explored_and_same_line_calls_are_told_apart() {
     if under_test_runner() {
         return;
     }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/explore_child.c");
+    let src = program("explore_child.c");
     let exe = compile_c(&src, "explore-child", &[]);
     let (records, code, stderr) = explore_program(
         &exe,

@@ -452,12 +452,11 @@ fn c_functions_keep_their_names() {
     }
     let exe = defects("short-name");
     let (findings, _) = sanitize(&[], &exe, &["short-name"]);
-    assert_eq!(findings.len(), 1, "{findings:#?}");
-    let site = findings[0]["site"].as_str().unwrap();
+    let f = only_finding(&findings, "leak", "SHORT-NAME");
     assert_eq!(
-        site,
+        f["site"],
         format!("f (defects.c:{})", defects_line("SHORT-NAME")),
-        "{findings:#?}"
+        "{f:#}"
     );
 }
 
