@@ -1,4 +1,4 @@
-//! Tests of `src`.
+//! Tests of `library`.
 
 use super::*;
 
