@@ -6,7 +6,7 @@
 //! `ACL_DDR_MEM` therefore cannot even be named in typed code.
 
 use crate::sealed::Sealed;
-use crate::size::{GIB, MIB};
+use crate::units::{GIB, MIB};
 
 /// Page class of an attribute, which fixes its allocation granularity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -23,6 +23,7 @@ mod rules;
 mod sealed;
 mod size;
 mod text;
+mod units;
 
 // The attribute markers are generated from the table of attributes.
 pub use attr::*;
@@ -47,4 +48,5 @@ pub use rules::{
     Holds, HostAccepts, Introduced, MallocPhysical, OfferedBy, PLATFORMS, Platform, Reason, Rules,
     Supports, Verdict, attr_since, check, check_platform, check_raw, location_since,
 };
-pub use size::{AlignedSize, GIB, GranularityOption, MIB, is_aligned, round_up};
+pub use size::{AlignedSize, GranularityOption, is_aligned, round_up};
+pub use units::{GIB, MIB};

@@ -6,11 +6,6 @@ use core::marker::PhantomData;
 use crate::attr::AttrType;
 use crate::error::AclError;
 
-/// One mebibyte.
-pub const MIB: usize = 1 << 20;
-/// One gibibyte.
-pub const GIB: usize = 1 << 30;
-
 /// `aclrtMemGranularityOptions`: which granularity to query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
