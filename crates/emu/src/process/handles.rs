@@ -16,8 +16,8 @@ use parking_lot::{Mutex, MutexGuard};
 use slab::Slab;
 
 use super::Result;
-use super::charge::Pools;
 use crate::errors::Situation;
+use crate::machine::Pools;
 use crate::os::pool::{Extents, PoolFile};
 
 /// Where an allocation's pages are (`F`: the file, or a reference to it).

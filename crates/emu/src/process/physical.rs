@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use aclmem_core::{AclError, Location, MemAttr, RawPhysicalMemProp, Verdict};
 
-use super::charge::Pools;
 use super::handles::{Alloc, HandleId, Origin, Source};
 use super::{Process, Result};
 use crate::Op;
 use crate::errors::Situation;
+use crate::machine::Pools;
 use crate::os::pool::{PAGE, PoolFile};
 
 /// What a validated prop asks for.

@@ -8,10 +8,10 @@ use std::num::NonZeroU64;
 use aclmem_core::{AclError, Location, MemAttr};
 use aclmem_sys::ExportFlags;
 
-use super::charge::Pools;
 use super::handles::{Alloc, HandleId, Origin, Source};
 use super::{Process, Result};
 use crate::errors::Situation;
+use crate::machine::Pools;
 use crate::machine::{ExportInfo, ExportKind, OWN_FILE};
 
 impl Process {
