@@ -267,37 +267,10 @@ pub fn write_rank_table(
     devices: u32,
     port: u16,
 ) -> Result<PathBuf, String> {
-    let servers: Vec<serde_json::Value> = hosts
-        .iter()
-        .enumerate()
-        .map(|(node, ip)| {
-            let list: Vec<serde_json::Value> = (0..devices)
-                .map(|d| {
-                    let rank = node as u64 * u64::from(devices) + u64::from(d);
-                    let device_port = u64::from(port) + u64::from(d);
-                    serde_json::json!({
-                        "device_id": d.to_string(),
-                        "device_ip": ip.to_string(),
-                        "device_port": device_port.to_string(),
-                        "rank_id": rank.to_string(),
-                    })
-                })
-                .collect();
-            serde_json::json!({"server_id": format!("node_{node}"), "device": list})
-        })
-        .collect();
-    if u64::from(port) + u64::from(devices) > 65536 {
-        return Err(format!("ports {port} and {} more do not fit", devices));
-    }
-    let table = serde_json::json!({
-        "status": "completed",
-        "version": "1.0",
-        "server_count": hosts.len().to_string(),
-        "server_list": servers,
-    });
-    let text = serde_json::to_string_pretty(&table).map_err(|e| e.to_string())?;
+    let table = aclmem_formats::rank_table::RankTable::for_hosts(hosts, devices, port)
+        .ok_or_else(|| format!("ports {port} and {devices} more do not fit"))?;
     let path = private_dir("rank-tables")?.join(format!("{}.json", std::process::id()));
-    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(&path, table.to_json()).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
 

@@ -7,9 +7,9 @@ use aclmem_core::AclError;
 use aclmem_emu::args;
 use aclmem_sys::{aclCANNPackageVersion, aclrtContext, aclrtStream};
 
+use crate::entry::{self, AclErrorCode, guard};
 use crate::state::{self, with_global};
-use crate::{AclErrorCode, cptr, guard};
-use aclmem_emu::Target;
+use crate::{cptr, faults, fork, shared};
 use aclmem_hal::DeviceInfo;
 
 /// `aclError aclInit(const char *configPath)`. Joins the machine
@@ -30,7 +30,8 @@ pub extern "C" fn aclInit(config_path: *const c_char) -> AclErrorCode {
             let path = cptr::read_cstr(config_path, 4096)?;
             state::default_device(&path)?
         };
-        state::init()?;
+        fork::install();
+        state::init(faults::config_error)?;
         if let Some(d) = default_device {
             let _ = with_global(|g| g.emu.set_default_device(Some(d)));
         }
@@ -76,7 +77,7 @@ pub extern "C" fn aclrtResetDeviceForce(device_id: i32) -> AclErrorCode {
 /// `aclrtPeekAtLastError` after it and must see 0 to take it for device 0).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetDevice(device_id: *mut i32) -> AclErrorCode {
-    let before = crate::last_error(false);
+    let before = entry::last_error(false);
     let code = guard("aclrtGetDevice", || {
         if device_id.is_null() {
             return Err(AclError::INVALID_PARAM);
@@ -94,7 +95,7 @@ pub unsafe extern "C" fn aclrtGetDevice(device_id: *mut i32) -> AclErrorCode {
         unsafe { cptr::write(device_id, d as i32) }
     });
     if code == AclError::RT_CONTEXT_NULL.code() {
-        crate::set_last_error(before);
+        entry::set_last_error(before);
     }
     code
 }
@@ -174,22 +175,6 @@ fn fill(field: &mut [c_char], text: &str) {
     }
 }
 
-/// The driver package's version (`ACLMEM_EMU_DRIVER`): 100003 when the
-/// machine has none installed (`none`) or the setting is malformed, as the
-/// runtime answers a missing or unreadable `version.info`.
-pub(crate) fn driver_version() -> Result<String, AclError> {
-    match aclmem_emu::env::driver() {
-        Ok(Some(v)) => Ok(v),
-        Ok(None) => Err(AclError::INVALID_FILE),
-        Err(message) => {
-            if !aclmem_emu::env::quiet() {
-                eprintln!("aclmem-emu: {message}");
-            }
-            Err(AclError::INVALID_FILE)
-        }
-    }
-}
-
 /// `aclError aclsysGetCANNVersion(aclCANNPackageName name,
 /// aclCANNPackageVersion *version)`: the emulated release for the CANN and
 /// runtime packages, the driver's version (`ACLMEM_EMU_DRIVER`) for
@@ -211,7 +196,7 @@ pub unsafe extern "C" fn aclsysGetCANNVersion(
             aclmem_sys::ACL_PKG_NAME_CANN | aclmem_sys::ACL_PKG_NAME_RUNTIME => {
                 state::with_config(|c| c.cann.release().to_owned())?
             }
-            aclmem_sys::ACL_PKG_NAME_DRIVER => driver_version()?,
+            aclmem_sys::ACL_PKG_NAME_DRIVER => shared::driver_version()?,
             _ => return Err(AclError::INVALID_FILE),
         };
         let release = release.as_str();
@@ -330,20 +315,7 @@ pub unsafe extern "C" fn aclrtGetCurrentContext(context: *mut aclrtContext) -> A
 /// thread's device. Streams execute at once (copies are synchronous).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtCreateStream(stream: *mut aclrtStream) -> AclErrorCode {
-    guard("aclrtCreateStream", || {
-        if stream.is_null() {
-            return Err(AclError::INVALID_PARAM);
-        }
-        with_global(|g| {
-            let s = g.emu.create_stream(Target::Current)?;
-            // SAFETY: the C caller's out parameter.
-            unsafe {
-                cptr::hand_out(stream, s as usize as aclrtStream, || {
-                    let _ = g.emu.destroy_stream(s);
-                })
-            }
-        })
-    })
+    shared::create_stream(stream)
 }
 
 fn destroy_stream(stream: aclrtStream) -> Result<(), AclError> {

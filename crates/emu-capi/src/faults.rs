@@ -73,6 +73,12 @@ pub(crate) fn spec_error() -> Option<&'static str> {
     plan().as_ref().err().map(String::as_str)
 }
 
+/// The fault spec's defect, for `aclInit` to refuse (its message names
+/// `ACLMEM_EMU_FAULTS`).
+pub(crate) fn config_error() -> Result<(), String> {
+    spec_error().map_or(Ok(()), |e| Err(e.to_owned()))
+}
+
 /// Before `fork`: the learned calls are locked, so that the child copies
 /// them whole (unlocked again by [`after_fork`] and [`after_fork_parent`]).
 pub(crate) fn before_fork() {

@@ -48,71 +48,38 @@
 // `cptr`, which the kernel checks.
 #![allow(clippy::missing_safety_doc)]
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
-use aclmem_core::AclError;
-
+// The foundation: what every C function uses (see docs/architecture.md).
 mod cptr;
-pub mod device;
+mod entry;
 mod faults;
-pub mod framework;
-pub mod hccl;
-pub mod memory;
-pub mod sharing;
+mod fork;
+pub mod record;
+mod shared;
 mod site;
 mod state;
 
+// The C functions, each module importing only the foundation (and its own
+// directory's files).
+pub mod device;
+pub mod framework;
+pub mod hccl;
+pub mod memory;
+pub mod ops;
+pub mod sharing;
+mod stand_ins;
+
 pub use device::*;
-pub use framework::host_memory::*;
-pub use framework::mstx::*;
-pub use framework::options::*;
-pub use framework::runtime::*;
-pub use hccl::api::*;
-pub use hccl::collectives::*;
-pub use hccl::group::*;
+pub use entry::AclErrorCode;
+pub use framework::*;
+pub use hccl::*;
 pub use memory::*;
+pub use ops::*;
 pub use sharing::*;
+pub use stand_ins::*;
 
 /// Referenced by the `libascendcl` shell crate so that this crate, and with
 /// it every exported function, is linked into the shared object.
 pub const LINKED: () = ();
-
-/// `aclError`.
-pub type AclErrorCode = i32;
-
-thread_local! {
-    /// The code of the calling thread's last failed call (0: none since
-    /// it was last read with `aclrtGetLastError`).
-    static LAST_ERROR: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
-}
-
-/// Runs the entry point `name` (its catalogue name): a fault armed for it
-/// (`ACLMEM_EMU_FAULTS`) answers first, before anything is read or
-/// written; a panic becomes `ACL_ERROR_INTERNAL_ERROR`; a failure becomes
-/// the thread's last error.
-fn guard(name: &'static str, f: impl FnOnce() -> Result<(), AclError>) -> AclErrorCode {
-    let code = catch_unwind(AssertUnwindSafe(|| match faults::check(name) {
-        Some(code) => code,
-        None => f().map_or_else(|e| e.code(), |()| 0),
-    }))
-    .unwrap_or(AclError::INTERNAL_ERROR.code());
-    if code != 0 {
-        set_last_error(code);
-    }
-    code
-}
-
-/// Makes `code` the thread's last error.
-fn set_last_error(code: i32) {
-    let _ = LAST_ERROR.try_with(|l| l.set(code));
-}
-
-/// The thread's last error code, cleared when `clear`.
-fn last_error(clear: bool) -> i32 {
-    LAST_ERROR
-        .try_with(|l| if clear { l.replace(0) } else { l.get() })
-        .unwrap_or(0)
-}
 
 /// Every exported function has exactly the prototype of the one list, and
 /// [`functions`] hands them all out.
@@ -130,3 +97,21 @@ macro_rules! prototypes {
     };
 }
 aclmem_sys::with_acl_functions!(prototypes);
+
+/// Every function the catalogue says is emulated is written out in one of
+/// the modules above: naming it here makes a catalogue entry without its
+/// function a compile error (the others are generated in `stand_ins`).
+macro_rules! emulated_exist {
+    ($($name:ident in $lib:ident: $answer:ident -> $ret:ident = $proto:literal;)*) => {
+        $( emulated_exists!($answer, $name); )*
+    };
+}
+macro_rules! emulated_exists {
+    (Emulated, $name:ident) => {
+        const _: () = {
+            let _ = $name;
+        };
+    };
+    ($answer:ident, $name:ident) => {};
+}
+aclmem_sys::with_framework_functions!(emulated_exist);

@@ -10,14 +10,15 @@ use std::ffi::c_void;
 use std::num::NonZeroUsize;
 
 use aclmem_core::{AclError, GranularityOption, RawMemLocation, RawPhysicalMemProp};
-use aclmem_emu::{CallerMemory, args};
+use aclmem_emu::args;
 use aclmem_hal::{PhysicalAllocator, RawHandle, VirtAddr, VirtualMemory};
 use aclmem_sys::{aclrtDrvMemHandle, aclrtMemAccessDesc, aclrtPtrAttributes, aclrtStream};
 
+use crate::entry::{AclErrorCode, guard};
 use crate::state::with_global;
-use crate::{AclErrorCode, cptr, guard};
+use crate::{cptr, shared};
 use aclmem_emu::Target;
-use aclmem_sys::{AccessDesc, AccessFlags, MallocPolicy, MemcpyKind};
+use aclmem_sys::{AccessDesc, AccessFlags, MallocPolicy};
 
 fn raw_handle(h: aclrtDrvMemHandle) -> Result<RawHandle, AclError> {
     args::handle(h as usize as u64)
@@ -265,31 +266,6 @@ pub extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> AclErrorCode {
     })
 }
 
-pub(crate) fn copy(
-    dst: *mut c_void,
-    dest_max: usize,
-    src: *const c_void,
-    count: usize,
-    kind: u32,
-    stream: Option<aclrtStream>,
-) -> Result<(), AclError> {
-    let kind = MemcpyKind::from_raw(kind);
-    let args::Copy::Bytes(request) =
-        args::memcpy(dst as usize, dest_max, src as usize, count, kind)?
-    else {
-        return Ok(());
-    };
-    // SAFETY: the C caller's buffers, which `aclrtMemcpy`'s contract makes
-    // its own to read and write for the call (Rust holds no reference into
-    // them); host ranges are still checked by the kernel, which refuses
-    // addresses the process may not use.
-    let caller = unsafe { CallerMemory::vouch() };
-    with_global(|g| {
-        g.emu
-            .memcpy_checked(request, stream.map(|s| s as usize as u64), &caller)
-    })
-}
-
 /// `aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t
 /// count, aclrtMemcpyKind kind)`: synchronous. A device address is one
 /// mapped by `aclrtMapMem` or returned by `aclrtMalloc`; `kind` must match
@@ -303,7 +279,7 @@ pub unsafe extern "C" fn aclrtMemcpy(
     kind: u32,
 ) -> AclErrorCode {
     guard("aclrtMemcpy", || {
-        copy(dst, dest_max, src, count, kind, None)
+        shared::copy(dst, dest_max, src, count, kind, None)
     })
 }
 
@@ -319,7 +295,7 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
     stream: aclrtStream,
 ) -> AclErrorCode {
     guard("aclrtMemcpyAsync", || {
-        copy(dst, dest_max, src, count, kind, Some(stream))
+        shared::copy(dst, dest_max, src, count, kind, Some(stream))
     })
 }
 
@@ -333,15 +309,7 @@ pub unsafe extern "C" fn aclrtMemset(
     value: i32,
     count: usize,
 ) -> AclErrorCode {
-    guard("aclrtMemset", || {
-        let args::Fill::Bytes(request) = args::memset(dev_ptr as usize, max_count, value, count)?
-        else {
-            return Ok(());
-        };
-        // Device memory is the emulator's; host memory must be the caller's
-        // `aclrtMallocHost` memory (checked).
-        with_global(|g| g.emu.memset_checked(request))
-    })
+    shared::memset(dev_ptr, max_count, value, count)
 }
 
 /// `aclError aclrtMemGetAddressRange(void *ptr, void **pbase, size_t

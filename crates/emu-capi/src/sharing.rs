@@ -12,8 +12,9 @@ use aclmem_emu::{WHITELIST, args};
 use aclmem_hal::{ShareHandleType, ShareableHandleV2};
 use aclmem_sys::{ACL_IPC_KEY_LEN, aclrtDrvMemHandle, aclrtMemFabricHandle};
 
+use crate::cptr;
+use crate::entry::{AclErrorCode, guard};
 use crate::state::with_global;
-use crate::{AclErrorCode, cptr, guard};
 use aclmem_emu::Target;
 use aclmem_sys::ExportFlags;
 

@@ -142,18 +142,18 @@ pub(crate) fn default_device(path: &str) -> Result<Option<u32>, AclError> {
     Ok(Some(text.parse().unwrap_or(u32::MAX)))
 }
 
-/// `aclInit`: joins the machine the environment names.
-pub(crate) fn init() -> Result<(), AclError> {
-    install_fork_handlers();
+/// `aclInit`: joins the machine the environment names. `check` is the
+/// caller's own check of the environment (the fault spec), made after the
+/// repeat check and with the state's; its message names the variable.
+pub(crate) fn init(check: impl FnOnce() -> Result<(), String>) -> Result<(), AclError> {
     let mut state = STATE.write();
     if state.is_some() {
         return Err(AclError::REPEAT_INITIALIZE);
     }
-    let faults = crate::faults::spec_error().map_or(Ok(()), |e| Err(e.to_owned()));
     if let Err(message) = aclmem_emu::env::unsupported()
         .and(aclmem_emu::env::driver())
         .map(drop)
-        .and(faults)
+        .and_then(|()| check())
     {
         if !aclmem_emu::env::quiet() {
             eprintln!("aclmem-emu: aclInit failed: {message}");
@@ -215,33 +215,22 @@ extern "C" fn report_at_exit() {
     }
 }
 
-fn install_fork_handlers() {
-    static ONCE: Once = Once::new();
-    // SAFETY: the three handlers are `extern "C"` functions of this library,
-    // valid for the life of the process.
-    ONCE.call_once(|| unsafe {
-        libc::pthread_atfork(Some(prepare), Some(parent), Some(child));
-    });
-}
-
 /// Before fork: hold the state lock, so the child's copy of it is not held
-/// by a thread that does not exist there.
-extern "C" fn prepare() {
-    crate::faults::before_fork();
+/// by a thread that does not exist there (`crate::fork`).
+pub(crate) fn before_fork() {
     let guard = STATE.write();
     FORK_GUARD.with(|g| *g.borrow_mut() = Some(guard));
 }
 
-extern "C" fn parent() {
-    crate::faults::after_fork_parent();
+/// After fork, in the parent: the lock taken before it is let go.
+pub(crate) fn after_fork_parent() {
     FORK_GUARD.with(|g| drop(g.borrow_mut().take()));
 }
 
 /// In the child: the parent's process is not the child's. Forget it (its
 /// teardown belongs to the parent) and start uninitialised.
-extern "C" fn child() {
+pub(crate) fn after_fork_child() {
     LIVE.store(0, Ordering::Release);
-    crate::faults::after_fork();
     FORK_GUARD.with(|g| {
         if let Some(mut guard) = g.borrow_mut().take() {
             std::mem::forget(guard.take());

@@ -9,7 +9,7 @@ use std::ptr;
 
 use aclmem_core::AclError;
 use aclmem_emu::errors::Situation;
-use aclmem_emu_capi::framework::record;
+use aclmem_emu_capi::record;
 use aclmem_emu_capi::*;
 use aclmem_sys::catalogue::{self, Answer, Returns};
 use aclmem_sys::{self as sys, aclrtEvent};
@@ -317,7 +317,7 @@ unsafe fn last_error() {
 /// The accepted and not-supported functions answer the catalogue's value
 /// for what they return, and the record counts them with the caller.
 unsafe fn generated_answers() {
-    use aclmem_emu_capi::framework::{
+    use aclmem_emu_capi::{
         aclopCompile, aclprofCreateConfig, aclrtGetDeviceUtilizationRate, aclrtSetDeviceSatMode,
     };
     let compile = catalogue::find("aclopCompile").unwrap();

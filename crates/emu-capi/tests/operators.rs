@@ -8,7 +8,7 @@ use std::ffi::{CString, c_char, c_void};
 use std::ptr;
 
 use aclmem_core::AclError;
-use aclmem_emu_capi::framework::ops::*;
+use aclmem_emu_capi::ops::*;
 use aclmem_emu_capi::*;
 
 const F32: i32 = 0;

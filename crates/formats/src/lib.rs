@@ -12,6 +12,8 @@
 //! - [`postmortem`]: where a process crashed or waits
 //!   (`ACLMEM_SANITIZER_WHERE`), one [`postmortem::Where`] per process,
 //!   read by `aclmem explore`;
+//! - [`rank_table`]: HCCL's rank table, written by `aclmem run` and read
+//!   by the emulated HCCL;
 //! - [`across`]: the checks across processes over a run's sharing events;
 //! - [`jsonl`]: reading any of them with a bound on a line;
 //! - [`site`]: a call site's text (`function (file:line)`), read.
@@ -24,6 +26,7 @@ pub mod across;
 pub mod finding;
 pub mod jsonl;
 pub mod postmortem;
+pub mod rank_table;
 pub mod sharing;
 pub mod site;
 pub mod trace;

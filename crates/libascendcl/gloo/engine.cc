@@ -1,16 +1,19 @@
-// libaclmem_gloo.so: HCCL's collectives carried by Gloo (see engine.h).
+// libaclmem_gloo.so: HCCL's collectives carried by Gloo. Its interface,
+// engine_abi.h, is generated at build time from the one Rust definition
+// (crates/hccl/src/engine/abi.rs), so both sides compile against one text.
 //
 // Each communicator is one gloo::rendezvous::Context over Gloo's TCP
 // transport, connected in full mesh through the caller's store; the caller
 // serialises the operations of a context (Gloo allows one at a time).
 
-#include "engine.h"
+#include "engine_abi.h"
 
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gloo/allgatherv.h>
@@ -39,7 +42,7 @@ struct StoreError : std::exception {
 // gloo::rendezvous::Store over the caller's callbacks.
 class CallbackStore : public gloo::rendezvous::Store {
   public:
-    CallbackStore(const aclmem_gloo_store &s, Millis timeout) : s_(s), timeout_(timeout) {}
+    CallbackStore(const GlooStore &s, Millis timeout) : s_(s), timeout_(timeout) {}
 
     void set(const std::string &key, const std::vector<char> &data) override {
         int32_t st = s_.set(s_.ctx, key.c_str(), data.data(), data.size());
@@ -75,7 +78,7 @@ class CallbackStore : public gloo::rendezvous::Store {
     }
 
   private:
-    aclmem_gloo_store s_;
+    GlooStore s_;
     Millis timeout_;
 };
 
@@ -84,7 +87,7 @@ struct Comm {
     std::shared_ptr<gloo::rendezvous::Context> context;
 };
 
-void fill(aclmem_gloo_error *err, int32_t status, const char *what) {
+void fill(GlooError *err, int32_t status, const char *what) {
     if (err == nullptr) {
         return;
     }
@@ -97,7 +100,7 @@ bool timed_out(const char *what) {
 }
 
 // Runs `f`, turning every exception into a status and a message.
-template <typename F> int32_t run(aclmem_gloo_error *err, F f) {
+template <typename F> int32_t run(GlooError *err, F f) {
     try {
         f();
         fill(err, ACLMEM_GLOO_OK, "");
@@ -142,8 +145,8 @@ template <typename F> void by_size(size_t elem, F f) {
 }
 
 void *engine_connect(int32_t rank, int32_t size, const char *hostname,
-                     const aclmem_gloo_store *store, int64_t timeout_ms,
-                     aclmem_gloo_error *err) {
+                     const GlooStore *store, int64_t timeout_ms,
+                     GlooError *err) {
     Comm *comm = nullptr;
     int32_t st = run(err, [&] {
         gloo::transport::tcp::attr attr;
@@ -165,8 +168,8 @@ void *engine_connect(int32_t rank, int32_t size, const char *hostname,
 
 void engine_destroy(void *c) { delete static_cast<Comm *>(c); }
 
-int32_t engine_allreduce(void *c, void *buf, size_t count, size_t elem, aclmem_gloo_reduce_fn fn,
-                         int64_t timeout_ms, aclmem_gloo_error *err) {
+int32_t engine_allreduce(void *c, void *buf, size_t count, size_t elem, GlooReduceFn fn,
+                         int64_t timeout_ms, GlooError *err) {
     return run(err, [&] {
         by_size(elem, [&](auto *t) {
             using T = std::remove_pointer_t<decltype(t)>;
@@ -180,7 +183,7 @@ int32_t engine_allreduce(void *c, void *buf, size_t count, size_t elem, aclmem_g
 }
 
 int32_t engine_broadcast(void *c, void *buf, size_t bytes, int32_t root, int64_t timeout_ms,
-                         aclmem_gloo_error *err) {
+                         GlooError *err) {
     return run(err, [&] {
         gloo::BroadcastOptions opts(ctx_of(c));
         opts.setOutput(static_cast<uint8_t *>(buf), bytes);
@@ -191,8 +194,8 @@ int32_t engine_broadcast(void *c, void *buf, size_t bytes, int32_t root, int64_t
 }
 
 int32_t engine_reduce(void *c, const void *in, void *out, size_t count, size_t elem,
-                      aclmem_gloo_reduce_fn fn, int32_t root, int64_t timeout_ms,
-                      aclmem_gloo_error *err) {
+                      GlooReduceFn fn, int32_t root, int64_t timeout_ms,
+                      GlooError *err) {
     return run(err, [&] {
         by_size(elem, [&](auto *t) {
             using T = std::remove_pointer_t<decltype(t)>;
@@ -210,7 +213,7 @@ int32_t engine_reduce(void *c, const void *in, void *out, size_t count, size_t e
 }
 
 int32_t engine_allgatherv(void *c, const void *in, void *out, const size_t *bytes,
-                          int64_t timeout_ms, aclmem_gloo_error *err) {
+                          int64_t timeout_ms, GlooError *err) {
     return run(err, [&] {
         auto ctx = ctx_of(c);
         std::vector<size_t> counts(bytes, bytes + ctx->size);
@@ -225,7 +228,7 @@ int32_t engine_allgatherv(void *c, const void *in, void *out, const size_t *byte
 }
 
 int32_t engine_alltoallv(void *c, const void *in, const int64_t *in_bytes, void *out,
-                         const int64_t *out_bytes, int64_t timeout_ms, aclmem_gloo_error *err) {
+                         const int64_t *out_bytes, int64_t timeout_ms, GlooError *err) {
     return run(err, [&] {
         auto ctx = ctx_of(c);
         gloo::AlltoallvOptions opts(ctx);
@@ -238,7 +241,7 @@ int32_t engine_alltoallv(void *c, const void *in, const int64_t *in_bytes, void 
     });
 }
 
-int32_t engine_barrier(void *c, int64_t timeout_ms, aclmem_gloo_error *err) {
+int32_t engine_barrier(void *c, int64_t timeout_ms, GlooError *err) {
     return run(err, [&] {
         gloo::BarrierOptions opts(ctx_of(c));
         opts.setTimeout(Millis(timeout_ms));
@@ -246,8 +249,8 @@ int32_t engine_barrier(void *c, int64_t timeout_ms, aclmem_gloo_error *err) {
     });
 }
 
-int32_t engine_p2p(void *c, const aclmem_gloo_p2p *items, size_t n, int64_t timeout_ms,
-                   aclmem_gloo_error *err) {
+int32_t engine_p2p(void *c, const GlooP2p *items, size_t n, int64_t timeout_ms,
+                   GlooError *err) {
     return run(err, [&] {
         auto ctx = ctx_of(c);
         std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> bufs;
@@ -271,14 +274,18 @@ int32_t engine_p2p(void *c, const aclmem_gloo_p2p *items, size_t n, int64_t time
     });
 }
 
-const aclmem_gloo_engine ENGINE = {
-    ACLMEM_GLOO_ENGINE_VERSION, sizeof(aclmem_gloo_engine),
+const GlooEngine ENGINE = {
+    ACLMEM_GLOO_ENGINE_VERSION, sizeof(GlooEngine),
     engine_connect,  engine_destroy,    engine_allreduce,  engine_broadcast, engine_reduce,
     engine_allgatherv, engine_alltoallv, engine_barrier,   engine_p2p,
 };
 
 } // namespace
 
-extern "C" __attribute__((visibility("default"))) const aclmem_gloo_engine *aclmem_gloo_engine_v1(void) {
+extern "C" __attribute__((visibility("default"))) const GlooEngine *aclmem_gloo_engine_v1(void) {
     return &ENGINE;
 }
+
+// The export has the type the Rust loader calls it through.
+static_assert(std::is_same<decltype(&aclmem_gloo_engine_v1), GlooEngineEntry>::value,
+              "aclmem_gloo_engine_v1 must be a GlooEngineEntry");

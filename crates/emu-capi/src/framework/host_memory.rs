@@ -6,8 +6,10 @@ use aclmem_core::AclError;
 use aclmem_emu::Target;
 use aclmem_sys::aclrtStream;
 
+use crate::cptr;
+use crate::entry::{AclErrorCode, guard};
+use crate::shared;
 use crate::state::with_global;
-use crate::{AclErrorCode, cptr, guard};
 
 /// `aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const
 /// void *src, size_t count, aclrtMemcpyKind kind, aclrtStream stream)`:
@@ -25,7 +27,7 @@ pub unsafe extern "C" fn aclrtMemcpyAsyncWithCondition(
     stream: aclrtStream,
 ) -> AclErrorCode {
     guard("aclrtMemcpyAsyncWithCondition", || {
-        crate::memory::copy(dst, dest_max, src, count, kind, Some(stream))
+        shared::copy(dst, dest_max, src, count, kind, Some(stream))
     })
 }
 

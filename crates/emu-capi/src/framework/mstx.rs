@@ -18,6 +18,8 @@ use aclmem_sys::mstx::{
 };
 use parking_lot::Mutex;
 
+use crate::cptr;
+
 /// The longest mstx message the emulator takes: the documented limit
 /// outside MSPTI (msprof, the Ascend PyTorch profiler) is 156 bytes, under
 /// MSPTI 255. The emulator takes the stricter one (docs/torch-npu.md), so
@@ -31,7 +33,7 @@ static MSTX_RANGES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64:
 /// [`MSTX_MESSAGE_MAX`] bytes (NULL is refused: "message must not be a null
 /// pointer").
 fn mstx_message_ok(message: *const c_char) -> bool {
-    crate::cptr::read_cstr(message, MSTX_MESSAGE_MAX).is_ok()
+    cptr::read_cstr(message, MSTX_MESSAGE_MAX).is_ok()
 }
 
 /// `void mstxMarkA(const char *message, aclrtStream stream)`: an instant
@@ -121,7 +123,7 @@ fn domain_name_ok(name: &str) -> bool {
 /// name, or one with other characters than digits, letters and `_`.
 #[unsafe(no_mangle)]
 pub extern "C" fn mstxDomainCreateA(name: *const c_char) -> *mut c_void {
-    let Ok(name) = crate::cptr::read_cstr(name, MSTX_DOMAIN_NAME_MAX) else {
+    let Ok(name) = cptr::read_cstr(name, MSTX_DOMAIN_NAME_MAX) else {
         return std::ptr::null_mut();
     };
     if !domain_name_ok(&name) {
@@ -205,7 +207,7 @@ fn range_ok(d: &mstxMemVirtualRangeDesc_t) -> bool {
 /// not [`range_ok`].
 fn range_at(p: *const mstxMemVirtualRangeDesc_t) -> Option<mstxMemVirtualRangeDesc_t> {
     // SAFETY: plain C data, read through the kernel's check.
-    let d = unsafe { crate::cptr::read(p) }.ok()?;
+    let d = unsafe { cptr::read(p) }.ok()?;
     range_ok(&d).then_some(d)
 }
 
@@ -225,7 +227,7 @@ pub extern "C" fn mstxMemHeapRegister(
     desc: *const mstxMemHeapDesc_t,
 ) -> *mut c_void {
     // SAFETY: plain C data, read through the kernel's check.
-    let Ok(d) = (unsafe { crate::cptr::read(desc) }) else {
+    let Ok(d) = (unsafe { cptr::read(desc) }) else {
         return std::ptr::null_mut();
     };
     if d.usage != MSTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR || d.type_ != MSTX_MEM_TYPE_VIRTUAL_ADDRESS
@@ -278,7 +280,7 @@ pub extern "C" fn mstxMemRegionsRegister(
     desc: *const mstxMemRegionsRegisterBatch_t,
 ) {
     // SAFETY: plain C data, read through the kernel's check.
-    let Ok(b) = (unsafe { crate::cptr::read(desc) }) else {
+    let Ok(b) = (unsafe { cptr::read(desc) }) else {
         return;
     };
     if b.region_count > MSTX_BATCH_MAX {
@@ -289,13 +291,13 @@ pub extern "C" fn mstxMemRegionsRegister(
         if !out.is_null() {
             // SAFETY: the caller's array of `regionCount` handles, written
             // through the kernel's check (a bad one is left unwritten).
-            let _ = unsafe { crate::cptr::write(out.wrapping_add(i), handle) };
+            let _ = unsafe { cptr::write(out.wrapping_add(i), handle) };
         }
     };
     let read = if b.region_type == MSTX_MEM_TYPE_VIRTUAL_ADDRESS {
         // SAFETY: plain C data, read through the kernel's check.
         unsafe {
-            crate::cptr::read_array(
+            cptr::read_array(
                 b.region_desc_array.cast::<mstxMemVirtualRangeDesc_t>(),
                 b.region_count,
                 MSTX_BATCH_MAX,
@@ -356,13 +358,13 @@ pub extern "C" fn mstxMemRegionsUnregister(
     desc: *const mstxMemRegionsUnregisterBatch_t,
 ) {
     // SAFETY: plain C data, read through the kernel's check.
-    let Ok(b) = (unsafe { crate::cptr::read(desc) }) else {
+    let Ok(b) = (unsafe { cptr::read(desc) }) else {
         return;
     };
     // SAFETY: plain C data (a tag and a pointer-sized union), read through
     // the kernel's check.
     let Ok(refs) = (unsafe {
-        crate::cptr::read_array::<mstxMemRegionRef_t>(
+        cptr::read_array::<mstxMemRegionRef_t>(
             b.ref_array,
             b.ref_count,
             MSTX_BATCH_MAX,

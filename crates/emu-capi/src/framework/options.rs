@@ -8,8 +8,10 @@ use std::ffi::c_char;
 use aclmem_core::AclError;
 use parking_lot::Mutex;
 
+use crate::cptr;
+use crate::entry::{AclErrorCode, guard};
+use crate::shared;
 use crate::state;
-use crate::{AclErrorCode, cptr, guard};
 
 /// Values set by `aclSetCompileopt` and the system-parameter setters, per
 /// process (they configure operator compilation and execution, which the
@@ -126,7 +128,7 @@ fn package_release(pkg: *const c_char) -> Result<String, AclError> {
         "runtime" | "cann" | "compiler" | "hccl" | "opp" | "toolkit" => {
             state::with_config(|c| c.cann.release().to_owned())
         }
-        "driver" => crate::device::driver_version(),
+        "driver" => shared::driver_version(),
         // Not installed, as the runtime answers a missing version.info.
         _ => Err(AclError::INVALID_FILE),
     }

@@ -14,8 +14,10 @@ use aclmem_sys::{aclrtEvent, aclrtStream};
 
 use aclmem_emu::Target;
 
+use crate::cptr;
+use crate::entry::{self, AclErrorCode, guard};
+use crate::shared;
 use crate::state::{self, with_global};
-use crate::{AclErrorCode, cptr, guard};
 
 /// `aclrtIpcEventHandle`: `struct { char reserved[64]; }`, passed by value.
 #[repr(C)]
@@ -64,8 +66,7 @@ pub unsafe extern "C" fn aclrtCreateStreamWithConfig(
     _priority: u32,
     _flag: u32,
 ) -> AclErrorCode {
-    // SAFETY: the same contract as aclrtCreateStream.
-    unsafe { crate::aclrtCreateStream(stream) }
+    shared::create_stream(stream)
 }
 
 /// `aclError aclrtStreamQuery(aclrtStream stream)`: 0, every stream is
@@ -244,14 +245,14 @@ pub unsafe extern "C" fn aclrtIpcOpenEventHandle(
 /// the calling thread's last failed call, kept.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtPeekAtLastError(_level: u32) -> AclErrorCode {
-    crate::last_error(false)
+    entry::last_error(false)
 }
 
 /// `aclError aclrtGetLastError(aclrtLastErrLevel level)`: the code of the
 /// calling thread's last failed call, cleared.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtGetLastError(_level: u32) -> AclErrorCode {
-    crate::last_error(true)
+    entry::last_error(true)
 }
 
 thread_local! {
@@ -264,7 +265,7 @@ thread_local! {
 /// until the thread's next call of it.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclGetRecentErrMsg() -> *const c_char {
-    let code = crate::last_error(false);
+    let code = entry::last_error(false);
     let text = if code == 0 {
         String::new()
     } else {
@@ -376,8 +377,7 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
     if live != 0 {
         return live;
     }
-    // SAFETY: the same contract as aclrtMemset.
-    unsafe { crate::aclrtMemset(dev_ptr, max_count, value, count) }
+    shared::memset(dev_ptr, max_count, value, count)
 }
 
 /// `aclrtDevAttr` values the emulator knows.

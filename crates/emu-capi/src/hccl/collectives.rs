@@ -6,30 +6,13 @@ use std::ffi::c_void;
 
 use aclmem_sys::aclrtStream;
 
-use super::api::{HcclComm, ptr_err};
-use super::comm::{Buf, Op, prefix_sums};
+use aclmem_hccl::comm::{Buf, prefix_sums};
+use aclmem_hccl::op::Op;
+use aclmem_hccl::types::{DataType, Hccl, HcclResult, ReduceOp};
+
+use super::args::{HcclComm, buf, data_type, ptr_err};
 use super::group::collective;
-use super::types::{DataType, Hccl, HcclResult, ReduceOp};
 use crate::cptr;
-
-pub(super) fn data_type(raw: u32) -> Result<DataType, Hccl> {
-    DataType::from_raw(raw)
-}
-
-/// `count` elements of `dt` at `addr`.
-pub(super) fn buf(addr: *const c_void, count: u64, dt: DataType) -> Result<Buf, Hccl> {
-    let len = usize::try_from(count)
-        .ok()
-        .and_then(|c| c.checked_mul(dt.size()))
-        .ok_or(Hccl::E_PARA)?;
-    if addr.is_null() && len > 0 {
-        return Err(Hccl::E_PTR);
-    }
-    Ok(Buf {
-        addr: addr as usize,
-        len,
-    })
-}
 
 fn reduction(dt: DataType, op: u32) -> Result<ReduceOp, Hccl> {
     let op = ReduceOp::from_raw(op)?;

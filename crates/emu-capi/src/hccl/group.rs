@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use aclmem_sys::aclrtStream;
 
-use super::api::{HcclComm, entry, ptr_err};
-use super::collectives::{buf, data_type};
-use super::comm::{self, Buf, Comm, Op, Transfer};
-use super::types::{Hccl, HcclResult, SendRecvItem};
+use aclmem_hccl::comm::{self, Buf, Comm, Transfer};
+use aclmem_hccl::op::Op;
+use aclmem_hccl::types::{Hccl, HcclResult, SendRecvItem};
+
+use super::args::{HcclComm, buf, data_type, entry, ptr_err};
 use crate::{cptr, state};
 
 /// Work deferred inside `HcclGroupStart`/`HcclGroupEnd`.
@@ -34,7 +35,7 @@ thread_local! {
 }
 
 /// Whether the calling thread has a group open.
-pub(super) fn in_group() -> bool {
+pub(crate) fn in_group() -> bool {
     GROUP.with(|g| g.borrow().depth > 0)
 }
 
@@ -78,7 +79,7 @@ fn run_transfers(comm: &Comm, items: &[Transfer], stream: usize) -> Result<(), H
 }
 
 /// A collective entry point: in a group it waits for the group's end.
-pub(super) fn collective(
+pub(crate) fn collective(
     name: &'static str,
     comm: HcclComm,
     stream: aclrtStream,

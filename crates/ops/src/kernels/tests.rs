@@ -1,5 +1,6 @@
 //! The kernels against PyTorch's CPU results, and their refusals.
 
+use super::call::*;
 use super::*;
 
 /// Inputs held in host memory (each tensor's bytes are its buffer).

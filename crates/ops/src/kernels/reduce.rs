@@ -2,7 +2,9 @@
 
 #![allow(non_snake_case)]
 
-use super::*;
+use super::call::*;
+use super::elementwise::arith;
+use super::shape::broadcast_index;
 
 /// A reduction over the axes of input 1 (all of them when empty; negative
 /// ones count from the end), attribute `keep_dims`.

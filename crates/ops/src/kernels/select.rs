@@ -2,7 +2,9 @@
 
 #![allow(non_snake_case)]
 
-use super::*;
+use super::basic::same_count;
+use super::call::*;
+use super::shape::{broadcast, broadcast_index, contiguous_strides};
 
 /// `NonZero(x) -> y` (int64), attribute `transpose`: the coordinates of
 /// the non-zero elements of `x`, row-major: `[count, rank]`, or

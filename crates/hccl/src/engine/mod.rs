@@ -7,18 +7,24 @@
 //! the engine and the Gloo it links resolve their own symbols first, never
 //! the newer Gloo that torch's `libtorch_cpu.so` exports.
 //!
-//! The types here mirror `crates/libascendcl/gloo/engine.h`; the engine
-//! checks nothing of ours, and we check its version and table size.
+//! The interface is [`abi`], its one definition; the engine is compiled
+//! against a header generated from it, and [`open`] checks a loaded
+//! engine's version and table size (an engine of another build).
 
-use std::ffi::{CStr, CString, c_char, c_void};
+use std::ffi::{CStr, CString, c_void};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+pub mod abi;
+
+use abi::{GlooEngine, GlooEngineEntry, GlooError, GlooReduceFn};
+pub use abi::{GlooP2p, GlooStore};
+
 /// The engine's file name.
 pub const FILE: &str = "libaclmem_gloo.so";
 
-/// `enum aclmem_gloo_status`.
+/// A failure's kind (the `ACLMEM_GLOO_*` statuses but OK).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     /// No answer within the timeout.
@@ -34,9 +40,9 @@ pub enum Status {
 impl Status {
     fn from_raw(raw: i32) -> Status {
         match raw {
-            1 => Status::Timeout,
-            2 => Status::Io,
-            3 => Status::Invalid,
+            abi::ACLMEM_GLOO_TIMEOUT => Status::Timeout,
+            abi::ACLMEM_GLOO_IO => Status::Io,
+            abi::ACLMEM_GLOO_INVALID => Status::Invalid,
             _ => Status::Internal,
         }
     }
@@ -44,10 +50,10 @@ impl Status {
     /// The raw value, as the store callbacks answer it.
     pub const fn raw(self) -> i32 {
         match self {
-            Status::Timeout => 1,
-            Status::Io => 2,
-            Status::Invalid => 3,
-            Status::Internal => 4,
+            Status::Timeout => abi::ACLMEM_GLOO_TIMEOUT,
+            Status::Io => abi::ACLMEM_GLOO_IO,
+            Status::Invalid => abi::ACLMEM_GLOO_INVALID,
+            Status::Internal => abi::ACLMEM_GLOO_INTERNAL,
         }
     }
 }
@@ -61,17 +67,11 @@ pub struct Failure {
     pub message: String,
 }
 
-#[repr(C)]
-struct RawError {
-    status: i32,
-    message: [c_char; 512],
-}
-
-impl RawError {
-    fn new() -> RawError {
-        RawError {
+impl GlooError {
+    fn new() -> GlooError {
+        GlooError {
             status: 0,
-            message: [0; 512],
+            message: [0; abi::ACLMEM_GLOO_MESSAGE_LEN],
         }
     }
 
@@ -86,96 +86,8 @@ impl RawError {
     }
 }
 
-/// `struct aclmem_gloo_store`.
-#[repr(C)]
-pub struct RawStore {
-    /// The callbacks' context.
-    pub ctx: *mut c_void,
-    /// Sets a key.
-    pub set: unsafe extern "C" fn(*mut c_void, *const c_char, *const c_void, usize) -> i32,
-    /// Gets a key, waiting up to the timeout.
-    pub get:
-        unsafe extern "C" fn(*mut c_void, *const c_char, i64, *mut *mut c_void, *mut usize) -> i32,
-    /// Gives back what `get` handed out.
-    pub release: unsafe extern "C" fn(*mut c_void, *mut c_void, usize),
-}
-
-/// `struct aclmem_gloo_p2p`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct P2p {
-    /// 1 to send, 0 to receive.
-    pub send: i32,
-    /// The peer.
-    pub peer: i32,
-    /// The bytes.
-    pub buf: *mut c_void,
-    /// How many.
-    pub bytes: usize,
-    /// The matching channel.
-    pub slot: u64,
-}
-
-type ReduceFn = super::types::ReduceFn;
-
-#[repr(C)]
-struct Table {
-    version: u32,
-    size: u32,
-    connect: unsafe extern "C" fn(
-        i32,
-        i32,
-        *const c_char,
-        *const RawStore,
-        i64,
-        *mut RawError,
-    ) -> *mut c_void,
-    destroy: unsafe extern "C" fn(*mut c_void),
-    allreduce: unsafe extern "C" fn(
-        *mut c_void,
-        *mut c_void,
-        usize,
-        usize,
-        ReduceFn,
-        i64,
-        *mut RawError,
-    ) -> i32,
-    broadcast:
-        unsafe extern "C" fn(*mut c_void, *mut c_void, usize, i32, i64, *mut RawError) -> i32,
-    reduce: unsafe extern "C" fn(
-        *mut c_void,
-        *const c_void,
-        *mut c_void,
-        usize,
-        usize,
-        ReduceFn,
-        i32,
-        i64,
-        *mut RawError,
-    ) -> i32,
-    allgatherv: unsafe extern "C" fn(
-        *mut c_void,
-        *const c_void,
-        *mut c_void,
-        *const usize,
-        i64,
-        *mut RawError,
-    ) -> i32,
-    alltoallv: unsafe extern "C" fn(
-        *mut c_void,
-        *const c_void,
-        *const i64,
-        *mut c_void,
-        *const i64,
-        i64,
-        *mut RawError,
-    ) -> i32,
-    barrier: unsafe extern "C" fn(*mut c_void, i64, *mut RawError) -> i32,
-    p2p: unsafe extern "C" fn(*mut c_void, *const P2p, usize, i64, *mut RawError) -> i32,
-}
-
 struct Engine {
-    table: &'static Table,
+    table: &'static GlooEngine,
     // Never unloaded: contexts may outlive any one user.
     _library: libloading::os::unix::Library,
 }
@@ -208,21 +120,25 @@ fn open(path: &std::ffi::OsStr) -> Result<Engine, String> {
     let library = unsafe { libloading::os::unix::Library::open(Some(path), flags) }
         .map_err(|e| e.to_string())?;
     // SAFETY: the symbol is `const struct aclmem_gloo_engine
-    // *aclmem_gloo_engine_v1(void)` (engine.h).
-    let get: libloading::os::unix::Symbol<unsafe extern "C" fn() -> *const Table> =
+    // *aclmem_gloo_engine_v1(void)`, a `GlooEngineEntry` (the engine's
+    // build asserts it against the header generated from `abi`).
+    let get: libloading::os::unix::Symbol<GlooEngineEntry> =
         unsafe { library.get(b"aclmem_gloo_engine_v1\0") }.map_err(|e| e.to_string())?;
     // SAFETY: the function takes nothing and returns a static table.
     let table = unsafe { get() };
     // SAFETY: a static of the loaded engine, which is never unloaded; its
     // first two fields say whether the rest is the layout we know.
     let table = unsafe { table.as_ref() }.ok_or("the engine has no table")?;
-    if table.version != 1 || table.size as usize != std::mem::size_of::<Table>() {
+    if table.version != abi::ACLMEM_GLOO_ENGINE_VERSION
+        || table.size as usize != std::mem::size_of::<GlooEngine>()
+    {
         return Err(format!(
-            "{} is of another version ({}, {} bytes; this library needs 1, {} bytes)",
+            "{} is of another version ({}, {} bytes; this library needs {}, {} bytes)",
             path.to_string_lossy(),
             table.version,
             table.size,
-            std::mem::size_of::<Table>()
+            abi::ACLMEM_GLOO_ENGINE_VERSION,
+            std::mem::size_of::<GlooEngine>()
         ));
     }
     Ok(Engine {
@@ -286,7 +202,7 @@ impl Drop for Context {
     }
 }
 
-fn status(raw: i32, err: &RawError) -> Result<(), Failure> {
+fn status(raw: i32, err: &GlooError) -> Result<(), Failure> {
     if raw == 0 {
         Ok(())
     } else {
@@ -301,7 +217,7 @@ impl Context {
         rank: u32,
         size: u32,
         hostname: &str,
-        store: &RawStore,
+        store: &GlooStore,
         timeout_ms: i64,
     ) -> Result<Context, Failure> {
         let engine = engine().map_err(|message| Failure {
@@ -312,7 +228,7 @@ impl Context {
             status: Status::Invalid,
             message: "a host name with a NUL".into(),
         })?;
-        let mut err = RawError::new();
+        let mut err = GlooError::new();
         // SAFETY: the store's callbacks live for the call (the caller's
         // borrow); strings are NUL-terminated; the engine catches every
         // exception.
@@ -327,7 +243,11 @@ impl Context {
             )
         };
         if raw.is_null() {
-            return Err(err.failure(if err.status == 0 { 4 } else { err.status }));
+            return Err(err.failure(if err.status == abi::ACLMEM_GLOO_OK {
+                abi::ACLMEM_GLOO_INTERNAL
+            } else {
+                err.status
+            }));
         }
         Ok(Context { raw, engine })
     }
@@ -342,10 +262,10 @@ impl Context {
         buf: usize,
         count: usize,
         elem: usize,
-        f: ReduceFn,
+        f: GlooReduceFn,
         timeout_ms: i64,
     ) -> Result<(), Failure> {
-        let mut err = RawError::new();
+        let mut err = GlooError::new();
         // SAFETY: the caller's contract.
         let r = unsafe {
             (self.engine.table.allreduce)(
@@ -372,7 +292,7 @@ impl Context {
         root: u32,
         timeout_ms: i64,
     ) -> Result<(), Failure> {
-        let mut err = RawError::new();
+        let mut err = GlooError::new();
         // SAFETY: the caller's contract.
         let r = unsafe {
             (self.engine.table.broadcast)(
@@ -399,11 +319,11 @@ impl Context {
         out: usize,
         count: usize,
         elem: usize,
-        f: ReduceFn,
+        f: GlooReduceFn,
         root: u32,
         timeout_ms: i64,
     ) -> Result<(), Failure> {
-        let mut err = RawError::new();
+        let mut err = GlooError::new();
         // SAFETY: the caller's contract.
         let r = unsafe {
             (self.engine.table.reduce)(
@@ -434,7 +354,7 @@ impl Context {
         bytes: &[usize],
         timeout_ms: i64,
     ) -> Result<(), Failure> {
-        let mut err = RawError::new();
+        let mut err = GlooError::new();
         // SAFETY: the caller's contract; `bytes` has one count per rank
         // (the caller's communicator size).
         let r = unsafe {
@@ -464,7 +384,7 @@ impl Context {
         recv: &[i64],
         timeout_ms: i64,
     ) -> Result<(), Failure> {
-        let mut err = RawError::new();
+        let mut err = GlooError::new();
         // SAFETY: the caller's contract.
         let r = unsafe {
             (self.engine.table.alltoallv)(
@@ -482,7 +402,7 @@ impl Context {
 
     /// A barrier.
     pub fn barrier(&mut self, timeout_ms: i64) -> Result<(), Failure> {
-        let mut err = RawError::new();
+        let mut err = GlooError::new();
         // SAFETY: no buffers.
         let r = unsafe { (self.engine.table.barrier)(self.raw, timeout_ms, &mut err) };
         status(r, &err)
@@ -493,8 +413,8 @@ impl Context {
     /// # Safety
     /// Every item's buffer readable (send) or writable (receive) for its
     /// bytes, receives overlapping nothing else.
-    pub unsafe fn p2p(&mut self, items: &[P2p], timeout_ms: i64) -> Result<(), Failure> {
-        let mut err = RawError::new();
+    pub unsafe fn p2p(&mut self, items: &[GlooP2p], timeout_ms: i64) -> Result<(), Failure> {
+        let mut err = GlooError::new();
         // SAFETY: the caller's contract.
         let r = unsafe {
             (self.engine.table.p2p)(self.raw, items.as_ptr(), items.len(), timeout_ms, &mut err)

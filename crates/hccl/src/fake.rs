@@ -17,8 +17,9 @@
 //!   others;
 //! * `Reduce` elsewhere than its root, `Send`, `Barrier`: nothing written.
 
-use super::comm::{Buf, Comm, Op, Transfer, copy, scratch};
-use super::types::Hccl;
+use crate::comm::{Buf, Comm, Transfer, copy, scratch};
+use crate::op::Op;
+use crate::types::Hccl;
 
 /// The fake world's size, when the environment asks for one.
 pub fn world() -> Result<Option<u32>, Hccl> {
@@ -66,7 +67,7 @@ unsafe fn keep_only(own: Buf, at: usize, clear: &[Buf]) -> Result<(), Hccl> {
 
 impl Comm {
     /// A collective of the fake world.
-    pub(super) fn fake_collective(&self, op: &Op, local: Result<(), Hccl>) -> Result<(), Hccl> {
+    pub(crate) fn fake_collective(&self, op: &Op, local: Result<(), Hccl>) -> Result<(), Hccl> {
         local?;
         self.usable()?;
         let rank = self.rank as usize;
@@ -162,7 +163,7 @@ impl Comm {
     }
 
     /// Sends and receives of the fake world: a receive gets zeros.
-    pub(super) fn fake_point_to_point(
+    pub(crate) fn fake_point_to_point(
         &self,
         items: &[Transfer],
         local: Result<(), Hccl>,

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Value, json};
 
-use super::engine::{RawStore, Status};
+use crate::engine::{GlooStore, Status};
 
 /// `HCCL_ROOT_INFO_BYTES`.
 pub const ROOT_INFO_BYTES: usize = 4108;
@@ -393,8 +393,8 @@ impl Client {
     }
 
     /// The store as the engine calls it; valid while `self` is borrowed.
-    pub fn raw(&mut self) -> RawStore {
-        RawStore {
+    pub fn raw(&mut self) -> GlooStore {
+        GlooStore {
             ctx: std::ptr::from_mut(self).cast(),
             set: store_set,
             get: store_get,

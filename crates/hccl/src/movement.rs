@@ -4,9 +4,10 @@
 //! which Debian's Gloo has no collective for: an allreduce of a packed copy,
 //! then this rank's block).
 
-use super::comm::{Comm, HEADER_SLOT, Op, PAYLOAD_SLOT, Transfer, copy, prefix_sums, scratch};
-use super::engine::{Context, Failure, P2p, Status};
-use super::types::Hccl;
+use crate::comm::{Comm, HEADER_SLOT, PAYLOAD_SLOT, Transfer, copy, prefix_sums, scratch};
+use crate::engine::{Context, Failure, GlooP2p, Status};
+use crate::op::Op;
+use crate::types::Hccl;
 
 impl Comm {
     /// The data movement of an agreed operation.
@@ -14,7 +15,7 @@ impl Comm {
     /// # Safety
     /// Every buffer of `op.buffers(self.rank)` is pinned device memory for
     /// the call.
-    pub(super) unsafe fn execute(&self, ctx: &mut Context, op: &Op) -> Result<(), Failure> {
+    pub(crate) unsafe fn execute(&self, ctx: &mut Context, op: &Op) -> Result<(), Failure> {
         let t = self.exec_timeout_ms;
         let n = self.size as usize;
         let rank = self.rank as usize;
@@ -245,10 +246,10 @@ impl Comm {
                     }
                 })
                 .collect();
-            let posts: Vec<P2p> = items
+            let posts: Vec<GlooP2p> = items
                 .iter()
                 .zip(headers.iter_mut())
-                .map(|(i, h)| P2p {
+                .map(|(i, h)| GlooP2p {
                     send: i32::from(i.send),
                     peer: i.peer as i32,
                     buf: h.as_mut_ptr().cast(),
@@ -282,9 +283,9 @@ impl Comm {
                     payloads.push((i, i.buf.addr, i.buf.len));
                 }
             }
-            let posts: Vec<P2p> = payloads
+            let posts: Vec<GlooP2p> = payloads
                 .iter()
-                .map(|(i, addr, bytes)| P2p {
+                .map(|(i, addr, bytes)| GlooP2p {
                     send: i32::from(i.send),
                     peer: i.peer as i32,
                     buf: *addr as *mut _,

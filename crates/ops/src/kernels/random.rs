@@ -2,7 +2,7 @@
 
 #![allow(non_snake_case)]
 
-use super::*;
+use super::call::*;
 
 /// The generator of a stateless random operator: one stream per key and
 /// counter (ChaCha8), so the same seed and offset give the same values.

@@ -2,7 +2,8 @@
 
 #![allow(non_snake_case)]
 
-use super::*;
+use super::call::*;
+use super::shape::{Strided, broadcast, broadcast_index, contiguous_strides};
 
 /// The number of elements a strided view touches from its start: one past
 /// its farthest element (0 when it is empty).
@@ -91,17 +92,6 @@ pub(super) fn ViewCopy(call: &Call<'_>) -> Result<Written, AclError> {
             .copy_from_slice(&src.bytes[from * size..from * size + size]);
     }
     Ok(vec![dst])
-}
-
-/// Row-major strides of a shape.
-pub(super) fn contiguous_strides(dims: &[usize]) -> Vec<usize> {
-    let mut strides = vec![0; dims.len()];
-    let mut s = 1;
-    for (k, &d) in dims.iter().enumerate().rev() {
-        strides[k] = s;
-        s *= d;
-    }
-    strides
 }
 
 /// `Transpose(x, perm) -> y`: `y`'s axis `k` is `x`'s axis `perm[k]`.

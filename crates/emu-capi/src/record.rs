@@ -15,6 +15,8 @@ use aclmem_emu::env::{self, Unsupported};
 use aclmem_sys::catalogue::{Answer, Library, Returns};
 use parking_lot::Mutex;
 
+use crate::site;
+
 /// One function's calls.
 #[derive(Debug, Clone)]
 pub struct Calls {
@@ -140,10 +142,10 @@ extern "C" fn report_at_exit() {
 /// `symbol (object+0xoffset)`, or `object+0xoffset` when the object has no
 /// symbol for it (the offset is what `addr2line -e object` takes).
 fn call_site(entry: usize) -> String {
-    let Some(ip) = crate::site::caller(Some(entry)) else {
+    let Some(ip) = site::caller(Some(entry)) else {
         return "an unknown place".to_owned();
     };
-    let site = crate::site::Site::of(ip);
+    let site = site::Site::of(ip);
     let place = site.place();
     match site.symbol {
         Some(n) => format!("{n} ({place})"),

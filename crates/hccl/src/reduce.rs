@@ -11,7 +11,48 @@
 
 use std::ffi::c_void;
 
-use super::types::{ReduceFn, ReduceOp};
+use crate::engine::abi::GlooReduceFn;
+use crate::result::Hccl;
+
+/// A reduction: `c[i] = op(a[i], b[i])` over `n` elements (`c` may be
+/// `a` or `b`), as Gloo calls it (the engine's [`GlooReduceFn`]).
+pub type ReduceFn = GlooReduceFn;
+
+/// `HcclReduceOp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// `HCCL_REDUCE_SUM` (0).
+    Sum,
+    /// `HCCL_REDUCE_PROD` (1).
+    Prod,
+    /// `HCCL_REDUCE_MAX` (2).
+    Max,
+    /// `HCCL_REDUCE_MIN` (3).
+    Min,
+}
+
+impl ReduceOp {
+    /// From the C value; anything else is `HCCL_E_PARA`.
+    pub fn from_raw(raw: u32) -> Result<ReduceOp, Hccl> {
+        Ok(match raw {
+            0 => ReduceOp::Sum,
+            1 => ReduceOp::Prod,
+            2 => ReduceOp::Max,
+            3 => ReduceOp::Min,
+            _ => return Err(Hccl::E_PARA),
+        })
+    }
+
+    /// The C value.
+    pub const fn raw(self) -> u32 {
+        match self {
+            ReduceOp::Sum => 0,
+            ReduceOp::Prod => 1,
+            ReduceOp::Max => 2,
+            ReduceOp::Min => 3,
+        }
+    }
+}
 
 /// An element HCCL reduces.
 pub trait Element: Copy {

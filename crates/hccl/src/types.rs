@@ -1,118 +1,9 @@
-//! HCCL's values: result codes, data types, reduction operations, the
-//! communicator configuration's layout (`docs/hccl.md` has the sources).
+//! HCCL's values: data types, the communicator configuration's layout,
+//! the point-to-point item (`docs/hccl.md` has the sources). The result
+//! codes are [`crate::result`]'s, the reductions [`crate::reduce`]'s.
 
-use std::ffi::c_void;
-
-/// `HcclResult`.
-pub type HcclResult = i32;
-
-macro_rules! results {
-    ($($name:ident = $value:literal, $text:literal;)*) => {
-        /// HCCL's result codes (`hccl_types.h`), each with what
-        /// `HcclGetErrorString` answers for it.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        #[repr(i32)]
-        #[allow(clippy::upper_case_acronyms, non_camel_case_types)]
-        pub enum Hccl {
-            $(#[doc = $text] $name = $value,)*
-        }
-
-        impl Hccl {
-            /// Every code, in value order.
-            pub const ALL: &'static [Hccl] = &[$(Hccl::$name),*];
-
-            /// The code's text, NUL-terminated (for `HcclGetErrorString`).
-            pub const fn text(self) -> &'static str {
-                match self {
-                    $(Hccl::$name => concat!($text, "\0"),)*
-                }
-            }
-        }
-    };
-}
-
-results! {
-    SUCCESS = 0, "success";
-    E_PARA = 1, "parameter error";
-    E_PTR = 2, "empty pointer";
-    E_MEMORY = 3, "memory error";
-    E_INTERNAL = 4, "internal error";
-    E_NOT_SUPPORT = 5, "not support feature";
-    E_NOT_FOUND = 6, "not found specific resource";
-    E_UNAVAIL = 7, "resource unavailable";
-    E_SYSCALL = 8, "call system interface error";
-    E_TIMEOUT = 9, "timeout";
-    E_OPEN_FILE_FAILURE = 10, "open file fail";
-    E_TCP_CONNECT = 11, "tcp connect fail";
-    E_ROCE_CONNECT = 12, "roce connect fail";
-    E_TCP_TRANSFER = 13, "tcp transfer fail";
-    E_ROCE_TRANSFER = 14, "roce transfer fail";
-    E_RUNTIME = 15, "call runtime api fail";
-    E_DRV = 16, "call driver api fail";
-    E_PROFILING = 17, "call profiling api fail";
-    E_CCE = 18, "call cce api fail";
-    E_NETWORK = 19, "call network api fail";
-    E_AGAIN = 20, "try again";
-    E_REMOTE = 21, "error cqe";
-    E_SUSPENDING = 22, "error communicator suspending";
-    E_OPRETRY_FAIL = 23, "retry constraint";
-    E_OOM = 24, "out of memory";
-}
-
-impl Hccl {
-    /// The code as the C caller reads it.
-    pub const fn code(self) -> HcclResult {
-        self as HcclResult
-    }
-
-    /// The text for a raw code; unknown codes have one of their own.
-    pub fn text_of(code: HcclResult) -> &'static str {
-        Hccl::ALL
-            .iter()
-            .find(|c| c.code() == code)
-            .map_or("unknown error\0", |c| c.text())
-    }
-}
-
-/// A reduction: `c[i] = op(a[i], b[i])` over `n` elements (`c` may be
-/// `a` or `b`), as Gloo calls it.
-pub type ReduceFn = unsafe extern "C" fn(*mut c_void, *const c_void, *const c_void, usize);
-
-/// `HcclReduceOp`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReduceOp {
-    /// `HCCL_REDUCE_SUM` (0).
-    Sum,
-    /// `HCCL_REDUCE_PROD` (1).
-    Prod,
-    /// `HCCL_REDUCE_MAX` (2).
-    Max,
-    /// `HCCL_REDUCE_MIN` (3).
-    Min,
-}
-
-impl ReduceOp {
-    /// From the C value; anything else is `HCCL_E_PARA`.
-    pub fn from_raw(raw: u32) -> Result<ReduceOp, Hccl> {
-        Ok(match raw {
-            0 => ReduceOp::Sum,
-            1 => ReduceOp::Prod,
-            2 => ReduceOp::Max,
-            3 => ReduceOp::Min,
-            _ => return Err(Hccl::E_PARA),
-        })
-    }
-
-    /// The C value.
-    pub const fn raw(self) -> u32 {
-        match self {
-            ReduceOp::Sum => 0,
-            ReduceOp::Prod => 1,
-            ReduceOp::Max => 2,
-            ReduceOp::Min => 3,
-        }
-    }
-}
+pub use crate::reduce::{ReduceFn, ReduceOp};
+pub use crate::result::{Hccl, HcclResult};
 
 macro_rules! data_types {
     ($($name:ident = $value:literal, $elem:ty;)*) => {
@@ -153,7 +44,7 @@ macro_rules! data_types {
             /// The function reducing this type with `op`; `None` for a type
             /// HCCL does not reduce (the 8-bit floats).
             pub fn reduce(self, op: ReduceOp) -> Option<ReduceFn> {
-                match self { $(DataType::$name => super::reduce::function::<$elem>(op),)* }
+                match self { $(DataType::$name => crate::reduce::function::<$elem>(op),)* }
             }
         }
     };
@@ -173,10 +64,10 @@ data_types! {
     FP64 = 10, f64;
     BFP16 = 11, half::bf16;
     INT128 = 12, i128;
-    HIF8 = 14, super::reduce::NoReduce;
-    FP8E4M3 = 15, super::reduce::NoReduce;
-    FP8E5M2 = 16, super::reduce::NoReduce;
-    FP8E8M0 = 17, super::reduce::NoReduce;
+    HIF8 = 14, crate::reduce::NoReduce;
+    FP8E4M3 = 15, crate::reduce::NoReduce;
+    FP8E5M2 = 16, crate::reduce::NoReduce;
+    FP8E8M0 = 17, crate::reduce::NoReduce;
 }
 
 /// `HcclCommConfig`'s fields the emulator reads, at their offsets in the

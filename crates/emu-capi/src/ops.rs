@@ -1,34 +1,31 @@
-//! Operators: the descriptors a framework describes an operator call with
-//! (`aclCreateTensorDesc`, `aclCreateDataBuffer`, `aclopCreateAttr` and
-//! their setters) and `aclopCompileAndExecute(V2)`, which carries out the
-//! data operators of the catalogue's list
+//! Operators' C functions: the descriptors a framework describes an
+//! operator call with (`aclCreateTensorDesc`, `aclCreateDataBuffer`,
+//! `aclopCreateAttr` and their setters) and `aclopCompileAndExecute(V2)`,
+//! each marshalled into `aclmem_ops`, which keeps the descriptors, checks
+//! them and computes the data operators of the catalogue's list
 //! ([`aclmem_sys::with_operators!`]) on the emulated device's memory.
 //!
 //! An operator call reads its inputs into host memory (device inputs
 //! through the emulator, host inputs through the kernel's check), computes
-//! ([`kernels`]) and writes its outputs back to the device buffers the
-//! caller gave. It runs at once, as every stream's work does here. An
+//! (`aclmem_ops::kernels`) and writes its outputs back to the device
+//! buffers the caller gave. It runs at once, as every stream's work does here. An
 //! operator outside the list (matmul, convolution, attention, ...) answers
 //! `ACL_ERROR_OP_NOT_FOUND` (100024) and is recorded as not supported, as
 //! before; a listed one with descriptors that do not fit answers the
 //! runtime's operator codes (`docs/operators.md`).
-
-pub mod kernels;
-pub mod objects;
-pub mod tensor;
 
 use std::ffi::{c_char, c_int, c_void};
 
 use aclmem_core::AclError;
 use aclmem_sys::catalogue::{Answer, Library, Returns};
 
-use self::objects::{AttrValue, DataBuffer, MAX_DIMS, Placement, TensorDesc};
-use self::tensor::{DType, Tensor};
+use aclmem_ops::kernels;
+use aclmem_ops::objects::{self, AttrValue, DataBuffer, MAX_DIMS, Placement, TensorDesc};
+use aclmem_ops::operand::{self, Operand};
 
+use crate::entry::{AclErrorCode, guard};
 use crate::state::with_global;
-use crate::{AclErrorCode, cptr, guard};
-#[doc(inline)]
-pub use aclmem_sys::catalogue::OPERATORS;
+use crate::{cptr, record};
 
 /// The longest attribute name or string value read (bytes).
 const MAX_NAME: usize = 4096;
@@ -363,49 +360,6 @@ fn read_handles(n: c_int, p: *const *const c_void) -> Result<Vec<usize>, AclErro
     unsafe { cptr::read_array(p.cast::<usize>(), n, MAX_TENSORS, AclError::INVALID_PARAM) }
 }
 
-/// One tensor of a call: its descriptor and its buffer.
-struct Operand {
-    desc: TensorDesc,
-    buffer: DataBuffer,
-}
-
-impl Operand {
-    fn resolve(desc: usize, buffer: usize) -> Result<Operand, AclError> {
-        Ok(Operand {
-            desc: objects::with_desc(desc, |d| d.clone())?,
-            buffer: objects::buffer(buffer)?,
-        })
-    }
-
-    /// Type and shape, checked: a type the kernels know, dims not
-    /// negative, a plain (not a private, tiled) format, and a buffer large
-    /// enough for the elements.
-    fn spec(&self) -> Result<kernels::Spec, AclError> {
-        let dtype = DType::from_acl(self.desc.dtype)?;
-        let dims = self
-            .desc
-            .dims
-            .iter()
-            .map(|&d| usize::try_from(d).map_err(|_| AclError::INVALID_PARAM))
-            .collect::<Result<Vec<_>, _>>()?;
-        for format in [Some(self.desc.format), self.desc.storage_format]
-            .into_iter()
-            .flatten()
-        {
-            if !kernels::plain_format(format) {
-                return Err(AclError::FORMAT_NOT_MATCH);
-            }
-        }
-        let bytes = Tensor::numel_of(&dims)?
-            .checked_mul(dtype.size())
-            .ok_or(AclError::INVALID_PARAM)?;
-        if bytes > self.buffer.size {
-            return Err(AclError::INVALID_PARAM);
-        }
-        Ok(kernels::Spec { dtype, dims })
-    }
-}
-
 /// A call's inputs, read from the device or the host when a kernel asks.
 struct Buffers<'e> {
     emu: &'e aclmem_emu::Emulator,
@@ -424,10 +378,7 @@ impl kernels::Inputs for Buffers<'_> {
 
     fn prefix(&self, i: usize, elements: usize) -> Result<Vec<u8>, AclError> {
         let o = self.operands.get(i).ok_or(AclError::OP_INPUT_NOT_MATCH)?;
-        let len = elements
-            .checked_mul(self.spec(i)?.dtype.size())
-            .filter(|&len| len <= o.buffer.size)
-            .ok_or(AclError::INVALID_PARAM)?;
+        let len = o.prefix_len(self.spec(i)?, elements)?;
         if len == 0 {
             return Ok(Vec::new());
         }
@@ -486,7 +437,7 @@ fn execute(
 ) -> Result<(), AclError> {
     let name = cptr::read_cstr(op_type, MAX_NAME)?;
     let Some(kernel) = kernels::find(&name) else {
-        super::record::record(
+        record::record(
             refused_name(&name),
             Library::OpCompiler,
             Answer::Unsupported,
@@ -518,17 +469,7 @@ fn execute(
     with_global(|g| {
         g.emu.check_stream(stream as usize as u64)?;
         g.emu.current_device()?;
-        let specs = ins
-            .iter()
-            .map(Operand::spec)
-            .collect::<Result<Vec<_>, _>>()?;
-        let outputs = outs
-            .iter()
-            .map(Operand::spec)
-            .collect::<Result<Vec<_>, _>>()?;
-        if outs.iter().any(|o| o.desc.placement != Placement::Device) {
-            return Err(AclError::INVALID_PARAM);
-        }
+        let (specs, outputs) = operand::check(&ins, &outs)?;
         let buffers = Buffers {
             emu: &g.emu,
             operands: ins,
@@ -538,11 +479,7 @@ fn execute(
         let written = kernel(&call)?;
         // Every output is checked before any is written: a failed call
         // changes nothing.
-        for (o, bytes) in outs.iter().zip(&written) {
-            if bytes.len() > o.buffer.size {
-                return Err(AclError::INTERNAL_ERROR);
-            }
-        }
+        operand::check_written(&outs, &written)?;
         for (o, bytes) in outs.iter().zip(&written) {
             if !bytes.is_empty() {
                 g.emu.write(o.buffer.data, bytes)?;

@@ -1,0 +1,99 @@
+//! The work several C functions share: a copy, a set, a stream made, the
+//! driver's version. Each is the whole of one C function's work, with that
+//! function's guard where it has one, so that a function that forwards to
+//! another (`aclrtMemcpyAsyncWithCondition` to a copy,
+//! `aclrtCreateStreamWithConfig` to `aclrtCreateStream`) behaves as that
+//! one, faults and records included, without the C functions importing
+//! one another.
+
+use std::ffi::c_void;
+
+use aclmem_core::AclError;
+use aclmem_emu::{CallerMemory, Target, args};
+use aclmem_sys::{MemcpyKind, aclrtStream};
+
+use crate::cptr;
+use crate::entry::{AclErrorCode, guard};
+use crate::state::with_global;
+
+/// A copy of `count` bytes (`aclrtMemcpy` and its asynchronous forms; each
+/// caller runs it in its own guard): the addresses decide the direction,
+/// which `kind` must match (`ACL_MEMCPY_DEFAULT` infers it).
+pub(crate) fn copy(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: u32,
+    stream: Option<aclrtStream>,
+) -> Result<(), AclError> {
+    let kind = MemcpyKind::from_raw(kind);
+    let args::Copy::Bytes(request) =
+        args::memcpy(dst as usize, dest_max, src as usize, count, kind)?
+    else {
+        return Ok(());
+    };
+    // SAFETY: the C caller's buffers, which `aclrtMemcpy`'s contract makes
+    // its own to read and write for the call (Rust holds no reference into
+    // them); host ranges are still checked by the kernel, which refuses
+    // addresses the process may not use.
+    let caller = unsafe { CallerMemory::vouch() };
+    with_global(|g| {
+        g.emu
+            .memcpy_checked(request, stream.map(|s| s as usize as u64), &caller)
+    })
+}
+
+/// `aclrtMemset`'s work, in its guard: device memory of this process or
+/// `aclrtMallocHost` memory.
+pub(crate) fn memset(
+    dev_ptr: *mut c_void,
+    max_count: usize,
+    value: i32,
+    count: usize,
+) -> AclErrorCode {
+    guard("aclrtMemset", || {
+        let args::Fill::Bytes(request) = args::memset(dev_ptr as usize, max_count, value, count)?
+        else {
+            return Ok(());
+        };
+        // Device memory is the emulator's; host memory must be the caller's
+        // `aclrtMallocHost` memory (checked).
+        with_global(|g| g.emu.memset_checked(request))
+    })
+}
+
+/// `aclrtCreateStream`'s work, in its guard: a stream on this thread's
+/// device, handed out through `stream`.
+pub(crate) fn create_stream(stream: *mut aclrtStream) -> AclErrorCode {
+    guard("aclrtCreateStream", || {
+        if stream.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        with_global(|g| {
+            let s = g.emu.create_stream(Target::Current)?;
+            // SAFETY: the C caller's out parameter.
+            unsafe {
+                cptr::hand_out(stream, s as usize as aclrtStream, || {
+                    let _ = g.emu.destroy_stream(s);
+                })
+            }
+        })
+    })
+}
+
+/// The driver package's version (`ACLMEM_EMU_DRIVER`): 100003 when the
+/// machine has none installed (`none`) or the setting is malformed, as the
+/// runtime answers a missing or unreadable `version.info`.
+pub(crate) fn driver_version() -> Result<String, AclError> {
+    match aclmem_emu::env::driver() {
+        Ok(Some(v)) => Ok(v),
+        Ok(None) => Err(AclError::INVALID_FILE),
+        Err(message) => {
+            if !aclmem_emu::env::quiet() {
+                eprintln!("aclmem-emu: {message}");
+            }
+            Err(AclError::INVALID_FILE)
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! The data operators, computed on host copies of their tensors.
+//!
+//! One function per operator of the catalogue's list
+//! ([`aclmem_sys::with_operators!`]), named as the operator is; the list
+//! decides which names [`find`] knows, so an operator listed without its
+//! function here does not compile. Inputs and outputs follow the operator
+//! definitions torch_npu launches (its `OpCommand` path): device tensors
+//! contiguous unless named otherwise, sizes, axes and scalars as host
+//! tensors. Each kernel checks what it is given (counts, types, shapes,
+//! attributes) and answers the runtime's operator codes when they do not
+//! fit; the values it computes follow PyTorch's CPU semantics, except the
+//! random ones, which are reproducible from their key and counter but are
+//! not an NPU's numbers.
+
+#![allow(non_snake_case)]
+
+mod basic;
+mod call;
+mod elementwise;
+mod layout;
+mod random;
+mod reduce;
+mod select;
+mod shape;
+#[cfg(test)]
+mod tests;
+
+pub use call::{Call, Inputs, Kernel, Spec, Written, plain_format};
+
+use basic::*;
+use elementwise::*;
+use layout::*;
+use random::*;
+use reduce::*;
+use select::*;
+
+macro_rules! kernel_table {
+    ($($name:ident: $what:literal;)*) => {
+        /// The kernel of an emulated operator, by its name.
+        pub fn find(name: &str) -> Option<Kernel> {
+            match name {
+                $(stringify!($name) => Some($name as Kernel),)*
+                _ => None,
+            }
+        }
+    };
+}
+aclmem_sys::with_operators!(kernel_table);
