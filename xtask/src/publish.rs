@@ -25,8 +25,10 @@ pub(crate) const PUBLISHED: &[&str] = &[
     "aclmem-rc-stub",
     "aclmem-emu",
     "aclmem-driver",
-    "aclmem-emu-capi",
     "aclmem-formats",
+    "aclmem-ops",
+    "aclmem-hccl",
+    "aclmem-emu-capi",
     "aclmem",
     "aclmem-cli",
 ];
