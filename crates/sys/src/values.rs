@@ -5,7 +5,7 @@
 //! runtime's order of checks (a copy of 0 bytes succeeds whatever its
 //! kind, for example).
 
-use crate::*;
+use crate::types::*;
 
 /// `aclrtMemcpyKind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
