@@ -2,7 +2,15 @@
 //! and the checks only CI makes (lints alike everywhere, `no_std` trees,
 //! the library's exports, generated documents up to date).
 
-use super::*;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use xshell::{Shell, cmd};
+
+use crate::workspace::{
+    PYTHON_MANIFEST, Result, SHELL_MANIFESTS, TestCounts, build_lib, cargo, run, step,
+};
+use crate::{cross, examples, fuzz, publish, python, timeline, torch_npu, wheels};
 
 pub(crate) fn ci(sh: &Shell) -> Result<()> {
     let cargo = cargo();
@@ -227,12 +235,6 @@ pub(crate) fn check_no_std_trees(sh: &Shell) -> Result<()> {
         eprintln!("{krate}: {} crates, all no_std", tree.lines().count());
     }
     Ok(())
-}
-
-pub(crate) fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"))
 }
 
 /// The emulated library exports exactly the functions of the catalogue

@@ -17,7 +17,9 @@ use object::read::archive::ArchiveFile;
 use object::{Architecture, Object, ObjectSection};
 use xshell::{Shell, cmd};
 
-use crate::{Result, TestCounts, cargo, run, step, workspace_root};
+use crate::workspace::{
+    LIB_PACKAGE, Result, SANITIZER_PACKAGE, TestCounts, cargo, run, step, workspace_root,
+};
 
 /// Debian packages CI needs beyond the Rust toolchain: compilers and
 /// binutils for the C/C++ examples and header tests, Python's venv for the
@@ -282,9 +284,9 @@ fn linux_target(target: &str, options: &Options) -> Result<Option<TestCounts>> {
     let mut build = vec![
         "build",
         "-p",
-        crate::LIB_PACKAGE,
+        LIB_PACKAGE,
         "-p",
-        crate::SANITIZER_PACKAGE,
+        SANITIZER_PACKAGE,
         "--target",
         target,
     ];
@@ -360,7 +362,7 @@ fn linux_target(target: &str, options: &Options) -> Result<Option<TestCounts>> {
 pub fn examples(sh: &Shell) -> Result<()> {
     provision(sh)?;
     let target = "aarch64-unknown-linux-gnu";
-    cargo_cross(&["build", "-p", crate::LIB_PACKAGE, "--target", target])?;
+    cargo_cross(&["build", "-p", LIB_PACKAGE, "--target", target])?;
     let lib = cross_dir()
         .join(target)
         .join("debug")

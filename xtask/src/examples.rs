@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use xshell::{Shell, cmd};
 
-use crate::{Result, run, target_dir};
+use crate::workspace::{Result, run, target_dir};
 
 /// A compiler pair and how to run what they build.
 pub struct Toolchain {

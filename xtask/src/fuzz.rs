@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use xshell::{Shell, cmd};
 
-use crate::{Result, run, target_dir, workspace_root};
+use crate::workspace::{Result, run, target_dir, workspace_root};
 
 /// The fuzz targets.
 pub const TARGETS: &[&str] = &["capi_sequence", "rules", "env_config"];
@@ -37,7 +37,7 @@ fn host() -> &'static str {
 
 /// Builds the instrumented targets; returns their directory.
 pub fn build(sh: &Shell) -> Result<PathBuf> {
-    let cargo = crate::cargo();
+    let cargo = crate::workspace::cargo();
     let dir = target_dir().join("fuzz");
     let _flags = sh.push_env("RUSTFLAGS", FLAGS);
     let _dir = sh.push_env("CARGO_TARGET_DIR", &dir);

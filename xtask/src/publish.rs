@@ -12,7 +12,7 @@
 use serde_json::Value;
 use xshell::{Shell, cmd};
 
-use crate::{Result, cargo, run, step};
+use crate::workspace::{Result, cargo, run, step};
 
 /// The crates published to crates.io, in the order they are published: each
 /// after every workspace crate it depends on. Every other member of the
@@ -46,8 +46,8 @@ pub(crate) fn check(sh: &Shell, no_verify: bool) -> Result<()> {
         // Cargo never rebuilds a registry package whose version it has
         // built: the dry run builds in a target directory of its own,
         // emptied first, so no build of an earlier run's packages is reused.
-        let scratch = crate::target_dir().join("publish-check");
-        crate::remove_dir_if_present(&scratch)?;
+        let scratch = crate::workspace::target_dir().join("publish-check");
+        crate::workspace::remove_dir_if_present(&scratch)?;
         let _dir = sh.push_env("CARGO_TARGET_DIR", &scratch);
         run(cmd!(
             sh,
@@ -87,7 +87,7 @@ fn forget_unpacked_packages() -> Result<()> {
                     .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
             });
             if ours {
-                crate::remove_dir_if_present(&dir.path())?;
+                crate::workspace::remove_dir_if_present(&dir.path())?;
             }
         }
     }

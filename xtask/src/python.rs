@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use xshell::{Shell, cmd};
 
-use crate::{Result, run, target_dir};
+use crate::workspace::{Result, run, target_dir};
 
 /// The virtual environment CI uses (created when missing).
 pub(crate) fn venv() -> PathBuf {
@@ -36,7 +36,7 @@ pub(crate) fn ensure_venv(sh: &Shell) -> Result<PathBuf> {
 pub(crate) fn install(sh: &Shell, lib: &Path) -> Result<PathBuf> {
     let venv = ensure_venv(sh)?;
     let pip = venv.join("bin").join("pip");
-    let cargo = crate::cargo();
+    let cargo = crate::workspace::cargo();
     let packages: Vec<String> = crate::wheels::kit_packages()
         .flat_map(|p| ["-p".into(), p.to_owned()])
         .collect();

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use xshell::{Shell, cmd};
 
-use crate::{Result, run, target_dir};
+use crate::workspace::{Result, run, target_dir};
 
 pub fn check(sh: &Shell, lib: &Path) -> Result<()> {
     let dir = target_dir().join("timeline");

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use xshell::{Shell, cmd};
 
-use crate::{Result, run, target_dir, workspace_root};
+use crate::workspace::{Result, run, target_dir, workspace_root};
 
 /// The virtual environment (created, or brought up to date with the
 /// requirements, when they changed).

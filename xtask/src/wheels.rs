@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 
 use xshell::{Shell, cmd};
 
-use crate::{LIB_PACKAGE, PYTHON_MANIFEST, Result, SANITIZER_LIB, SANITIZER_PACKAGE, run};
+use crate::workspace::{
+    LIB_PACKAGE, PYTHON_MANIFEST, Result, SANITIZER_LIB, SANITIZER_PACKAGE, run,
+};
 
 /// The glibc the wheels need at most, and their manylinux tag's version.
 const GLIBC: &str = "2.28";
@@ -32,12 +34,12 @@ const KIT: &[(&str, &str)] = &[
 
 /// Where the wheels are written.
 pub fn out_dir() -> PathBuf {
-    crate::target_dir().join("wheels")
+    crate::workspace::target_dir().join("wheels")
 }
 
 /// The virtual environment of the build tools.
 fn tools() -> PathBuf {
-    crate::target_dir().join("wheel-tools")
+    crate::workspace::target_dir().join("wheel-tools")
 }
 
 fn ensure_tools(sh: &Shell) -> Result<PathBuf> {
@@ -56,7 +58,9 @@ fn ensure_tools(sh: &Shell) -> Result<PathBuf> {
 
 /// The Python package's directory the kit is staged into (git-ignored).
 fn package_dir() -> PathBuf {
-    crate::workspace_root().join("python").join("aclmem")
+    crate::workspace::workspace_root()
+        .join("python")
+        .join("aclmem")
 }
 
 /// The target this xtask runs on.
@@ -79,7 +83,9 @@ fn stage(sh: &Shell, bin: &Path, target: &str) -> Result<()> {
     let versioned = format!("{target}.{GLIBC}");
     // One target directory per target: the aarch64 build uses another
     // compiler, whose host artifacts must not replace the host build's.
-    let build_dir = crate::target_dir().join("wheel-build").join(target);
+    let build_dir = crate::workspace::target_dir()
+        .join("wheel-build")
+        .join(target);
     let packages: Vec<String> = KIT
         .iter()
         .flat_map(|(p, _)| ["-p".into(), p.to_string()])
@@ -100,7 +106,7 @@ pub fn stage_kit(sh: &Shell, built: &Path) -> Result<()> {
     let lib = package_dir().join("_lib");
     let include = package_dir().join("include");
     for d in [&lib, &include] {
-        crate::remove_dir_if_present(d)?;
+        crate::workspace::remove_dir_if_present(d)?;
     }
     sh.create_dir(&lib).map_err(|e| e.to_string())?;
     for (_, file) in KIT {
@@ -108,7 +114,7 @@ pub fn stage_kit(sh: &Shell, built: &Path) -> Result<()> {
         sh.copy_file(&from, lib.join(file))
             .map_err(|e| format!("{}: {e}", from.display()))?;
     }
-    let headers = crate::workspace_root().join("crates/emu-capi/include");
+    let headers = crate::workspace::workspace_root().join("crates/emu-capi/include");
     run(cmd!(sh, "cp -r {headers} {include}"))
 }
 
@@ -244,8 +250,8 @@ pub fn check(sh: &Shell, built: &[PathBuf]) -> Result<()> {
 /// A directory of links to the few tools the wheel check needs besides
 /// the venv's Python: a C compiler and what it runs. Nothing of Rust.
 fn tools_without_rust(sh: &Shell) -> Result<PathBuf> {
-    let dir = crate::target_dir().join("wheel-check-tools");
-    crate::remove_dir_if_present(&dir)?;
+    let dir = crate::workspace::target_dir().join("wheel-check-tools");
+    crate::workspace::remove_dir_if_present(&dir)?;
     sh.create_dir(&dir).map_err(|e| e.to_string())?;
     let path = std::env::var("PATH").unwrap_or_default();
     for tool in ["cc", "gcc", "as", "ld", "sh", "env"] {
@@ -269,8 +275,8 @@ fn on_path(tool: &str, path: &str) -> Option<PathBuf> {
 /// against `aclmem.include_dir()` share one emulator under `aclmem run`,
 /// and `aclmem sanitize` reports a seeded leak at the script's line.
 pub fn check_without_rust(sh: &Shell, wheel: &Path) -> Result<()> {
-    let root = crate::target_dir().join("wheel-check");
-    crate::remove_dir_if_present(&root)?;
+    let root = crate::workspace::target_dir().join("wheel-check");
+    crate::workspace::remove_dir_if_present(&root)?;
     let venv = root.join("venv");
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     run(cmd!(sh, "{python} -m venv {venv}"))?;
@@ -295,7 +301,7 @@ pub fn check_without_rust(sh: &Shell, wheel: &Path) -> Result<()> {
         "ACLMEM_EMU_MACHINE",
         format!("wheel-check-{}", std::process::id()),
     );
-    let kit = crate::workspace_root().join("python/tests/kit");
+    let kit = crate::workspace::workspace_root().join("python/tests/kit");
     let py = bin.join("python");
     let aclmem = bin.join("aclmem");
     // A C extension built against the wheel's headers and library.
@@ -368,7 +374,7 @@ fn python_packages(version: &str) -> Vec<String> {
 /// cross compiler against the wheel's headers shares one emulator with
 /// pyACL through three sleep/wake cycles.
 pub fn check_under_qemu(sh: &Shell, wheel: &Path) -> Result<()> {
-    let root = crate::target_dir().join("wheel-qemu");
+    let root = crate::workspace::target_dir().join("wheel-qemu");
     // Debian's aarch64 Python of the same release as the host's.
     let version = std::process::Command::new("python3")
         .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
@@ -394,14 +400,14 @@ pub fn check_under_qemu(sh: &Shell, wheel: &Path) -> Result<()> {
         }
     }
     let site = root.join("site");
-    crate::remove_dir_if_present(&site)?;
+    crate::workspace::remove_dir_if_present(&site)?;
     let pip = tools().join("bin").join("pip");
     let tag = format!("manylinux_{}_aarch64", GLIBC.replace('.', "_"));
     run(cmd!(
         sh,
         "{pip} install --quiet --target {site} --platform {tag} --python-version {version} --implementation cp --only-binary=:all: --no-deps {wheel}"
     ))?;
-    let kit = crate::workspace_root().join("python/tests/kit");
+    let kit = crate::workspace::workspace_root().join("python/tests/kit");
     let package = site.join("aclmem");
     let camem = root.join("camem.so");
     let (src, include, lib) = (
