@@ -71,9 +71,9 @@ static const int ACL_ERROR_RT_FAILURE = 500003;
 static const int ACL_ERROR_DRV_FAILURE = 500004;
 
 /*
- * The SoC name of device 0 ("Ascend910B3", ...), or NULL on failure. Call
- * it after aclInit: before aclInit and after aclFinalize the emulator
- * returns NULL. The emulator answers ACLMEM_EMU_SOC.
+ * The SoC name of device 0 ("Ascend910B3", ...), or NULL on failure.
+ * Answered before aclInit too, as the runtime answers it (torch_npu asks
+ * for it before aclInit). The emulator answers ACLMEM_EMU_SOC.
  */
 ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void);
 
