@@ -47,7 +47,7 @@ fn void_functions(header: &str) -> Vec<(String, String)> {
             && decl.ends_with("(void);")
             && let Some(name) = decl
                 .trim_end_matches("(void);")
-                .rsplit(|c: char| c == ' ' || c == '*')
+                .rsplit([' ', '*'])
                 .next()
         {
             out.push((name.to_owned(), std::mem::take(&mut comment)));
