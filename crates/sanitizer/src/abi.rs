@@ -1,6 +1,10 @@
 //! The sanitizer's own C ABI: findings so far, phases, stack depth.
 
-use super::*;
+use std::ffi::{c_char, c_void};
+
+use crate::config::config;
+use crate::platform::model;
+use crate::{cmem, report, trace};
 
 /// Present in a process the sanitizer is loaded into (for tools that ask).
 #[unsafe(no_mangle)]

@@ -1,9 +1,17 @@
 //! Checks shared by the hooks: the rules of a prop, unsupported calls at exit, the exit handler.
 
-use std::ffi::c_int;
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
-use super::*;
+use aclmem_core::{Location, MemAttr, RawPhysicalMemProp};
+use aclmem_formats::sharing::Kind;
+
+use crate::config::config;
+use crate::platform::{model, model_lock, platform};
+use crate::report::{self, Class, Finding, Site, report};
+use crate::underneath::{next_in, own};
+use crate::{sharing, trace};
 
 pub(crate) fn prop_text(p: &RawPhysicalMemProp) -> String {
     let attr = MemAttr::from_raw(p.mem_attr)

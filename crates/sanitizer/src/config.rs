@@ -1,13 +1,18 @@
 //! The sanitizer's settings, read once from the environment.
 
-use super::*;
+use std::sync::OnceLock;
+
+use aclmem_core::Target;
+
+use crate::report;
 
 /// The settings, read once from the environment.
 pub struct Config {
     pub(crate) halt_on_error: bool,
     /// Frames of native stack kept per call site (`ACLMEM_SANITIZER_STACKS`,
     /// 0 to 32; 0, the default of the bare library: the call site only);
-    /// [`aclmem_sanitizer_stacks`] changes it while the program runs.
+    /// [`aclmem_sanitizer_stacks`](crate::abi::aclmem_sanitizer_stacks)
+    /// changes it while the program runs.
     pub stack_depth: std::sync::atomic::AtomicUsize,
     /// Report every call the library refused (`ACLMEM_SANITIZER_REPORT_API_ERRORS`).
     pub(crate) report_api_errors: bool,
@@ -71,4 +76,36 @@ pub fn config() -> &'static Config {
             leak_check: leak_check_from_env(),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use aclmem_core::{CannVersion, Product, RunMode};
+
+    use super::*;
+
+    #[test]
+    fn targets_use_the_core_parsers() {
+        // `A2` was refused here while `aclmem matrix --product A2` took it.
+        let t = |product, run_mode, cann| Target {
+            product,
+            run_mode,
+            cann,
+        };
+        assert_eq!(
+            parse_targets("A2, atlas-a3@8.3.RC1,Ascend910B3@9.0, AtlasTraining,200i-a2:rc@8.3"),
+            vec![
+                t(Product::AtlasA2, None, None),
+                t(Product::AtlasA3, None, Some(CannVersion::V8_3)),
+                t(Product::AtlasA2, None, Some(CannVersion::V9_0)),
+                t(Product::AtlasTraining, None, None),
+                t(
+                    Product::Atlas200IA2,
+                    Some(RunMode::Rc),
+                    Some(CannVersion::V8_3)
+                ),
+            ]
+        );
+        assert!(parse_targets("a2@8.3.garbage,a9,a2:xp").is_empty());
+    }
 }

@@ -1,6 +1,17 @@
 //! The hooks of `aclrtMalloc` and host memory, copies, fills and legacy IPC imports.
 
-use super::*;
+use std::ffi::{c_char, c_void};
+
+use aclmem_formats::sharing::Kind;
+use aclmem_sys as sys;
+
+use crate::hooks::{Traced, hook, traced};
+use crate::ipc::key_text;
+use crate::platform::model;
+use crate::report::{Caller, Site};
+use crate::underneath::{api_error, forward, next};
+use crate::vmm::device_malloc_done;
+use crate::{cmem, sharing, trace};
 
 /// # Safety
 /// The C prototype's contract.

@@ -1,6 +1,15 @@
 //! Sharing: pid whitelists and legacy IPC keys.
 
-use super::*;
+use std::ffi::{c_char, c_void};
+
+use aclmem_core::AclError;
+use aclmem_formats::sharing::Kind;
+use aclmem_sys as sys;
+
+use crate::platform::model;
+use crate::report::{Class, Finding, Site, report};
+use crate::underneath::{api_error, forward};
+use crate::{cmem, sharing, trace};
 
 /// A pid whitelist set on `id` (answered `r`): a sharing event.
 pub(crate) fn whitelisted(

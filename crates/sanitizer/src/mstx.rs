@@ -97,7 +97,7 @@ fn phase_of(message: &str) -> Option<&'static str> {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mstxMarkA(message_ptr: *const c_char, stream: *mut c_void) {
     if let Some(text) = message(message_ptr) {
-        crate::phase(phase_of(&text), &text);
+        crate::abi::phase(phase_of(&text), &text);
     }
     forward_mstx!(c"mstxMarkA": fn(*const c_char, *mut c_void) -> (), (), (message_ptr, stream))
 }
@@ -110,7 +110,7 @@ pub unsafe extern "C" fn mstxRangeStartA(message_ptr: *const c_char, stream: *mu
     if id != 0
         && let Some(text) = message(message_ptr)
     {
-        crate::phase(phase_of(&text), &text);
+        crate::abi::phase(phase_of(&text), &text);
         ranges().lock().insert(id, text);
     }
     id
@@ -123,7 +123,7 @@ pub unsafe extern "C" fn mstxRangeEnd(id: u64) {
     if let Some(text) = ranges().lock().remove(&id) {
         // The end of a sleep is the wake.
         let phase = (phase_of(&text) == Some("sleep")).then_some("wake");
-        crate::phase(phase, &format!("end of {text}"));
+        crate::abi::phase(phase, &format!("end of {text}"));
     }
     forward_mstx!(c"mstxRangeEnd": fn(u64) -> (), (), (id))
 }

@@ -10,12 +10,17 @@ macro_rules! passthrough {
         /// # Safety
         /// The C prototype's contract.
         #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name($($arg: $t),*) -> sys::aclError {
-            let r = forward!($name($($arg),*));
-            if r != 0 && config().report_api_errors {
-                api_error(stringify!($name), r, Site::outside());
+        pub unsafe extern "C" fn $name($($arg: $t),*) -> ::aclmem_sys::aclError {
+            let r = $crate::underneath::forward!($name($($arg),*));
+            if r != 0 && $crate::config::config().report_api_errors {
+                $crate::underneath::api_error(
+                    stringify!($name),
+                    r,
+                    $crate::report::Site::outside(),
+                );
             }
             r
         }
     };
 }
+pub(crate) use passthrough;

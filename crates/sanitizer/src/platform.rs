@@ -1,6 +1,17 @@
 //! The model of the process's memory, fork, and what the program runs on (product, release, run mode), asked of the library underneath once.
 
-use super::*;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::ffi::CStr;
+use std::sync::OnceLock;
+
+use aclmem_core::{CannVersion, Product, RunMode};
+use aclmem_sys as sys;
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::model::Model;
+use crate::underneath::next;
+use crate::{report, sharing, trace};
 
 /// The model behind its lock, and beside it the call of the library that
 /// the lock's holder is making: the hooks touch both at every call, and

@@ -257,7 +257,7 @@ pub(crate) fn under_way<R>(ra: usize, python: u32, call: impl FnOnce() -> R) -> 
     if api().is_none() {
         return call();
     }
-    let u = crate::under_way_slot();
+    let u = crate::platform::under_way_slot();
     u.ra.store(ra, Ordering::Relaxed);
     u.python.store(python, Ordering::Relaxed);
     u.thread.store(this_thread(), Ordering::Relaxed);
@@ -275,7 +275,7 @@ pub(crate) fn under_way<R>(ra: usize, python: u32, call: impl FnOnce() -> R) -> 
 /// found before the lock; any other frame gets only what a thread holding
 /// the GIL can say.
 pub fn site_for_library(ra: usize) -> u32 {
-    let u = crate::under_way_slot();
+    let u = crate::platform::under_way_slot();
     if u.thread.load(Ordering::Relaxed) != this_thread() {
         return site_of_call(ra, 0).0;
     }

@@ -189,7 +189,7 @@ impl Site {
     pub fn at(ra: *const c_void) -> Site {
         // A call through `ctypes` (no GIL held): its Python site and stack
         // are taken now, while the sanitizer holds no lock.
-        let depth = crate::config()
+        let depth = crate::config::config()
             .stack_depth
             .load(std::sync::atomic::Ordering::Relaxed);
         let (python, pystack) = crate::python::site_of_call(ra as usize, depth);
@@ -238,7 +238,7 @@ impl Site {
     /// whether a stack is wanted is decided here, inline; taking it is not.
     #[inline]
     fn with_stack_from(self, slot: usize) -> Site {
-        let depth = crate::config()
+        let depth = crate::config::config()
             .stack_depth
             .load(std::sync::atomic::Ordering::Relaxed);
         if self.stack != 0 || depth < 2 || self.ra == 0 {
@@ -528,14 +528,14 @@ pub fn report_with(
         }
     });
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
-    if crate::config().halt_on_error {
+    if crate::config::config().halt_on_error {
         summary();
         eprintln!(
             "aclmem-sanitizer: halting on the first finding (ACLMEM_SANITIZER_HALT_ON_ERROR)"
         );
         // Ends the process at once, as the other sanitizers do (without
         // the checks of its end).
-        crate::end_now(1);
+        crate::checks::end_now(1);
     }
 }
 

@@ -2,7 +2,15 @@
 //! starts (exit and fork handlers, the crash record), reports leaks at
 //! `aclFinalize`, and follows the thread's device.
 
-use super::*;
+use std::ffi::c_char;
+
+use aclmem_sys as sys;
+
+use crate::checks::{at_exit_registered, initialised};
+use crate::platform::{DEVICE, contexts, fork_handlers_registered, model};
+use crate::report::Site;
+use crate::underneath::forward;
+use crate::{cmem, sharing, trace};
 
 /// # Safety
 /// The C prototype's contract: `handle` and `prop` as `aclrtMallocPhysical`

@@ -1,7 +1,21 @@
 //! What the sanitizer defines for each function of the catalogue: the entry points that hand over their call site to a hook, the functions forwarded unchanged, and the check that every definition has the catalogue's prototype.
 
-use super::*;
-use aclmem_sys::*;
+// The prototypes of the catalogue name these (a function added to it is
+// forwarded without a line here, whatever it takes).
+#[allow(unused_imports)]
+use std::ffi::{c_char, c_void};
+
+use aclmem_sys::{self as sys, *};
+
+// The hooks, written out and behind trampolines: every one of their
+// rooms is imported whole, so that a hook added to a room needs only its
+// arm in `role!` (and `prototypes!` sees every definition).
+use crate::device_memory::*;
+use crate::ipc::*;
+use crate::passthrough::passthrough;
+use crate::report::Caller;
+use crate::runtime::*;
+use crate::vmm::*;
 
 /// Defines the exported `$name` as a naked trampoline that inserts its
 /// return address (the program's call site) before its arguments and

@@ -1,6 +1,35 @@
 //! The library underneath: finding it, forwarding to it, and what the sanitizer says when a call of it fails (a refused call, memory run out, a function it lacks).
 
-use super::*;
+use std::collections::HashMap;
+use std::ffi::{CStr, c_void};
+use std::sync::OnceLock;
+
+use aclmem_core::AclError;
+use aclmem_sys::{self as sys, AclFunctions};
+use parking_lot::Mutex;
+
+use crate::config::config;
+use crate::model::Model;
+use crate::report::{self, Class, Site};
+
+/// Calls the next definition of `$name` with the arguments, or answers
+/// 207000 (once named on stderr) when the library underneath lacks it.
+macro_rules! forward {
+    ($name:ident($($arg:expr),* $(,)?)) => {
+        match $crate::underneath::next().$name {
+            Some(f) => {
+                // SAFETY: `f` is the library's own definition of this
+                // function (same prototype), given the caller's arguments
+                // unchanged: the caller's contract is passed on.
+                #[allow(unused_unsafe)]
+                let r = unsafe { f($($arg),*) };
+                r
+            }
+            None => $crate::underneath::missing(stringify!($name)),
+        }
+    };
+}
+pub(crate) use forward;
 
 /// Whether `p` is one of this library's own definitions (never "the next
 /// one": that would call itself).

@@ -1,6 +1,18 @@
 //! The hooks of the physical-memory API: physical handles, reservations, mappings, exports and imports.
 
-use super::*;
+use std::cell::Cell;
+use std::ffi::c_void;
+
+use aclmem_core::Location;
+use aclmem_formats::sharing::Kind;
+use aclmem_sys as sys;
+
+use crate::checks::check_rules;
+use crate::hooks::{Traced, hook, traced};
+use crate::platform::{DEVICE, model};
+use crate::report::{Caller, Class, Finding, Site, report};
+use crate::underneath::out_of_memory;
+use crate::{cmem, sharing, trace};
 
 /// # Safety
 /// The C prototype's contract.

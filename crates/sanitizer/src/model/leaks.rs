@@ -108,13 +108,13 @@ impl Model {
                 *size,
             ));
         }
-        let check = crate::config().leak_check;
-        if check == crate::LeakCheck::None {
+        let check = crate::config::config().leak_check;
+        if check == crate::config::LeakCheck::None {
             findings.clear();
         }
         // A framework's cache: summed up, not reported.
         let mut cached: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
-        if check == crate::LeakCheck::Program
+        if check == crate::config::LeakCheck::Program
             && let Some(lib) = finalized_by
         {
             // A framework finalizes the runtime at the interpreter's exit,
@@ -129,7 +129,7 @@ impl Model {
                 );
             }
         }
-        if check == crate::LeakCheck::Program {
+        if check == crate::config::LeakCheck::Program {
             findings.retain(|(site, _, bytes)| match site.framework_allocator() {
                 Some(lib) => {
                     let c = cached.entry(lib).or_default();

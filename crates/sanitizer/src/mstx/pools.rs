@@ -148,7 +148,7 @@ pub unsafe extern "C" fn mstxMemHeapRegister(
     };
     let site = Site::outside();
     trace("mstxMemHeapRegister", start, len);
-    if !crate::model().device_range(start, len) {
+    if !crate::platform::model().device_range(start, len) {
         report(Finding {
             class: Class::MstxHeapUnmapped,
             call: "mstxMemHeapRegister",
@@ -452,7 +452,7 @@ pub(crate) fn check_access(call: &'static str, addr: usize, len: usize, site: Si
         ),
     };
     // Memory that is not mapped at all is `copy-unmapped`'s finding.
-    if !crate::model().device_range(addr, len) {
+    if !crate::platform::model().device_range(addr, len) {
         return;
     }
     report(Finding {
