@@ -19,6 +19,7 @@ use crate::workspace::{Result, cargo, run, step};
 /// workspace has `publish = false`.
 pub(crate) const PUBLISHED: &[&str] = &[
     "aclmem-core",
+    "aclmem-fork",
     "aclmem-cmem",
     "aclmem-sys",
     "aclmem-hal",

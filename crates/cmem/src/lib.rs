@@ -18,8 +18,6 @@ use std::cell::Cell;
 use std::ffi::{c_char, c_void};
 use std::mem::{MaybeUninit, size_of};
 
-use parking_lot::Mutex;
-
 thread_local! {
     /// This thread's stack, `(lowest, highest)` address, found once.
     static STACK: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
@@ -164,7 +162,8 @@ unsafe fn through_pipe(dst: usize, src: usize, count: usize) -> Result<(), i32> 
     // The pipe, and the process that made it: a forked child makes its own
     // (sharing its parent's would mix their bytes; the inherited ends are
     // left open, as the child may exec).
-    static PIPE: Mutex<Option<([libc::c_int; 2], libc::pid_t)>> = Mutex::new(None);
+    static PIPE: aclmem_fork::ForkMutex<Option<([libc::c_int; 2], libc::pid_t)>> =
+        aclmem_fork::ForkMutex::new(|| None);
     let mut guard = PIPE.lock();
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };

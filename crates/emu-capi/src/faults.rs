@@ -29,6 +29,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use aclmem_emu::faults::{self, Action, Fault, Target};
+use aclmem_fork::ForkMutex;
 
 use crate::site::{Site, caller};
 use crate::state::with_global;
@@ -79,31 +80,9 @@ pub(crate) fn config_error() -> Result<(), String> {
     spec_error().map_or(Ok(()), |e| Err(e.to_owned()))
 }
 
-/// Before `fork`: the learned calls are locked, so that the child copies
-/// them whole (unlocked again by [`after_fork`] and [`after_fork_parent`]).
-pub(crate) fn before_fork() {
-    if let Some(Some(l)) = LEARN.get() {
-        std::mem::forget(l.calls.lock());
-    }
-}
-
-/// After `fork`, in the parent.
-pub(crate) fn after_fork_parent() {
-    if let Some(Some(l)) = LEARN.get() {
-        // SAFETY: `before_fork` left the lock held by this thread, the one
-        // that forked.
-        unsafe { l.calls.force_unlock() };
-    }
-}
-
-/// A forked child counts its own calls from 0.
+/// A forked child counts its own calls from 0 (the learned calls are
+/// `ForkMutex`es: the child's start empty).
 pub(crate) fn after_fork() {
-    if let Some(Some(l)) = LEARN.get() {
-        // SAFETY: `before_fork` left the lock held by the thread that
-        // forked, which is this one, the child's only thread.
-        unsafe { l.calls.force_unlock() };
-        l.calls.lock().clear();
-    }
     if let Some(Ok(armed)) = PLAN.get() {
         for a in armed {
             a.count.store(0, Ordering::Relaxed);
@@ -122,9 +101,9 @@ type Calls = std::collections::HashMap<(&'static str, usize, Option<Line>), (Sit
 /// Calls counted for `ACLMEM_EMU_CALL_LOG`.
 struct Learned {
     path: std::path::PathBuf,
-    calls: parking_lot::Mutex<Calls>,
+    calls: ForkMutex<Calls>,
     /// The native sites, resolved once per return address.
-    native: parking_lot::Mutex<std::collections::HashMap<usize, Site>>,
+    native: ForkMutex<std::collections::HashMap<usize, Site>>,
 }
 
 /// The line of the Python script making this call (whose return address is
@@ -181,8 +160,8 @@ fn learning() -> Option<&'static Learned> {
             unsafe { libc::atexit(write_call_log) };
             Some(Learned {
                 path: path.into(),
-                calls: parking_lot::Mutex::new(std::collections::HashMap::new()),
-                native: parking_lot::Mutex::new(std::collections::HashMap::new()),
+                calls: ForkMutex::new(std::collections::HashMap::new),
+                native: ForkMutex::new(std::collections::HashMap::new),
             })
         })
         .as_ref()

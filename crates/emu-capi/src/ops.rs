@@ -404,9 +404,9 @@ impl kernels::Inputs for Buffers<'_> {
 /// The operator names refused so far, kept once each for the record
 /// (bounded: a program cannot grow it without limit).
 fn refused_name(op: &str) -> &'static str {
-    use parking_lot::Mutex;
+    use aclmem_fork::ForkMutex;
     use std::collections::BTreeSet;
-    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    static NAMES: ForkMutex<BTreeSet<&'static str>> = ForkMutex::new(BTreeSet::new);
     const MAX_NAMES: usize = 512;
     let mut names = NAMES.lock();
     if let Some(n) = names.get(op) {

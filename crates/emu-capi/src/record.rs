@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 use std::sync::Once;
 
 use aclmem_emu::env::{self, Unsupported};
+use aclmem_fork::ForkMutex;
 use aclmem_sys::catalogue::{Answer, Library, Returns};
-use parking_lot::Mutex;
 
 use crate::site;
 
@@ -30,7 +30,7 @@ pub struct Calls {
     pub first_site: String,
 }
 
-static CALLS: Mutex<BTreeMap<&'static str, Calls>> = Mutex::new(BTreeMap::new());
+static CALLS: ForkMutex<BTreeMap<&'static str, Calls>> = ForkMutex::new(BTreeMap::new);
 
 /// Records a call of `name`, applies the policy, and hands back nothing:
 /// the caller answers with the catalogue's value.
@@ -159,7 +159,7 @@ fn call_site(entry: usize) -> String {
 /// its log). Valid until the next call; never NULL.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclmem_emu_calls_json() -> *const std::ffi::c_char {
-    static TEXT: Mutex<Option<std::ffi::CString>> = Mutex::new(None);
+    static TEXT: ForkMutex<Option<std::ffi::CString>> = ForkMutex::new(|| None);
     let rows: Vec<serde_json::Value> = calls()
         .into_iter()
         .map(|(name, c)| {

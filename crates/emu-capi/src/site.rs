@@ -5,6 +5,8 @@
 
 use std::ffi::c_void;
 
+use aclmem_fork::KeptMutex;
+
 /// The start of the shared object that holds `addr`, and its file path.
 fn object_of(addr: *const c_void) -> Option<(usize, String)> {
     // SAFETY: `Dl_info` is plain data; dladdr only reads the loader's
@@ -33,7 +35,7 @@ pub(crate) fn caller(entry: Option<usize>) -> Option<*mut c_void> {
     let mut site = None;
     if let Some(entry) = entry {
         let mut next = false;
-        backtrace::trace(|frame| {
+        trace(|frame| {
             if next {
                 site = Some(frame.ip());
                 return false;
@@ -44,7 +46,7 @@ pub(crate) fn caller(entry: Option<usize>) -> Option<*mut c_void> {
     }
     if site.is_none() {
         let own = object_of(caller as *const c_void).map(|(base, _)| base);
-        backtrace::trace(|frame| {
+        trace(|frame| {
             let ip = frame.ip();
             match object_of(ip) {
                 Some((base, _)) if Some(base) == own => true,
@@ -57,6 +59,33 @@ pub(crate) fn caller(entry: Option<usize>) -> Option<*mut c_void> {
         });
     }
     site
+}
+
+/// Serialises this library's unwinding and symbol lookups, and is held
+/// across `fork` by the forking thread (`crate::fork`): the backtrace
+/// crate's own lock is a plain static a child would copy held by a thread
+/// of its parent.
+static UNWIND: KeptMutex<()> = KeptMutex::new(());
+
+/// `backtrace::trace`, under [`UNWIND`].
+fn trace(f: impl FnMut(&backtrace::Frame) -> bool) {
+    let _held = UNWIND.lock();
+    // SAFETY: every unwinding and lookup of this library holds `UNWIND`, so
+    // none runs at the same time as another.
+    unsafe { backtrace::trace_unsynchronized(f) }
+}
+
+/// `backtrace::resolve`, under [`UNWIND`].
+fn resolve(addr: *mut c_void, f: impl FnMut(&backtrace::Symbol)) {
+    let _held = UNWIND.lock();
+    // SAFETY: as in `trace`.
+    unsafe { backtrace::resolve_unsynchronized(addr, f) }
+}
+
+/// Before `fork`: the forking thread holds [`UNWIND`] (let go by
+/// `aclmem_fork::release_held` in both processes).
+pub(crate) fn hold_for_fork() {
+    aclmem_fork::hold(UNWIND.lock());
 }
 
 /// A call site, named.
@@ -82,7 +111,7 @@ impl Site {
         // The return address is one past the call: resolve the call.
         let call = (ip as usize).saturating_sub(1);
         let mut site = Site::default();
-        backtrace::resolve(call as *mut c_void, |symbol| {
+        resolve(call as *mut c_void, |symbol| {
             if site.symbol.is_none() {
                 site.symbol = symbol.name().map(|n| format!("{n:#}"));
             }

@@ -13,7 +13,9 @@ use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Once};
 
-use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use aclmem_fork::ForkMutex;
 
 use aclmem_core::AclError;
 use aclmem_emu::Emulator;
@@ -30,7 +32,7 @@ static LIVE: AtomicU64 = AtomicU64::new(0);
 static NEXT_GENERATION: AtomicU64 = AtomicU64::new(1);
 /// SoC names handed out by `aclrtGetSocName`; kept for the life of the
 /// process so the returned pointer never dangles (a few bytes per name).
-static SOC_NAMES: Mutex<Vec<&'static CStr>> = Mutex::new(Vec::new());
+static SOC_NAMES: ForkMutex<Vec<&'static CStr>> = ForkMutex::new(Vec::new);
 
 thread_local! {
     static CACHE: RefCell<Option<Arc<Global>>> = const { RefCell::new(None) };
@@ -39,8 +41,13 @@ thread_local! {
         const { RefCell::new(None) };
 }
 
-fn lock_state() -> parking_lot::RwLockReadGuard<'static, Option<Arc<Global>>> {
-    STATE.read()
+fn lock_state() -> RwLockReadGuard<'static, Option<Arc<Global>>> {
+    STATE.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The state, written (a panic while it was held leaves it as it was).
+fn write_state() -> RwLockWriteGuard<'static, Option<Arc<Global>>> {
+    STATE.write().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Runs `f` with the initialised library (100001 before `aclInit`).
@@ -146,7 +153,7 @@ pub(crate) fn default_device(path: &str) -> Result<Option<u32>, AclError> {
 /// caller's own check of the environment (the fault spec), made after the
 /// repeat check and with the state's; its message names the variable.
 pub(crate) fn init(check: impl FnOnce() -> Result<(), String>) -> Result<(), AclError> {
-    let mut state = STATE.write();
+    let mut state = write_state();
     if state.is_some() {
         return Err(AclError::REPEAT_INITIALIZE);
     }
@@ -185,7 +192,7 @@ pub(crate) fn init(check: impl FnOnce() -> Result<(), String>) -> Result<(), Acl
 /// `aclFinalize`: leaves the machine (everything this process holds goes,
 /// as at exit).
 pub(crate) fn finalize() -> Result<(), AclError> {
-    let mut state = STATE.write();
+    let mut state = write_state();
     let g = state.take().ok_or(AclError::REPEAT_FINALIZE)?;
     LIVE.store(0, Ordering::Release);
     report(&g, "aclFinalize");
@@ -208,7 +215,7 @@ extern "C" fn report_at_exit() {
     if LIVE.load(Ordering::Acquire) == 0 {
         return;
     }
-    if let Some(state) = STATE.try_read()
+    if let Ok(state) = STATE.try_read()
         && let Some(g) = state.as_ref()
     {
         report(g, "exit");
@@ -218,7 +225,7 @@ extern "C" fn report_at_exit() {
 /// Before fork: hold the state lock, so the child's copy of it is not held
 /// by a thread that does not exist there (`crate::fork`).
 pub(crate) fn before_fork() {
-    let guard = STATE.write();
+    let guard = write_state();
     FORK_GUARD.with(|g| *g.borrow_mut() = Some(guard));
 }
 

@@ -45,10 +45,7 @@ fn void_functions(header: &str) -> Vec<(String, String)> {
         }
         if let Some(decl) = t.strip_prefix("ACL_FUNC_VISIBILITY ")
             && decl.ends_with("(void);")
-            && let Some(name) = decl
-                .trim_end_matches("(void);")
-                .rsplit([' ', '*'])
-                .next()
+            && let Some(name) = decl.trim_end_matches("(void);").rsplit([' ', '*']).next()
         {
             out.push((name.to_owned(), std::mem::take(&mut comment)));
         } else if !t.is_empty() {

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
+use aclmem_fork::ForkMutex;
 use parking_lot::Mutex;
 
 use aclmem_core::AclError;
@@ -57,7 +58,8 @@ pub struct Ranges {
     pub active: Vec<(usize, usize)>,
 }
 
-static COMMS: Mutex<Option<HashMap<usize, Arc<Comm>>>> = Mutex::new(None);
+/// The live communicators (a forked child has none of its parent's).
+static COMMS: ForkMutex<Option<HashMap<usize, Arc<Comm>>>> = ForkMutex::new(|| None);
 
 /// Registers a communicator and gives its handle.
 pub fn register(comm: Comm) -> usize {

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use aclmem_fork::ForkMutex;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Value, json};
 
@@ -176,7 +177,7 @@ struct Served {
 }
 
 /// Stores this process serves, by root info identifier.
-static SERVED: Mutex<Vec<(String, Arc<Served>)>> = Mutex::new(Vec::new());
+static SERVED: ForkMutex<Vec<(String, Arc<Served>)>> = ForkMutex::new(Vec::new);
 
 /// Starts a store on `ip` (`HCCL_IF_BASE_PORT` and the 31 ports after it
 /// when set, else a port the kernel picks) and gives its root info.

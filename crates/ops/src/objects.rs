@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use aclmem_core::AclError;
-use parking_lot::Mutex;
+use aclmem_fork::ForkMutex;
 
 /// The most dimensions a descriptor holds (`ACL_MAX_DIM_CNT`).
 pub const MAX_DIMS: usize = 128;
@@ -101,7 +101,7 @@ enum Object {
 }
 
 /// The objects, by the address of their box.
-static OBJECTS: Mutex<Option<HashMap<usize, Box<Object>>>> = Mutex::new(None);
+static OBJECTS: ForkMutex<Option<HashMap<usize, Box<Object>>>> = ForkMutex::new(|| None);
 
 fn insert(object: Object) -> usize {
     let boxed = Box::new(object);

@@ -16,10 +16,9 @@
 
 use std::collections::HashMap;
 use std::ffi::{CStr, c_void};
-use std::sync::OnceLock;
 
+use aclmem_fork::ForkMutex;
 use aclmem_formats::finding::Class;
-use parking_lot::Mutex;
 
 use crate::report::{Finding, Site, report};
 
@@ -66,9 +65,9 @@ macro_rules! forward_hccl {
 }
 
 /// Communicators made and not destroyed: handle -> where.
-fn comms() -> &'static Mutex<HashMap<usize, Site>> {
-    static COMMS: OnceLock<Mutex<HashMap<usize, Site>>> = OnceLock::new();
-    COMMS.get_or_init(|| Mutex::new(HashMap::new()))
+fn comms() -> &'static ForkMutex<HashMap<usize, Site>> {
+    static COMMS: ForkMutex<HashMap<usize, Site>> = ForkMutex::new(HashMap::new);
+    &COMMS
 }
 
 /// Whether any communication memory was ever activated: until then a
@@ -76,9 +75,9 @@ fn comms() -> &'static Mutex<HashMap<usize, Site>> {
 static EVER_ACTIVATED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Activated communication memory: address -> (size, where).
-fn active() -> &'static Mutex<HashMap<usize, (usize, Site)>> {
-    static ACTIVE: OnceLock<Mutex<HashMap<usize, (usize, Site)>>> = OnceLock::new();
-    ACTIVE.get_or_init(|| Mutex::new(HashMap::new()))
+fn active() -> &'static ForkMutex<HashMap<usize, (usize, Site)>> {
+    static ACTIVE: ForkMutex<HashMap<usize, (usize, Site)>> = ForkMutex::new(HashMap::new);
+    &ACTIVE
 }
 
 /// "rank r of n", as the library underneath says.

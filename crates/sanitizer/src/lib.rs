@@ -75,4 +75,5 @@ mod sharing;
 mod trace;
 mod trampolines;
 mod underneath;
+mod unwind;
 mod vmm;

@@ -17,9 +17,8 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
-use std::sync::OnceLock;
 
-use parking_lot::Mutex;
+use aclmem_fork::ForkMutex;
 
 /// The functions, as the audit redirects them.
 pub const NAMES: [&str; 8] = [
@@ -55,12 +54,12 @@ macro_rules! forward_mstx {
 }
 
 mod pools;
-pub(crate) use pools::{check_access, check_release, hold_for_fork, release_after_fork};
+pub(crate) use pools::{after_fork_in_child, check_access, check_release, hold_for_fork};
 
 /// Open ranges: id -> message (ended ranges leave).
-fn ranges() -> &'static Mutex<HashMap<u64, String>> {
-    static RANGES: OnceLock<Mutex<HashMap<u64, String>>> = OnceLock::new();
-    RANGES.get_or_init(|| Mutex::new(HashMap::new()))
+fn ranges() -> &'static ForkMutex<HashMap<u64, String>> {
+    static RANGES: ForkMutex<HashMap<u64, String>> = ForkMutex::new(HashMap::new);
+    &RANGES
 }
 
 /// The message, read through the kernel (at most 255 bytes; a bad pointer

@@ -7,7 +7,9 @@ use std::sync::OnceLock;
 
 use aclmem_core::{CannVersion, Product, RunMode};
 use aclmem_sys as sys;
-use parking_lot::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
+
+use aclmem_fork::{ForkMutex, ForkMutexGuard, KeptMutex};
 
 use crate::model::Model;
 use crate::underneath::next;
@@ -17,19 +19,19 @@ use crate::{report, sharing, trace};
 /// the lock's holder is making: the hooks touch both at every call, and
 /// together they lie on one page.
 struct Locked {
-    model: Mutex<Model>,
+    model: KeptMutex<Model>,
     under_way: crate::python::UnderWay,
 }
 
 fn locked() -> &'static Locked {
     static LOCKED: OnceLock<Locked> = OnceLock::new();
     LOCKED.get_or_init(|| Locked {
-        model: Mutex::new(Model::default()),
+        model: KeptMutex::new(Model::default()),
         under_way: crate::python::UnderWay::default(),
     })
 }
 
-pub(crate) fn model_lock() -> &'static Mutex<Model> {
+pub(crate) fn model_lock() -> &'static KeptMutex<Model> {
     &locked().model
 }
 
@@ -65,29 +67,27 @@ pub(crate) fn fork_handlers_registered() {
 }
 
 extern "C" fn before_fork() {
-    std::mem::forget(model());
+    aclmem_fork::hold(model());
     crate::mstx::hold_for_fork();
     report::hold_for_fork();
     trace::hold_for_fork();
+    // A leaf: taken under the model, never the other way round.
+    crate::unwind::hold_for_fork();
 }
 
 extern "C" fn parent_after_fork() {
-    trace::release_after_fork();
-    report::release_after_fork(false);
-    crate::mstx::release_after_fork(false);
-    // SAFETY: `before_fork` left the model locked by this thread, the one
-    // that forked; nothing else unlocks it.
-    unsafe { model_lock().force_unlock() };
+    // Unwinding, the trace, the report, the pools and the model, the last
+    // taken first.
+    aclmem_fork::release_held();
 }
 
 extern "C" fn child_after_fork() {
     crate::checks::forked();
-    trace::release_after_fork();
-    report::release_after_fork(true);
-    crate::mstx::release_after_fork(true);
-    // SAFETY: as in the parent: the lock `before_fork` took, in the copy of
-    // it this child has (the only thread of the child is the forking one).
-    unsafe { model_lock().force_unlock() };
+    // The copies the forking thread, the child's only thread, holds: std's
+    // locks, so letting them go hands nothing to a thread of the parent.
+    aclmem_fork::release_held();
+    report::after_fork_in_child();
+    crate::mstx::after_fork_in_child();
     *model() = Model::default();
     // SAFETY: getppid has no preconditions.
     let parent = unsafe { libc::getppid() };
@@ -166,7 +166,7 @@ thread_local! {
     pub(crate) static DEVICE: Cell<Option<u32>> = const { Cell::new(None) };
 }
 
-pub(crate) fn contexts() -> MutexGuard<'static, HashMap<usize, u32>> {
-    static CONTEXTS: OnceLock<Mutex<HashMap<usize, u32>>> = OnceLock::new();
-    CONTEXTS.get_or_init(|| Mutex::new(HashMap::new())).lock()
+pub(crate) fn contexts() -> ForkMutexGuard<'static, HashMap<usize, u32>> {
+    static CONTEXTS: ForkMutex<HashMap<usize, u32>> = ForkMutex::new(HashMap::new);
+    CONTEXTS.lock()
 }

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
-use parking_lot::Mutex;
+use aclmem_fork::ForkMutex;
 
 type Object = *mut c_void;
 
@@ -93,7 +93,7 @@ struct Sites {
     internal: HashMap<String, bool>,
 }
 
-static SITES: Mutex<Option<Sites>> = Mutex::new(None);
+static SITES: ForkMutex<Option<Sites>> = ForkMutex::new(|| None);
 
 /// A file of aclmem's package (`.../aclmem/**.py` beside `_native.pyi`):
 /// its frames are the binding, not the program.
@@ -192,7 +192,7 @@ pub fn call_stack(depth: usize) -> u32 {
 /// holds it): the call comes straight from `ctypes`. Remembered per
 /// address.
 fn from_ctypes(ra: usize) -> bool {
-    static SEEN: Mutex<Option<HashMap<usize, bool>>> = Mutex::new(None);
+    static SEEN: ForkMutex<Option<HashMap<usize, bool>>> = ForkMutex::new(|| None);
     if let Some(&known) = SEEN.lock().as_ref().and_then(|m| m.get(&ra)) {
         return known;
     }

@@ -1,8 +1,8 @@
 //! Findings: one line each on stderr, JSON lines to `ACLMEM_SANITIZER_LOG`,
 //! a summary at exit, and `ACLMEM_SANITIZER_HALT_ON_ERROR`.
 
+use aclmem_fork::{ForkMutex, KeptMutex};
 pub use aclmem_formats::finding::{self, Class};
-use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, c_void};
 use std::fmt::Write as _;
@@ -98,7 +98,7 @@ type StackSlot = (usize, usize);
 /// Call places remembered for the stack cache (beyond it, it starts over).
 const CALL_PLACES: usize = 4096;
 
-static STACKS: Mutex<Option<Stacks>> = Mutex::new(None);
+static STACKS: ForkMutex<Option<Stacks>> = ForkMutex::new(|| None);
 
 /// The return addresses of the caller's frame (the one `ra` returns into)
 /// and the `depth - 1` frames below it. `slot`: where the return address
@@ -122,7 +122,7 @@ fn capture(ra: usize, depth: usize, slot: usize) -> u32 {
     let mut sps = [0usize; MAX_STACK];
     let mut n = 0;
     let mut found = false;
-    backtrace::trace(|frame| {
+    crate::unwind::trace(|frame| {
         let ip = frame.ip() as usize;
         if ip == 0 {
             return false;
@@ -267,7 +267,7 @@ impl Site {
     pub fn outside() -> Site {
         let own = module_of(Site::outside as *const () as usize);
         let mut ra = 0;
-        backtrace::trace(|frame| {
+        crate::unwind::trace(|frame| {
             let ip = frame.ip() as usize;
             if ip == 0 {
                 return false;
@@ -352,7 +352,7 @@ impl Site {
         }
         let mut out = None;
         // The return address is one past the call: resolve the call.
-        backtrace::resolve((self.ra - 1) as *mut c_void, |sym| {
+        crate::unwind::resolve((self.ra - 1) as *mut c_void, |sym| {
             if out.is_some() {
                 return;
             }
@@ -445,7 +445,7 @@ struct Sink {
     counts: BTreeMap<Class, u64>,
 }
 
-static SINK: Mutex<Option<Sink>> = Mutex::new(None);
+static SINK: KeptMutex<Option<Sink>> = KeptMutex::new(None);
 
 fn with_sink<R>(f: impl FnOnce(&mut Sink) -> R) -> R {
     let mut guard = SINK.lock();
@@ -542,17 +542,14 @@ pub fn report_with(
 /// Before `fork`: the findings are locked (released by
 /// [`release_after_fork`]) so that the child copies them whole.
 pub fn hold_for_fork() {
-    std::mem::forget(SINK.lock());
+    aclmem_fork::hold(SINK.lock());
 }
 
 /// After `fork`: unlocks what [`hold_for_fork`] locked; in the child the
 /// counts start again (its summary counts its own findings; the log stays
 /// shared, one record per write).
-pub fn release_after_fork(child: bool) {
-    // SAFETY: `hold_for_fork` left the lock held by this thread, the one
-    // that forked (in the child, its only thread).
-    unsafe { SINK.force_unlock() };
-    if child && let Some(s) = SINK.lock().as_mut() {
+pub fn after_fork_in_child() {
+    if let Some(s) = SINK.lock().as_mut() {
         s.counts.clear();
     }
 }

@@ -19,9 +19,12 @@ use crate::{cmem, sharing, trace};
 pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
     at_exit_registered();
     initialised();
-    fork_handlers_registered();
     crate::postmortem::install();
     let r = forward!(aclInit(config_path));
+    // After the library's aclInit, which installs the library's handlers:
+    // prepare handlers run the last installed first, so the model is taken
+    // before the library's state, the order every hook takes them in.
+    fork_handlers_registered();
     trace::call("aclInit", None, 0, r);
     if r == 0 {
         sharing::started(None);

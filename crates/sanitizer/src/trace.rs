@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::Write;
 use std::sync::OnceLock;
 
-use parking_lot::Mutex;
+use aclmem_fork::KeptMutex;
 
 use aclmem_formats::trace::{Device, Record};
 
@@ -28,7 +28,7 @@ struct Trace {
 /// Lines are written once this much is pending.
 const BLOCK: usize = 64 << 10;
 
-static TRACE: Mutex<Option<Trace>> = Mutex::new(None);
+static TRACE: KeptMutex<Option<Trace>> = KeptMutex::new(None);
 
 /// The call sites the trace's records name (`"site"`: a number), described
 /// once, at exit, in one `sites` record: the hot path writes a number.
@@ -37,7 +37,7 @@ struct Sites {
     all: Vec<Site>,
 }
 
-static SITES: Mutex<Option<Sites>> = Mutex::new(None);
+static SITES: KeptMutex<Option<Sites>> = KeptMutex::new(None);
 static ENABLED: OnceLock<bool> = OnceLock::new();
 
 /// Whether the process is traced (`ACLMEM_SANITIZER_TRACE`).
@@ -153,26 +153,15 @@ impl Trace {
 }
 
 /// Before `fork`: pending lines go out, so that the child does not write
-/// its parent's lines again; the trace stays locked until
-/// [`release_after_fork`].
+/// its parent's lines again; the trace stays locked across the fork
+/// (`aclmem_fork::release_held` lets both go after it).
 pub fn hold_for_fork() {
-    std::mem::forget(SITES.lock());
+    aclmem_fork::hold(SITES.lock());
     let mut guard = TRACE.lock();
     if let Some(tr) = guard.as_mut() {
         tr.write_pending();
     }
-    std::mem::forget(guard);
-}
-
-/// After `fork`, in the parent and the child: unlocks what
-/// [`hold_for_fork`] locked.
-pub fn release_after_fork() {
-    // SAFETY: `hold_for_fork` left both locks held by this thread, the one
-    // that forked (in the child, its only thread).
-    unsafe {
-        TRACE.force_unlock();
-        SITES.force_unlock();
-    }
+    aclmem_fork::hold(guard);
 }
 
 /// The number of a call site in this process's trace (described at exit

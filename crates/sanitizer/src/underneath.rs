@@ -5,8 +5,8 @@ use std::ffi::{CStr, c_void};
 use std::sync::OnceLock;
 
 use aclmem_core::AclError;
+use aclmem_fork::ForkMutex;
 use aclmem_sys::{self as sys, AclFunctions};
-use parking_lot::Mutex;
 
 use crate::config::config;
 use crate::model::Model;
@@ -43,26 +43,20 @@ pub(crate) fn own(p: *mut c_void) -> bool {
 /// there is none. Looked up once per name.
 pub(crate) fn next_in(library: &'static CStr, name: &'static CStr) -> usize {
     type Key = (&'static CStr, &'static CStr);
-    static FOUND: OnceLock<Mutex<HashMap<Key, usize>>> = OnceLock::new();
-    static OPENED: OnceLock<Mutex<HashMap<&'static CStr, usize>>> = OnceLock::new();
-    let found = FOUND.get_or_init(|| Mutex::new(HashMap::new()));
+    static FOUND: ForkMutex<HashMap<Key, usize>> = ForkMutex::new(HashMap::new);
+    static OPENED: ForkMutex<HashMap<&'static CStr, usize>> = ForkMutex::new(HashMap::new);
+    let found = &FOUND;
     if let Some(p) = found.lock().get(&(library, name)) {
         return *p;
     }
     // SAFETY: dlsym with a NUL-terminated name.
     let mut p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
     if p.is_null() || own(p) {
-        let lib = *OPENED
-            .get_or_init(|| Mutex::new(HashMap::new()))
-            .lock()
-            .entry(library)
-            .or_insert_with(|| {
-                // SAFETY: dlopen of a library name; the handle is kept for
-                // the life of the process.
-                unsafe {
-                    libc::dlopen(library.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) as usize
-                }
-            });
+        let lib = *OPENED.lock().entry(library).or_insert_with(|| {
+            // SAFETY: dlopen of a library name; the handle is kept for
+            // the life of the process.
+            unsafe { libc::dlopen(library.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) as usize }
+        });
         p = if lib == 0 {
             std::ptr::null_mut()
         } else {
@@ -311,7 +305,7 @@ fn described(holders: Vec<(Site, usize, usize)>) -> Vec<Holder> {
 pub(crate) const OOM_HOLDERS: usize = 16;
 
 pub(crate) fn missing(name: &str) -> i32 {
-    static WARNED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    static WARNED: ForkMutex<Vec<String>> = ForkMutex::new(Vec::new);
     let mut w = WARNED.lock();
     if !w.iter().any(|n| n == name) {
         eprintln!("aclmem-sanitizer: the library underneath has no {name}; answering 207000");

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_void};
 
+use aclmem_fork::ForkMutex;
 use aclmem_sys::aclrtStream;
 use aclmem_sys::mstx::{
     MSTX_BATCH_MAX, MSTX_DOMAIN_NAME_MAX, MSTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR,
@@ -16,7 +17,6 @@ use aclmem_sys::mstx::{
     MSTX_MEM_TYPE_VIRTUAL_ADDRESS, mstxMemHeapDesc_t, mstxMemRegionRef_t,
     mstxMemRegionsRegisterBatch_t, mstxMemRegionsUnregisterBatch_t, mstxMemVirtualRangeDesc_t,
 };
-use parking_lot::Mutex;
 
 use crate::cptr;
 
@@ -78,7 +78,7 @@ enum Object {
 }
 
 /// The domains, heaps and regions alive: id -> object.
-static OBJECTS: Mutex<BTreeMap<u64, Object>> = Mutex::new(BTreeMap::new());
+static OBJECTS: ForkMutex<BTreeMap<u64, Object>> = ForkMutex::new(BTreeMap::new);
 /// The last id handed out.
 static LAST_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 

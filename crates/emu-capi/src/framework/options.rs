@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::ffi::c_char;
 
 use aclmem_core::AclError;
-use parking_lot::Mutex;
+use aclmem_fork::ForkMutex;
 
 use crate::cptr;
 use crate::entry::{AclErrorCode, guard};
@@ -16,8 +16,8 @@ use crate::state;
 /// Values set by `aclSetCompileopt` and the system-parameter setters, per
 /// process (they configure operator compilation and execution, which the
 /// emulator does not do; they are kept so that what is set reads back).
-static COMPILE_OPTIONS: Mutex<BTreeMap<u32, String>> = Mutex::new(BTreeMap::new());
-static SYS_PARAMS: Mutex<BTreeMap<u32, i64>> = Mutex::new(BTreeMap::new());
+static COMPILE_OPTIONS: ForkMutex<BTreeMap<u32, String>> = ForkMutex::new(BTreeMap::new);
+static SYS_PARAMS: ForkMutex<BTreeMap<u32, i64>> = ForkMutex::new(BTreeMap::new);
 
 /// The length limit of a compile option's value (the runtime's buffer).
 const COMPILE_OPTION_MAX: usize = 4096;

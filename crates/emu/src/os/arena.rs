@@ -18,7 +18,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use parking_lot::{Mutex, MutexGuard};
+use aclmem_fork::{ForkMutex, ForkMutexGuard};
+use parking_lot::Mutex;
 
 use crate::os::sys;
 
@@ -40,12 +41,12 @@ struct Arena {
 /// emulated process of the OS process (they share one address space), per
 /// fork generation. Chunks are taken on demand, so other users of the
 /// window (another copy of the library, the program) keep the rest.
-static WINDOW_CHUNKS: Mutex<(u64, Vec<Arc<Mutex<Arena>>>)> = Mutex::new((0, Vec::new()));
+static WINDOW_CHUNKS: ForkMutex<(u64, Vec<Arc<Mutex<Arena>>>)> = ForkMutex::new(|| (0, Vec::new()));
 
 /// Window chunks are taken in multiples of this.
 const CHUNK: usize = 64 << 30;
 
-fn window_chunks() -> MutexGuard<'static, (u64, Vec<Arc<Mutex<Arena>>>)> {
+fn window_chunks() -> ForkMutexGuard<'static, (u64, Vec<Arc<Mutex<Arena>>>)> {
     let mut w = WINDOW_CHUNKS.lock();
     let generation = crate::os::fork::generation();
     if w.0 != generation {
@@ -58,9 +59,9 @@ fn window_chunks() -> MutexGuard<'static, (u64, Vec<Arc<Mutex<Arena>>>)> {
 
 /// Every arena of this OS process (start → length), per fork generation:
 /// where a window may be mapped (see `window`).
-static ALL: Mutex<(u64, BTreeMap<usize, usize>)> = Mutex::new((0, BTreeMap::new()));
+static ALL: ForkMutex<(u64, BTreeMap<usize, usize>)> = ForkMutex::new(|| (0, BTreeMap::new()));
 
-fn all() -> MutexGuard<'static, (u64, BTreeMap<usize, usize>)> {
+fn all() -> ForkMutexGuard<'static, (u64, BTreeMap<usize, usize>)> {
     let mut a = ALL.lock();
     let generation = crate::os::fork::generation();
     if a.0 != generation {

@@ -10,9 +10,14 @@
 //!   inherited pointers (as CUDA, a forked child has no device memory);
 //! * closes its copies of the pool files and of the machine file, so the
 //!   parent's liveness lock does not outlive the parent in the child;
-//! * bumps the fork generation, so every object of the parent that the child
-//!   still has in memory becomes inert: its calls answer
+//! * leaves the fork generation (`aclmem_fork::generation`, bumped by that
+//!   crate's own child handler, installed first) to make every object of
+//!   the parent that the child still has in memory inert: its calls answer
 //!   `ACL_ERROR_UNINITIALIZE` and dropping it releases nothing.
+//!
+//! The process-wide tables (machines joined, arenas, windows, the
+//! process's files) are `aclmem_fork::ForkMutex`es: a child gets them anew,
+//! never held by a thread of its parent.
 //!
 //! The child may call `aclInit` (or join a machine from Rust) and is then a
 //! process of the machine like any other, with its own pid. Only
@@ -21,9 +26,8 @@
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Once;
-use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 
-static GENERATION: AtomicU64 = AtomicU64::new(0);
 static INSTALL: Once = Once::new();
 
 const FDS: usize = 1024;
@@ -35,7 +39,7 @@ static MAP_TABLE: [(AtomicUsize, AtomicUsize); MAPS] =
 /// The current fork generation of this process (0 in the original process,
 /// one more in each forked child).
 pub fn generation() -> u64 {
-    GENERATION.load(Ordering::Acquire)
+    aclmem_fork::generation()
 }
 
 /// Whether this process is a fork child of the one that was at `generation`.
@@ -45,6 +49,8 @@ pub fn forked_since(generation: u64) -> bool {
 
 /// Installs the child handler (once per process).
 pub fn install() {
+    // The generation's handler first: the objects' checks need it counted.
+    aclmem_fork::install();
     INSTALL.call_once(|| {
         // SAFETY: `child` is an `extern "C"` function that stays valid for
         // the life of the process (it is in this binary's code).
@@ -106,7 +112,6 @@ pub fn unregister_mapping(addr: usize) {
 }
 
 extern "C" fn child() {
-    GENERATION.fetch_add(1, Ordering::AcqRel);
     for (a, l) in &MAP_TABLE {
         let addr = a.swap(0, Ordering::AcqRel);
         let len = l.swap(0, Ordering::AcqRel);

@@ -24,7 +24,6 @@
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
 use rustix::fs::{Mode, OFlags, open};
 use rustix::io::Errno;
 
@@ -116,7 +115,8 @@ struct ProcFiles {
 }
 
 /// The files, or `None` once the kernel showed it cannot answer.
-static FILES: Mutex<Option<Option<Arc<ProcFiles>>>> = Mutex::new(None);
+static FILES: aclmem_fork::ForkMutex<Option<Option<Arc<ProcFiles>>>> =
+    aclmem_fork::ForkMutex::new(|| None);
 
 fn files() -> Option<Arc<ProcFiles>> {
     let me = pid();

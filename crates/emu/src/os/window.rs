@@ -22,7 +22,6 @@ use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::Mutex;
 use rustix::io::Errno;
 
 use super::{arena, fork, sys};
@@ -50,10 +49,10 @@ fn word(state: State, pins: u64) -> u64 {
 
 /// The live windows of this OS process (start → length), per fork
 /// generation (a forked child starts with none of its own).
-static LIVE: Mutex<(u64, std::collections::BTreeMap<usize, usize>)> =
-    Mutex::new((0, std::collections::BTreeMap::new()));
+static LIVE: aclmem_fork::ForkMutex<(u64, std::collections::BTreeMap<usize, usize>)> =
+    aclmem_fork::ForkMutex::new(|| (0, std::collections::BTreeMap::new()));
 
-fn live() -> parking_lot::MutexGuard<'static, (u64, std::collections::BTreeMap<usize, usize>)> {
+fn live() -> aclmem_fork::ForkMutexGuard<'static, (u64, std::collections::BTreeMap<usize, usize>)> {
     let mut l = LIVE.lock();
     let generation = fork::generation();
     if l.0 != generation {

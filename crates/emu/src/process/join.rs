@@ -6,7 +6,7 @@
 use std::sync::{Arc, Weak};
 
 use aclmem_core::AclError;
-use parking_lot::Mutex;
+use aclmem_fork::ForkMutex;
 
 use super::Process;
 use crate::config::EmuConfig;
@@ -14,13 +14,13 @@ use crate::machine::{self, JoinError, Machine, Member};
 
 /// Machines this process joined, by name: joining again returns the same
 /// process (a process is one process of its machine).
-static JOINED: Mutex<Vec<(String, Weak<Process>)>> = Mutex::new(Vec::new());
+static JOINED: ForkMutex<Vec<(String, Weak<Process>)>> = ForkMutex::new(Vec::new);
 
 /// One machine's processes in this OS process, by slot.
 type Slots = Vec<Weak<Process>>;
 
 /// The processes of this OS process, per machine.
-static LOCAL: Mutex<Vec<(Weak<Machine>, Slots)>> = Mutex::new(Vec::new());
+static LOCAL: ForkMutex<Vec<(Weak<Machine>, Slots)>> = ForkMutex::new(Vec::new);
 
 /// Joins (creating it if needed) machine `name` with `config`.
 pub(crate) fn join(name: &str, config: &EmuConfig) -> Result<Arc<Process>, JoinError> {

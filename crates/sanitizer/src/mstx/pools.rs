@@ -23,13 +23,13 @@ use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use aclmem_fork::KeptMutex;
 use aclmem_formats::finding::Class;
 use aclmem_sys::mstx::{
     MSTX_BATCH_MAX, MSTX_MEM_REGION_REF_TYPE_HANDLE, MSTX_MEM_REGION_REF_TYPE_POINTER,
     MSTX_MEM_TYPE_VIRTUAL_ADDRESS, mstxMemHeapDesc_t, mstxMemRegionRef_t,
     mstxMemRegionsRegisterBatch_t, mstxMemRegionsUnregisterBatch_t, mstxMemVirtualRangeDesc_t,
 };
-use parking_lot::Mutex;
 
 use crate::report::{Finding, Site, report};
 
@@ -67,7 +67,7 @@ struct Pools {
     regions: BTreeMap<usize, (usize, Range)>,
 }
 
-static POOLS: Mutex<Pools> = Mutex::new(Pools {
+static POOLS: KeptMutex<Pools> = KeptMutex::new(Pools {
     heaps: BTreeMap::new(),
     regions: BTreeMap::new(),
 });
@@ -79,22 +79,17 @@ static OWN_KEYS: AtomicUsize = AtomicUsize::new(1);
 /// Before `fork`: holds the lock, so that the child's copy is not taken
 /// half-way by another thread.
 pub(crate) fn hold_for_fork() {
-    std::mem::forget(POOLS.lock());
+    aclmem_fork::hold(POOLS.lock());
 }
 
-/// After `fork`: lets go of the lock [`hold_for_fork`] took. A child starts
-/// with no pools, as it starts with an empty model: registrations are a
-/// process's own.
-pub(crate) fn release_after_fork(child: bool) {
-    // SAFETY: `hold_for_fork` left the lock held by this thread, the one
-    // that forked (in the child, its only thread).
-    unsafe { POOLS.force_unlock() };
-    if child {
-        let mut pools = POOLS.lock();
-        pools.heaps.clear();
-        pools.regions.clear();
-        set_heap_count(&pools);
-    }
+/// After `fork`, in the child (the lock [`hold_for_fork`] took let go): a
+/// child starts with no pools, as it starts with an empty model:
+/// registrations are a process's own.
+pub(crate) fn after_fork_in_child() {
+    let mut pools = POOLS.lock();
+    pools.heaps.clear();
+    pools.regions.clear();
+    set_heap_count(&pools);
 }
 
 fn set_heap_count(pools: &Pools) {
