@@ -21,10 +21,14 @@ The machine is configured by options (``--aclmem-soc``, ``--aclmem-devices``,
     @pytest.mark.aclmem(devices=2, soc="Ascend910B1", hbm="64GiB")
     def test_two_devices(): ...
 
-Before collecting, the plugin restarts pytest once under ``aclmem run`` (the
-command this package carries), which puts the emulated CANN libraries on the
-dynamic loader's path and lays out an installation for the program to find,
-so torch_npu loads them. Reports, ``-k``, ``-x``, ``--junitxml`` and the exit
+Before pytest imports anything of the suite (its first ``conftest.py``, which
+for most suites imports torch and with it torch_npu), the plugin restarts
+pytest once under ``aclmem run`` (the command this package carries), which
+puts the emulated CANN libraries on the dynamic loader's path and lays out an
+installation for the program to find, so torch_npu loads them. The restart
+happens in ``pytest_load_initial_conftests``, the first hook after pytest has
+read its options and loaded the plugins named with ``-p`` or
+``PYTEST_PLUGINS``, and before it loads a conftest. Reports, ``-k``, ``-x``, ``--junitxml`` and the exit
 code are pytest's own: each child sends its reports back to the pytest
 process, which logs them as if the test had run there.
 
@@ -96,7 +100,8 @@ def pytest_addoption(parser: Any) -> None:
 
 def _active(config: Any) -> bool:
     """Whether the plugin was asked for: ``-p aclmem.pytest`` or ``--aclmem``."""
-    if config.getoption("aclmem"):
+    options = getattr(config, "known_args_namespace", None) or config.option
+    if getattr(options, "aclmem", False):
         return True
     early = getattr(config, "_aclmem_named", None)
     if early is None:
@@ -109,10 +114,12 @@ def _active(config: Any) -> bool:
     return bool(early)
 
 
-def _settings(config: Any) -> Dict[str, str]:
+def _settings(options: Any) -> Dict[str, str]:
+    """The machine's variables from the options (a config's ``option`` or its
+    early ``known_args_namespace``)."""
     out = {}
     for key, var in _SETTINGS.items():
-        value = config.getoption(f"aclmem_{key}")
+        value = getattr(options, f"aclmem_{key}", None)
         if value is not None:
             out[var] = str(value)
     return out
@@ -125,6 +132,16 @@ def _original_argv() -> List[str]:
     return [sys.executable, "-m", "pytest", *sys.argv[1:]]
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: Any, parser: Any, args: List[str]) -> None:
+    """Restarts pytest under ``aclmem run`` before the first conftest is
+    imported (never returns when it restarts)."""
+    if not _active(early_config) or os.environ.get(_CHILD):
+        return
+    if os.environ.get(_REEXEC) is None:
+        _restart_under_aclmem(early_config.known_args_namespace)
+
+
 def pytest_configure(config: Any) -> None:
     config.addinivalue_line(
         "markers",
@@ -133,11 +150,14 @@ def pytest_configure(config: Any) -> None:
     if not _active(config) or os.environ.get(_CHILD):
         return
     if os.environ.get(_REEXEC) is None:
-        _restart_under_aclmem(config)
+        # Turned on by ``--aclmem`` in a conftest's ``addopts`` (or a
+        # plugin loaded after the conftests): too late for the first
+        # restart, so restart here, as before.
+        _restart_under_aclmem(config.option)
     config._aclmem_session = os.environ[_REEXEC]
 
 
-def _restart_under_aclmem(config: Any) -> None:
+def _restart_under_aclmem(options: Any) -> None:
     """Starts this pytest again under ``aclmem run`` (never returns)."""
     from . import lib_dir
 
@@ -148,7 +168,7 @@ def _restart_under_aclmem(config: Any) -> None:
     # Machines of this session live in its own directory, removed at the end.
     env["ACLMEM_EMU_DIR"] = session
     env.setdefault("ACLMEM_EMU_QUIET", "1")
-    env.update(_settings(config))
+    env.update(_settings(options))
     argv = [exe, "run", "--", *_original_argv()]
     sys.stdout.flush()
     sys.stderr.flush()

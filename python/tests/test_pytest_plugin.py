@@ -148,3 +148,51 @@ def test_without_the_plugin_nothing_changes(tmp_path):
         capture_output=True, text=True, timeout=120, cwd=str(tmp_path),
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+#: A conftest that needs the CANN libraries when it is imported, as a suite's
+#: does when it imports torch and with it torch_npu (which loads
+#: libascendcl.so and finds its installation at import).
+CONFTEST = '''
+import ctypes
+import os
+
+HOME = os.environ.get("ASCEND_HOME_PATH")
+assert HOME, "imported before aclmem run laid an installation out"
+LIB = ctypes.CDLL("libascendcl.so")
+assert LIB.aclrtGetSocName, "the emulated library"
+'''
+
+
+def run_conftest_suite(tmp_path, how):
+    suite = tmp_path / "suite"
+    suite.mkdir(parents=True)
+    (suite / "conftest.py").write_text(textwrap.dedent(CONFTEST))
+    (suite / "test_uses_it.py").write_text(
+        "import conftest\n\n\ndef test_the_library_is_there():\n    assert conftest.LIB\n"
+    )
+    env = dict(os.environ)
+    env.pop("LD_LIBRARY_PATH", None)
+    env.pop("ASCEND_HOME_PATH", None)
+    args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(suite)]
+    if how == "-p":
+        args[3:3] = ["-p", "aclmem.pytest"]
+    else:
+        env["PYTEST_PLUGINS"] = "aclmem.pytest"
+    return subprocess.run(args, capture_output=True, text=True, timeout=300, env=env,
+                          cwd=str(tmp_path))
+
+
+@pytest.mark.parametrize("how", ["-p", "PYTEST_PLUGINS"])
+def test_a_conftest_that_needs_the_libraries_at_import_runs(tmp_path, how):
+    # Without the plugin the conftest cannot even be imported: the check has
+    # teeth.
+    bare = subprocess.run(
+        [sys.executable, "-c", "import ctypes; ctypes.CDLL('libascendcl.so')"],
+        capture_output=True, text=True, timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"},
+    )
+    assert bare.returncode != 0, "libascendcl.so is found without aclmem run"
+    proc = run_conftest_suite(tmp_path, how)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
