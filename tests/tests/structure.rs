@@ -188,10 +188,10 @@ impl Crate {
             let mut edges = BTreeMap::new();
             for statement in use_statements(&text) {
                 for path in expand(&statement) {
-                    if let Some(target) = resolve(&files, module, &path) {
-                        if &target != module {
-                            edges.entry(target).or_insert_with(|| statement.clone());
-                        }
+                    if let Some(target) = resolve(&files, module, &path)
+                        && &target != module
+                    {
+                        edges.entry(target).or_insert_with(|| statement.clone());
                     }
                 }
             }
