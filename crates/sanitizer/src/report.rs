@@ -539,13 +539,14 @@ pub fn report_with(
     }
 }
 
-/// Before `fork`: the findings are locked (released by
-/// [`release_after_fork`]) so that the child copies them whole.
+/// Before `fork`: the findings are locked (let go by
+/// `aclmem_fork::release_held` in both processes) so that the child copies
+/// them whole.
 pub fn hold_for_fork() {
     aclmem_fork::hold(SINK.lock());
 }
 
-/// After `fork`: unlocks what [`hold_for_fork`] locked; in the child the
+/// After `fork`, in the child (the lock [`hold_for_fork`] took let go): the
 /// counts start again (its summary counts its own findings; the log stays
 /// shared, one record per write).
 pub fn after_fork_in_child() {

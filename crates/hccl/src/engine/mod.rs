@@ -8,7 +8,7 @@
 //! the newer Gloo that torch's `libtorch_cpu.so` exports.
 //!
 //! The interface is [`abi`], its one definition; the engine is compiled
-//! against a header generated from it, and [`open`] checks a loaded
+//! against a header generated from it, and the loader checks a loaded
 //! engine's version and table size (an engine of another build).
 
 use std::ffi::{CStr, CString, c_void};
