@@ -210,14 +210,57 @@ def operator():
     torch.npu.set_device(0)
     y = torch.ones(4, 4).npu()
     try:
-        # A compute operator (MatMul): not one of the emulated data operators.
-        torch.mm(y, y).cpu()
+        # An operator the emulator has no kernel for (Exp).
+        torch.exp(y).cpu()
         outcome = "returned"
     except RuntimeError as e:
         outcome = "raised: " + str(e).splitlines()[0][:200]
     # The memory path still works after the refused operator.
     z = torch.arange(64, dtype=torch.int32)
     report(outcome=outcome, still_copies=bool(torch.equal(z.npu().cpu(), z)))
+
+
+def matrix_products():
+    """The matrix products torch_npu launches (MatMul with its transpose
+    flags and bias, BatchMatMul, Dot) on the emulated NPU, and nn.Linear's
+    forward and backward, each against the same computation on the CPU."""
+    import torch
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    torch.manual_seed(7)
+    checks = {}
+
+    def close(name, npu, cpu, tol):
+        checks[name] = bool(torch.allclose(npu.cpu().float(), cpu.float(), rtol=tol, atol=tol))
+
+    for dtype, tol in ((torch.float32, 1e-5), (torch.float16, 2e-2), (torch.bfloat16, 5e-2)):
+        a, b = torch.randn(33, 17), torch.randn(17, 9)
+        ah, bh = a.to(dtype), b.to(dtype)
+        ref = (ah.float() @ bh.float())
+        name = str(dtype).split(".")[1]
+        close(f"mm_{name}", torch.mm(ah.npu(), bh.npu()), ref, tol)
+        close(f"mm_t_{name}", ah.npu() @ bh.t().contiguous().npu().t(), ref, tol)
+        x, y = torch.randn(3, 5, 4).to(dtype), torch.randn(3, 4, 6).to(dtype)
+        close(f"bmm_{name}", torch.bmm(x.npu(), y.npu()), torch.bmm(x.float(), y.float()), tol)
+    v, w = torch.randn(64), torch.randn(64)
+    close("dot", torch.dot(v.npu(), w.npu()), torch.dot(v, w), 1e-4)
+    # nn.Linear: forward (addmm with the bias), backward (mm of the gradient
+    # with the weight and with the input, the bias's gradient a sum).
+    lin = torch.nn.Linear(12, 5)
+    x = torch.randn(8, 12)
+    lin_npu = torch.nn.Linear(12, 5).npu()
+    with torch.no_grad():
+        lin_npu.weight.copy_(lin.weight)
+        lin_npu.bias.copy_(lin.bias)
+    out_cpu = lin(x)
+    out_npu = lin_npu(x.npu())
+    close("linear_forward", out_npu, out_cpu, 1e-5)
+    out_cpu.sum().backward()
+    out_npu.sum().backward()
+    close("linear_weight_grad", lin_npu.weight.grad, lin.weight.grad, 1e-5)
+    close("linear_bias_grad", lin_npu.bias.grad, lin.bias.grad, 1e-5)
+    report(checks=checks)
 
 
 def data_operators():

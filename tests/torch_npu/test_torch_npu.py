@@ -255,15 +255,23 @@ def test_data_operators_compute_what_the_cpu_computes(machine):
     assert "is not supported" not in err, err
 
 
+def test_matrix_products_compute_what_the_cpu_computes(machine):
+    r, err, _ = run_scenario("matrix_products", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    assert len(r["checks"]) == 13
+    assert "is not supported" not in err, err
+
+
 def test_an_operator_is_refused_and_reported_and_memory_still_works(machine):
     r, err, _ = run_scenario("operator", machine)
     assert r["outcome"].startswith("raised:")
     assert r["still_copies"] is True
     # Said at the first call (ACLMEM_EMU_UNSUPPORTED=warn, the default) ...
-    assert "operator MatMul (libacl_op_compiler.so) is not supported" in err
+    assert "operator Exp (libacl_op_compiler.so) is not supported" in err
     # ... and in the report at exit, with a count and where it came from.
     report = err[err.index("calls the emulator did not carry out"):]
-    line = next(l for l in report.splitlines() if "operator MatMul" in l)
+    line = next(l for l in report.splitlines() if "operator Exp" in l)
     assert line.split()[:2] == ["not", "supported"]
     assert "libtorch_npu.so" in line
 

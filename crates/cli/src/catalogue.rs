@@ -73,9 +73,10 @@ fn markdown(all: &[Entry]) -> String {
             or NULL, 0 or -1 where the function returns a pointer, a count or an\n  \
             enum; counted, reported, and handled as `ACLMEM_EMU_UNSUPPORTED` says.\n\n";
     out += &format!(
-        "## Operators\n\n`aclopCompileAndExecute(V2)` carries out {} data operators on the\n\
-         emulated device's memory, as frameworks launch them when no operator\n\
-         library (`libopapi.so`) is installed (docs/operators.md). Any other\n\
+        "## Operators\n\n`aclopCompileAndExecute(V2)` carries out {} operators (the data\n\
+         operators and the matrix products) on the emulated device's memory,\n\
+         as frameworks launch them when no operator library (`libopapi.so`) is\n\
+         installed (docs/operators.md). Any other\n\
          operator answers `ACL_ERROR_OP_NOT_FOUND` (100024) and is reported as\n\
          not supported, under its name.\n\n| operator | what it computes |\n|---|---|\n",
         OPERATORS.len()

@@ -183,6 +183,7 @@ fn operators_through_the_c_abi() {
         assert_eq!(aclrtSetDevice(0), 0);
 
         data_operators();
+        compute_operators();
         bad_descriptors();
         assert_eq!(aclFinalize(), 0);
     }
@@ -304,6 +305,29 @@ unsafe fn data_operators() {
     }
 }
 
+/// A matrix product on device memory, as torch_npu launches `mm` of a
+/// transposed weight (`nn.Linear`): x (2 × 3) times w (2 × 3) transposed.
+unsafe fn compute_operators() {
+    // SAFETY: as in the test above.
+    unsafe {
+        let x = device(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let w = device(&[1.0f32, 0.0, 1.0, 0.0, 1.0, 0.0]);
+        let out = device(&[0.0f32; 4]);
+        let (x, w, y) = (
+            operand(F32, &[2, 3], x, 24),
+            operand(F32, &[2, 3], w, 24),
+            operand(F32, &[2, 2], out, 16),
+        );
+        let attr = aclopCreateAttr();
+        assert_eq!(aclopSetAttrBool(attr, c"transpose_x1".as_ptr(), 0), 0);
+        assert_eq!(aclopSetAttrBool(attr, c"transpose_x2".as_ptr(), 1), 0);
+        assert_eq!(run("MatMul", &[&x, &w], &[&y], attr), 0);
+        // [[1,2,3],[4,5,6]] · [[1,0],[0,1],[1,0]] = [[4,2],[10,5]]
+        assert_eq!(read::<f32>(out, 4), [4.0, 2.0, 10.0, 5.0]);
+        aclopDestroyAttr(attr);
+    }
+}
+
 unsafe fn bad_descriptors() {
     // SAFETY: as in the test above.
     unsafe {
@@ -314,8 +338,19 @@ unsafe fn bad_descriptors() {
         let unchanged = || read::<f32>(q, 4) == [9.0; 4];
         // An operator the emulator has no kernel for.
         assert_eq!(
-            run("MatMul", &[&x, &x], &[&y], ptr::null_mut()),
+            run(
+                "FusedInferAttentionScore",
+                &[&x, &x],
+                &[&y],
+                ptr::null_mut()
+            ),
             AclError::OP_NOT_FOUND.code()
+        );
+        // A product of 1-D tensors: MatMul takes matrices only, and writes
+        // nothing.
+        assert_eq!(
+            run("MatMul", &[&x, &x], &[&y], ptr::null_mut()),
+            AclError::OP_INPUT_NOT_MATCH.code()
         );
         // Counts that do not fit the operator.
         assert_eq!(

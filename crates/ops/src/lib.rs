@@ -13,6 +13,7 @@
 //! `aclopCompileAndExecute(V2)` into this crate.
 
 pub mod kernels;
+pub mod linalg;
 pub mod objects;
 pub mod operand;
 pub mod tensor;

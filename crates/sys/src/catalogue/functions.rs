@@ -502,10 +502,13 @@ macro_rules! with_operators {
             Add: "x1 + x2, broadcast";
             AsStrided: "a strided view of x's storage (size, stride, storage_offset), made contiguous";
             AxpyV2: "x1 + alpha * x2, broadcast";
+            BatchMatMul: "matrices [..., m, k] times [..., k, n] (adj_x1, adj_x2 transpose them), batch dims broadcast; float types, fp16/bf16 accumulated in fp32";
+            BatchMatMulV2: "as BatchMatMul, with an optional bias of n added to every row";
             BroadcastTo: "x broadcast to a shape";
             Cast: "each element converted to dst_type";
             Ceil: "the least integer not below x";
             ConcatD: "the inputs joined along concat_dim";
+            Dot: "the inner product of two 1-D tensors (a scalar)";
             Equal: "x1 == x2, broadcast (bool)";
             Fill: "a tensor of dims filled with a value";
             Greater: "x1 > x2, broadcast (bool)";
@@ -520,6 +523,8 @@ macro_rules! with_operators {
             LogicalNot: "not x (bool)";
             LogicalOr: "x1 or x2, broadcast (bool)";
             MaskedSelect: "the elements of x where mask is true, 1-D (the real shape goes to the output descriptor)";
+            MatMul: "x1 (m, k) times x2 (k, n), each transposed where transpose_x1/transpose_x2 say, plus an optional bias of n; float types, fp16/bf16 accumulated in fp32";
+            MatMulV2: "as MatMul (offset_x 0; the quantised forms are not emulated)";
             Maximum: "the larger of x1 and x2, broadcast";
             Minimum: "the smaller of x1 and x2, broadcast";
             Mul: "x1 * x2, broadcast";
