@@ -30,9 +30,12 @@ pub struct Options {
     pub trace: PathBuf,
     /// The machines to replay it on: `product[:ep|rc][@release]`, comma
     /// separated (`a2@8.0,a3@9.0,310b1:rc`); a release left out is the
-    /// newest, a run mode left out is EP.
-    #[arg(long, required = true)]
-    pub targets: String,
+    /// newest, a run mode left out is EP. Without it, the machine
+    /// `aclmem run` makes from the environment (`ACLMEM_EMU_SOC`,
+    /// `ACLMEM_EMU_CANN`, ...; by default an Atlas A2 of the default
+    /// release), with `--hbm` if given.
+    #[arg(long)]
+    pub targets: Option<String>,
     /// Device memory per device of every target (`32GiB`, `512MiB`); by
     /// default each product's.
     #[arg(long)]
@@ -148,11 +151,12 @@ fn machine(t: &Target, hbm: Option<usize>) -> EmuConfig {
     c
 }
 
+/// A step that failed: its index, its code, and for an allocation the
+/// machine refused for room, what the device held (free, total bytes).
+type Failure = (usize, AclError, Option<(usize, usize)>);
+
 /// The first step that fails on `config`, with its code.
-fn first_failure(
-    config: &EmuConfig,
-    steps: &[Recorded],
-) -> Result<Option<(usize, AclError)>, String> {
+fn first_failure(config: &EmuConfig, steps: &[Recorded]) -> Result<Option<Failure>, String> {
     let emu = Emulator::new(config.clone()).map_err(|e| format!("the machine: {e}"))?;
     let mut handles: HashMap<u64, RawHandle> = HashMap::new();
     // Reservations: (recorded address, size, replayed address). An address
@@ -202,7 +206,18 @@ fn first_failure(
             },
         };
         if let Err(e) = result {
-            return Ok(Some((i, e)));
+            let room = match &r.step {
+                Step::Malloc { prop, .. }
+                    if e == AclError::RT_MEMORY_ALLOCATION
+                        && aclmem_core::Location::from_raw(prop.location.type_)
+                            == Some(aclmem_core::Location::Device) =>
+                {
+                    aclmem_core::MemAttr::from_raw(prop.mem_attr)
+                        .and_then(|attr| emu.mem_info(attr, prop.location.id).ok())
+                }
+                _ => None,
+            };
+            return Ok(Some((i, e, room)));
         }
     }
     Ok(None)
@@ -257,24 +272,41 @@ pub fn run(o: Options) -> ExitCode {
         eprintln!("error: {e}");
         ExitCode::from(2)
     };
-    let mut targets = Vec::new();
-    for item in o
-        .targets
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-    {
-        match item.parse::<Target>() {
-            Ok(t) => targets.push((item.to_owned(), t)),
-            Err(e) => return fail(format!("--targets: `{item}`: {e}")),
-        }
-    }
     let hbm = match o.hbm.as_deref().map(aclmem_emu::parse_size) {
         Some(Ok(b)) => Some(b),
         Some(Err(e)) => return fail(format!("--hbm: {e}")),
         None => None,
     };
-    let text = match aclmem_formats::jsonl::read_to_string(&o.trace) {
+    // (its name, the machine) of each target.
+    let mut targets: Vec<(String, EmuConfig)> = Vec::new();
+    let Some(list) = o.targets.as_deref() else {
+        let mut config = match EmuConfig::from_env() {
+            Ok(c) => c,
+            Err(e) => return fail(format!("the machine of the environment: {e}")),
+        };
+        if let Some(bytes) = hbm {
+            config.device_memory = bytes;
+            config.huge1g_pool = config.huge1g_pool.min(bytes / 2);
+        }
+        return replay(&o.trace, &[("this machine".to_owned(), config)]);
+    };
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item.parse::<Target>() {
+            Ok(t) => targets.push((item.to_owned(), machine(&t, hbm))),
+            Err(e) => return fail(format!("--targets: `{item}`: {e}")),
+        }
+    }
+    replay(&o.trace, &targets)
+}
+
+/// Replays `trace` on each machine of `targets`, naming the first call that
+/// fails on each.
+fn replay(trace: &Path, targets: &[(String, EmuConfig)]) -> ExitCode {
+    let fail = |e: String| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
+    };
+    let text = match aclmem_formats::jsonl::read_to_string(trace) {
         Ok(t) => t,
         Err(e) => return fail(e),
     };
@@ -282,24 +314,33 @@ pub fn run(o: Options) -> ExitCode {
     if steps.is_empty() {
         return fail(format!(
             "{}: no physical-memory call to replay (record the trace with `aclmem sanitize --trace`)",
-            o.trace.display()
+            trace.display()
         ));
     }
     println!(
         "{}: {} physical-memory calls to replay",
-        display(&o.trace),
+        display(trace),
         steps.len()
     );
     let mut failed = false;
-    for (name, t) in &targets {
-        let config = machine(t, hbm);
+    for (name, config) in targets {
+        let config = config.clone();
         let label = format!("{name} ({config})");
         match first_failure(&config, &steps) {
             Ok(None) => println!("  {label}: runs through"),
-            Ok(Some((i, e))) => {
+            Ok(Some((i, e, room))) => {
                 failed = true;
                 let r = &steps[i];
-                let why = rule(&config, &r.step).map_or_else(String::new, |w| format!(": {w}"));
+                let why = match (rule(&config, &r.step), room, &r.step) {
+                    (Some(w), _, _) => format!(": {w}"),
+                    (None, Some((free, total)), Step::Malloc { size, .. }) => format!(
+                        ": {} asked, {} free of the device's {}",
+                        mib(*size),
+                        mib(free),
+                        mib(total)
+                    ),
+                    _ => String::new(),
+                };
                 println!(
                     "  {label}: fails at call {} of {} (trace line {}, t={} us): {} answers {e}{why}",
                     i + 1,
@@ -316,6 +357,16 @@ pub fn run(o: Options) -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Bytes in MiB, as the options take them.
+fn mib(bytes: usize) -> String {
+    let m = bytes as f64 / (1u64 << 20) as f64;
+    if m.fract() == 0.0 {
+        format!("{m:.0} MiB")
+    } else {
+        format!("{m:.1} MiB")
     }
 }
 

@@ -540,6 +540,17 @@ fn a_recorded_trace_replays_on_other_targets() {
         text.contains("aclrtMallocPhysical(0x400000") && text.contains("(207001)"),
         "{text}"
     );
+    // Without targets: the machine `aclmem run` makes from the environment
+    // (the default A2), here with 3 MiB; a refusal for room says what the
+    // device held.
+    let (text, code) = replay(&sleep_wake, &["--hbm", "3MiB"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("this machine (Ascend910B3")
+            && text.contains("aclrtMallocPhysical(0x400000")
+            && text.contains("(207001): 4 MiB asked, 3 MiB free of the device's 3 MiB"),
+        "{text}"
+    );
     // ACL_MEM_HUGE came with CANN 8.5: refused before it, with the rule.
     let huge = record("portability");
     let (text, code) = replay(&huge, &["--targets", "a2@8.3,a2@8.5"]);
