@@ -139,6 +139,12 @@ def pytest_load_initial_conftests(early_config: Any, parser: Any, args: List[str
     if not _active(early_config) or os.environ.get(_CHILD):
         return
     if os.environ.get(_REEXEC) is None:
+        # pytest's capture already holds the output descriptors here (it
+        # captures what a conftest prints at import): give them back, or
+        # the restarted pytest would write into the capture's files.
+        capman = early_config.pluginmanager.getplugin("capturemanager")
+        if capman is not None:
+            capman.stop_global_capturing()
         _restart_under_aclmem(early_config.known_args_namespace)
 
 
