@@ -228,8 +228,22 @@ pub fn run(o: Options) -> ExitCode {
     watcher.finish();
     // What only the processes' events together show: printed as the
     // processes print theirs, and kept in the same log.
-    let across = aclmem_formats::across::check_file(&sharing, o.leak_check);
+    let events = std::fs::read_to_string(&sharing).unwrap_or_default();
+    let across = aclmem_formats::across::check(&events, o.leak_check);
     let _ = std::fs::remove_file(&sharing);
+    // An importer's own findings about a handle another process exported
+    // name that export too, now that every process's events are in.
+    if let Ok(text) = std::fs::read_to_string(&log) {
+        let (joined, changed) = aclmem_formats::across::with_exporters(&text, &events);
+        if !changed.is_empty() {
+            for f in &changed {
+                eprintln!("{}", aclmem_formats::across::describe(f));
+            }
+            if let Err(e) = std::fs::write(&log, joined) {
+                eprintln!("aclmem sanitize: cannot rewrite {}: {e}", log.display());
+            }
+        }
+    }
     if !across.is_empty() {
         let mut records = String::new();
         for f in &across {

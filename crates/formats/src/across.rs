@@ -11,8 +11,14 @@
 //!   that process never imported it;
 //! * `import-held-at-exit`: B ended still mapping (or holding) what it
 //!   imported;
-//! * `exporter-exited-while-mapped`: A exited holding a handle it exported
-//!   while B still mapped it.
+//! * `exporter-exited-while-mapped`: A exited while B still mapped a handle
+//!   A exported, whether A still held it or freed it first (a forked child
+//!   that exports to its parent, frees, finalises and exits while the
+//!   parent maps it).
+//!
+//! A finding one process made about a shareable handle it imported (the
+//! device id of `handle-type-as-device`) gets the exporter's side too, from
+//! the same events ([`with_exporters`]).
 //!
 //! The processes share one monotonic clock, so events of different
 //! processes order by their time.
@@ -234,15 +240,19 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<finding::Record> {
                 &chain,
             ));
         }
-        // An exporter that never freed the handle: it exited while another
-        // process still mapped it, or it leaked it. (A legacy IPC key has no
-        // handle: its memory is aclrtMalloc's, checked in its process.)
-        if freed.is_none() && export.h.is_some() {
+        // An exporter that exited while another process still mapped the
+        // handle (holding it, or having freed it first), or that never freed
+        // it and leaked it. (A legacy IPC key has no handle: its memory is
+        // aclrtMalloc's, checked in its process.)
+        if export.h.is_some() {
             let mapped_at_exit: Vec<&Event> = exit
                 .map(|x| {
                     evs.iter()
                         .copied()
                         .filter(|m| m.ev == Kind::Map && m.pid != a && m.t < x.t)
+                        // A mapping of a process that had ended first is
+                        // that process's (import-held-at-exit), not live.
+                        .filter(|m| exits.get(&m.pid).is_none_or(|e| e.t > x.t))
                         .filter(|m| {
                             !evs.iter().any(|u| {
                                 u.ev == Kind::Unmap
@@ -256,18 +266,37 @@ pub fn check(text: &str, leaks: LeakCheck) -> Vec<finding::Record> {
                 })
                 .unwrap_or_default();
             for m in &mapped_at_exit {
+                let (primary, how) = match (freed, exit) {
+                    // Freed, then exited: the exit is where it ended.
+                    (Some(f), Some(x)) => (
+                        x,
+                        format!(
+                            "freed the physical handle it exported as {id} ({} at {}) and exited",
+                            f.call,
+                            f.site.as_deref().unwrap_or("?")
+                        ),
+                    ),
+                    _ => (
+                        export,
+                        format!("exited holding the physical handle it exported as {id}"),
+                    ),
+                };
                 out.push(finding(
                     Class::ExporterExitedWhileMapped,
-                    export,
+                    primary,
                     id,
                     format!(
-                        "pid {a} exited holding the physical handle it exported as {id}, which pid {} still mapped at {:#x}: free an export only after every importer unmapped it",
+                        "pid {a} {how}, which pid {} still mapped at {:#x} (mapped at {}): free an export, and exit, only after every importer unmapped it",
                         m.pid,
-                        m.va.unwrap_or(0)
+                        m.va.unwrap_or(0),
+                        m.site.as_deref().unwrap_or("?")
                     ),
                     Some(m),
                     &chain,
                 ));
+            }
+            if freed.is_some() {
+                continue;
             }
             let leak_reported = match leaks {
                 LeakCheck::Full => true,
@@ -341,6 +370,59 @@ pub fn describe(f: &finding::Record) -> String {
         let _ = write!(line, "\n  lifecycle: {}", chain.join(" → "));
     }
     line
+}
+
+/// The findings of one process's log (JSON lines) about a shareable handle
+/// it imported, with the exporter's side added from the run's sharing
+/// `events`: `more.other` names the export (pid, call, site). Records of
+/// other classes, or that name their other side already, or whose handle
+/// no process of the run exported, are left as they are; a line that does
+/// not parse is kept as it is. Returns the log's new text and the records
+/// that changed.
+pub fn with_exporters(log: &str, events: &str) -> (String, Vec<finding::Record>) {
+    let mut events = Event::parse_all(events);
+    events.sort_by_key(|e| e.t);
+    let exports: BTreeMap<&str, &Event> = events
+        .iter()
+        .filter(|e| e.ev == Kind::Export && e.ret.unwrap_or(0) == 0)
+        .filter_map(|e| Some((e.id.as_deref()?, e)))
+        .collect();
+    let mut changed = Vec::new();
+    let mut out = String::with_capacity(log.len());
+    for line in log.lines() {
+        let rewritten = serde_json::from_str::<finding::Record>(line)
+            .ok()
+            .filter(|f| f.class == Class::HandleTypeAsDevice)
+            .filter(|f| f.more.get("other").is_none_or(serde_json::Value::is_null))
+            .and_then(|mut f| {
+                // The args name the shareable handle first (`0x…, device`).
+                let id = f.args.split(',').next()?.trim().to_owned();
+                let export = exports.get(id.as_str()).filter(|e| e.pid != f.pid)?;
+                f.more.insert("other".into(), side(export));
+                let chain: Vec<&Event> = events
+                    .iter()
+                    .filter(|e| e.id.as_deref() == Some(id.as_str()))
+                    .collect();
+                f.more.insert("lifecycle".into(), lifecycle(&chain).into());
+                let _ = write!(
+                    f.message,
+                    "; the handle was exported by pid {} ({} at {})",
+                    export.pid,
+                    export.call,
+                    export.site.as_deref().unwrap_or("unknown call site")
+                );
+                Some(f)
+            });
+        match rewritten {
+            Some(f) => {
+                out.push_str(&serde_json::to_string(&f).unwrap_or_else(|_| line.to_owned()));
+                changed.push(f);
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    (out, changed)
 }
 
 /// Reads the events of a run (a missing file: no events).

@@ -196,6 +196,12 @@ pub(crate) fn at_exit_registered() {
 /// library did not carry out, its trace and sharing events, the summary.
 /// Once, however the process ends.
 extern "C" fn at_exit() {
+    end_checks("exit");
+}
+
+/// [`at_exit`]'s work, for an end by `call` (`exit`, `_exit`): the exit's
+/// sharing event names the program's line that ended the process.
+fn end_checks(call: &str) {
     if ENDED.swap(true, Ordering::Relaxed) {
         return;
     }
@@ -204,7 +210,7 @@ extern "C" fn at_exit() {
     crate::hccl::report_leaks();
     trace::write_sites();
     trace::flush();
-    sharing::event(Kind::Exit, "", None, |_| {});
+    sharing::event(Kind::Exit, call, Some(Site::program()), |_| {});
     report::summary();
 }
 
@@ -246,7 +252,7 @@ fn ending(status: c_int) -> ! {
     if in_signal_handler() || model_lock().try_lock().is_none() {
         end_now(status);
     }
-    at_exit();
+    end_checks("_exit");
     // The emulated library's own end (`void aclmem_emu_exiting(void)`); a
     // real library has none.
     let exiting = next_in(c"libascendcl.so", c"aclmem_emu_exiting");

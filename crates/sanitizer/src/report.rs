@@ -281,6 +281,29 @@ impl Site {
         Site::at(ra as *const c_void)
     }
 
+    /// The first frame of the program itself: outside this library and
+    /// outside the C library (where `exit` runs the exit handlers from),
+    /// for the end of a process (the line that called `exit` or `_exit`,
+    /// or where `main` returned).
+    pub fn program() -> Site {
+        let own = module_of(Site::program as *const () as usize);
+        let libc = module_of(libc::exit as *const () as usize);
+        let mut ra = 0;
+        crate::unwind::trace(|frame| {
+            let ip = frame.ip() as usize;
+            if ip == 0 {
+                return false;
+            }
+            let module = module_of(ip);
+            if module != own && module != libc {
+                ra = ip;
+                return false;
+            }
+            true
+        });
+        Site::at(ra as *const c_void)
+    }
+
     /// A site known only by its description (another library's report).
     pub fn described(text: String) -> Site {
         Site {

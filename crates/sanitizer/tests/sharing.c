@@ -205,6 +205,32 @@ int main(int argc, char **argv) {
         aclrtUnmapMem(va);
         aclrtReleaseMemAddress(va);
         aclrtFreePhysical(h);
+    } else if (strcmp(mode, "exporter-freed-and-exited-while-mapped") == 0) {
+        /* A forked child joins the machine itself, exports to its parent,
+         * and while the parent still maps the import frees its handle,
+         * finalises and exits. */
+        if ((pid = start_child(0)) == 0) {
+            aclrtDrvMemHandle mine = NULL;
+            uint64_t id = 0;
+            aclrtMallocPhysical(&mine, 2 * MIB, &prop, 0);
+            aclrtMemExportToShareableHandle(mine, ACL_MEM_HANDLE_TYPE_NONE, 1, &id);
+            put(up[1], id);
+            (void)get(down[0]); /* until the parent mapped it */
+            aclrtFreePhysical(mine);
+            aclrtResetDevice(0);
+            aclFinalize();
+            exit(0); /* EXPORTER-EXIT */
+        }
+        void *va = NULL;
+        s = get(up[0]);
+        aclrtMemImportFromShareableHandle(s, 0, &h);
+        aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+        aclrtMapMem(va, 2 * MIB, 0, h, 0); /* PARENT-MAP */
+        put(down[1], 1);
+        if (wait_child(pid) != 0) return 3;
+        aclrtUnmapMem(va);
+        aclrtReleaseMemAddress(va);
+        aclrtFreePhysical(h);
     } else if (strcmp(mode, "handle-type-as-device") == 0) {
         /* The child, on device 1, passes a
          * handle type where the import's device id belongs. */
@@ -218,7 +244,7 @@ int main(int argc, char **argv) {
             exit(0);
         }
         aclrtMallocPhysical(&h, 2 * MIB, &prop, 0);
-        aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE, 1, &s);
+        aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE, 1, &s); /* EXPORTED-TO-CHILD */
         put(down[1], s);
         if (wait_child(pid) != 0) return 3;
         aclrtFreePhysical(h);
