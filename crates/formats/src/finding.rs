@@ -176,7 +176,7 @@ impl Class {
             }
             Class::ImportOwnExport => "a process importing its own shareable handle",
             Class::HandleTypeAsDevice => {
-                "`aclrtMemImportFromShareableHandle` whose device id is not the calling thread's device but the value of a handle type (`ACL_MEM_HANDLE_TYPE_NONE` 0, `ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT` 1, `_FABRIC` and `ACL_MEM_HANDLE_TYPE_POSIX` 2): the runtime takes any device of the machine, so the import lands on the wrong one silently (the confusion of simpler's PR #1334). A deliberate import onto another device 0, 1 or 2 is reported too: the conservative side"
+                "`aclrtMemImportFromShareableHandle` whose device id is not the calling thread's device but the value of a handle type (`ACL_MEM_HANDLE_TYPE_NONE` 0, `ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT` 1, `_FABRIC` and `ACL_MEM_HANDLE_TYPE_POSIX` 2): the runtime takes any device of the machine, so the import lands on the wrong one silently (the confusion of simpler's PR #1334). A deliberate import onto another device 0, 1 or 2 is reported too: the conservative side. Under `aclmem sanitize`, the finding also names the exporter's export (its pid and line) and the handle's lifecycle"
             }
             Class::IpcKeyOnVmm => {
                 "`aclrtIpcMemGetExportKey` on an address inside a mapping made with `aclrtMapMem`: legacy IPC keys share `aclrtMalloc` memory only; the finding names the handle and where it was mapped"
@@ -191,7 +191,7 @@ impl Class {
                 "(across processes) a process that ended still mapping, or holding, a handle it imported; names the exporter"
             }
             Class::ExporterExitedWhileMapped => {
-                "(across processes) a process that exited without freeing a handle it exported while another process still mapped it; names the mapping"
+                "(across processes) a process that exited, holding a handle it exported or having freed it, while another process still mapped it (a forked child that exports to its parent, frees, finalises and exits): names the exit's line and the mapping's"
             }
             Class::CycleGrowth => {
                 "at `aclFinalize` and at exit: across sleep/wake cycles, what the process held at the end of each of at least 3 sleeps grew at every one: the growth per cycle, what was held after each sleep (the first 32), and the place that made, in most wakes, memory still held (at the end, or at the last wake when the program frees it all at teardown). Cycles are found by a heuristic (a sleep unmaps ranges whose addresses stay reserved, a wake maps memory at one of them again, as vllm-ascend's and sglang's memory savers do), or marked by the program: `aclmem_sanitizer_phase(\"sleep\")` and `(\"wake\")` (a weak symbol in C, `ctypes.CDLL(None).aclmem_sanitizer_phase` in Python), or the mstx markers and ranges Ascend's profilers read (`mstxRangeStartA`, `mstxRangeEnd`, `mstxMarkA` of `libms_tools_ext.so`, however the program reaches them): a range or marker whose message contains `sleep` (any case) starts a sleep and the end of such a range is the wake; one that contains `wake` is a wake. All of them also appear as markers in the timeline"
