@@ -74,7 +74,7 @@ fn markdown(all: &[Entry]) -> String {
             enum; counted, reported, and handled as `ACLMEM_EMU_UNSUPPORTED` says.\n\n";
     out += &format!(
         "## Operators\n\n`aclopCompileAndExecute(V2)` carries out {} operators (the data\n\
-         operators and the matrix products) on the emulated device's memory,\n\
+         operators, the matrix products and the convolutions) on the emulated device's memory,\n\
          as frameworks launch them when no operator library (`libopapi.so`) is\n\
          installed (docs/operators.md). Any other\n\
          operator answers `ACL_ERROR_OP_NOT_FOUND` (100024) and is reported as\n\

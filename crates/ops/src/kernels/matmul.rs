@@ -20,20 +20,23 @@ use super::shape::broadcast;
 use crate::linalg::{self, View};
 
 /// A float tensor's elements, widened: `f64` for `float64`, else `f32`.
-enum Wide {
+pub(super) enum Wide {
+    /// `float32`, or a half type widened.
     F32(Vec<f32>),
+    /// `float64`.
     F64(Vec<f64>),
 }
 
 /// The floating types the products take.
-fn float_type(t: DType) -> Result<(), AclError> {
+pub(super) fn float_type(t: DType) -> Result<(), AclError> {
     match t {
         DType::F32 | DType::F16 | DType::Bf16 | DType::F64 => Ok(()),
         _ => Err(AclError::OP_TYPE_NOT_MATCH),
     }
 }
 
-fn widen(t: &Tensor) -> Result<Wide, AclError> {
+/// A float tensor's elements, widened (`OP_TYPE_NOT_MATCH` for others).
+pub(super) fn widen(t: &Tensor) -> Result<Wide, AclError> {
     let b = &t.bytes;
     Ok(match t.dtype {
         DType::F32 => Wide::F32(
@@ -61,7 +64,7 @@ fn widen(t: &Tensor) -> Result<Wide, AclError> {
 }
 
 /// The result in `dtype`, rounded once.
-fn narrow(dtype: DType, wide: &Wide) -> Vec<u8> {
+pub(super) fn narrow(dtype: DType, wide: &Wide) -> Vec<u8> {
     match (dtype, wide) {
         (DType::F32, Wide::F32(v)) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         (DType::F16, Wide::F32(v)) => v

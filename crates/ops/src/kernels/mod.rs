@@ -16,6 +16,7 @@
 
 mod basic;
 mod call;
+mod conv;
 mod elementwise;
 mod layout;
 mod matmul;
@@ -29,6 +30,7 @@ mod tests;
 pub use call::{Call, Inputs, Kernel, Spec, Written, plain_format};
 
 use basic::*;
+use conv::*;
 use elementwise::*;
 use layout::*;
 use matmul::*;

@@ -508,6 +508,8 @@ macro_rules! with_operators {
             Cast: "each element converted to dst_type";
             Ceil: "the least integer not below x";
             ConcatD: "the inputs joined along concat_dim";
+            Conv2D: "a 2-D convolution in NCHW (strides, pads, dilations, groups; optional bias), im2col and a matrix product";
+            Conv2DTranspose: "a transposed 2-D convolution in NCHW into input_size (strides, pads, dilations, groups, output_padding; optional bias)";
             Dot: "the inner product of two 1-D tensors (a scalar)";
             Equal: "x1 == x2, broadcast (bool)";
             Fill: "a tensor of dims filled with a value";
