@@ -113,17 +113,20 @@ fn header_claims_about_aclinit_hold() {
     assert!(name.to_string_lossy().starts_with("Ascend"), "{name:?}");
 }
 
-/// The docs' sentences (paragraphs split at ". "), headings left out.
+/// The docs' sentences: paragraphs split at ". ", a table's rows each
+/// apart, headings left out.
 fn sentences(text: &str) -> Vec<String> {
-    text.split("\n\n")
-        .filter(|p| !p.trim_start().starts_with('#'))
-        .flat_map(|p| {
-            p.replace('\n', " ")
-                .split(". ")
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect()
+    let mut out = Vec::new();
+    for p in text.split("\n\n") {
+        if p.trim_start().starts_with('#') {
+            continue;
+        }
+        let (rows, prose): (Vec<&str>, Vec<&str>) =
+            p.lines().partition(|l| l.trim_start().starts_with('|'));
+        out.extend(rows.into_iter().map(str::to_owned));
+        out.extend(prose.join(" ").split(". ").map(str::to_owned));
+    }
+    out
 }
 
 fn emulated(name: &str) -> Option<bool> {

@@ -526,7 +526,7 @@ macro_rules! with_operators {
             LogicalOr: "x1 or x2, broadcast (bool)";
             MaskedSelect: "the elements of x where mask is true, 1-D (the real shape goes to the output descriptor)";
             MatMul: "x1 (m, k) times x2 (k, n), each transposed where transpose_x1/transpose_x2 say, plus an optional bias of n; float types, fp16/bf16 accumulated in fp32";
-            MatMulV2: "as MatMul (offset_x 0; the quantised forms are not emulated)";
+            MatMulV2: "as MatMul (offset_x 0 only: no quantised form)";
             Maximum: "the larger of x1 and x2, broadcast";
             Minimum: "the smaller of x1 and x2, broadcast";
             Mul: "x1 * x2, broadcast";
