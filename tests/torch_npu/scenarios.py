@@ -475,5 +475,44 @@ def joined():
     report(a_ptr=a_ptr, b_ptr=b_ptr, c_ptr=c.data_ptr(), c_ok=bool((c.cpu() == 1).all()))
 
 
+def convolutions():
+    """The convolutions torch_npu launches (a 1-D one as a 2-D one of
+    height 1, transposed ones with their input size), forward, against the
+    same computation on the CPU: what torch_npu's own allocator tests run
+    (nn.Conv1d, then nn.ConvTranspose1d)."""
+    import torch
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    torch.manual_seed(11)
+    checks = {}
+
+    def same(name, module, x, tol):
+        npu = type(module)(**module._aclmem_args).npu()
+        with torch.no_grad():
+            npu.weight.copy_(module.weight)
+            if module.bias is not None:
+                npu.bias.copy_(module.bias)
+            got = npu(x.npu()).cpu()
+            want = module(x)
+        checks[name] = bool(torch.allclose(got, want, rtol=tol, atol=tol)) and got.shape == want.shape
+
+    def make(cls, **kw):
+        m = cls(**kw)
+        m._aclmem_args = kw
+        return m
+
+    conv1 = make(torch.nn.Conv1d, in_channels=64, out_channels=16, kernel_size=4, stride=4)
+    deconv1 = make(torch.nn.ConvTranspose1d, in_channels=16, out_channels=64, kernel_size=4, stride=4)
+    x = torch.randn(2, 64, 24)
+    same("conv1d", conv1, x, 1e-4)
+    same("conv_transpose1d", deconv1, conv1(x).detach(), 1e-4)
+    conv2 = make(torch.nn.Conv2d, in_channels=6, out_channels=4, kernel_size=3, padding=1, stride=2, groups=2)
+    same("conv2d", conv2, torch.randn(2, 6, 9, 7), 1e-4)
+    deconv2 = make(torch.nn.ConvTranspose2d, in_channels=4, out_channels=6, kernel_size=3, stride=2, padding=1, output_padding=1)
+    same("conv_transpose2d", deconv2, torch.randn(1, 4, 5, 4), 1e-4)
+    report(checks=checks)
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()
