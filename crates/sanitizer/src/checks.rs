@@ -210,7 +210,8 @@ fn end_checks(call: &str) {
     crate::hccl::report_leaks();
     trace::write_sites();
     trace::flush();
-    sharing::event(Kind::Exit, call, Some(Site::program()), |_| {});
+    let site = sharing::exported().then(Site::program);
+    sharing::event(Kind::Exit, call, site, |_| {});
     report::summary();
 }
 

@@ -58,6 +58,9 @@ pub use aclmem_formats::sharing::shareable;
 #[inline(never)]
 pub fn event(what: Kind, call: &str, site: Option<Site>, fill: impl FnOnce(&mut Event)) {
     let Some(mut out) = file() else { return };
+    if what == Kind::Export {
+        EXPORTED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let mut e = Event::new(what, call, std::process::id(), crate::trace::now_us());
     if let Some(site) = site {
         let site = site.with_stack();
@@ -73,9 +76,24 @@ pub fn event(what: Kind, call: &str, site: Option<Site>, fill: impl FnOnce(&mut 
     let _ = out.write_all(text.as_bytes());
 }
 
+/// Whether this process exported a handle: its exit's event then names the
+/// line that ended it (for `exporter-exited-while-mapped`); another's exit
+/// needs no site, and finding one (an unwind and a symbol lookup) is not
+/// free.
+static EXPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process exported a handle (see [`EXPORTED`]).
+pub fn exported() -> bool {
+    EXPORTED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The start of a process: at `aclInit`, and in a child forked by a
 /// process that initialised (`parent` is then its pid).
 pub fn started(parent: Option<u32>) {
+    if parent.is_some() {
+        // A forked child: its parent's exports are not its own.
+        EXPORTED.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
     event(Kind::Start, "", None, |e| e.parent = parent);
 }
 

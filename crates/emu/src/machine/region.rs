@@ -188,18 +188,28 @@ impl Region {
         let want = me + 1;
         let mut spins = 0u32;
         let mut held: Option<(u32, Instant)> = None;
+        // Whether this call has waited on the futex: a caller that has not
+        // does not barge in while others wait (it queues behind them), so
+        // a process joining a machine whose other processes take the lock
+        // in tight loops is not starved of it.
+        let mut waited = false;
         loop {
-            let owner = match h
-                .lock
-                .compare_exchange(0, want, Ordering::Acquire, Ordering::Relaxed)
-            {
-                Ok(_) => return Ok(Guard { region: self }),
-                Err(_) if spins < 200 => {
-                    spins += 1;
-                    std::hint::spin_loop();
-                    continue;
+            let polite = !waited && h.waiters.load(Ordering::Acquire) > 0;
+            let owner = if polite {
+                h.lock.load(Ordering::Acquire)
+            } else {
+                match h
+                    .lock
+                    .compare_exchange(0, want, Ordering::Acquire, Ordering::Relaxed)
+                {
+                    Ok(_) => return Ok(Guard { region: self }),
+                    Err(_) if spins < 200 => {
+                        spins += 1;
+                        std::hint::spin_loop();
+                        continue;
+                    }
+                    Err(owner) => owner,
                 }
-                Err(owner) => owner,
             };
             h.waiters.fetch_add(1, Ordering::AcqRel);
             let timeout = rustix::thread::futex::Timespec {
@@ -213,6 +223,7 @@ impl Region {
                 Some(&timeout),
             );
             h.waiters.fetch_sub(1, Ordering::AcqRel);
+            waited = true;
             if owner == 0 || h.lock.load(Ordering::Acquire) != owner {
                 continue;
             }
