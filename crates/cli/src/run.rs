@@ -44,7 +44,7 @@ pub struct Options {
     #[arg(long)]
     pub run_mode: Option<String>,
     /// The driver package's version, e.g. 25.3.rc1, or `none`
-    /// ($ACLMEM_EMU_DRIVER; default 25.3.rc1).
+    /// ($ACLMEM_EMU_DRIVER; default 26.0.rc1, the HDK paired with CANN 9.0).
     #[arg(long)]
     pub driver: Option<String>,
     /// A fault to inject, e.g. `aclrtMalloc@3=207001` (repeatable; added to

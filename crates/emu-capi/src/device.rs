@@ -181,7 +181,7 @@ fn fill(field: &mut [c_char], text: &str) {
 /// `ACL_PKG_NAME_DRIVER`; any other package is "not installed"
 /// (`ACL_ERROR_INVALID_FILE`, 100003); an unknown name is 100000. The
 /// version is split at its dots into major, minor, release and patch, the
-/// missing ones "0" (`25.3.rc1` is 25, 3, rc1, 0), as the runtime splits it.
+/// missing ones "0" (`26.0.rc1` is 26, 0, rc1, 0), as the runtime splits it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclsysGetCANNVersion(
     name: u32,

@@ -252,10 +252,11 @@ unsafe fn versions() {
         let mut num = 0;
         assert_eq!(aclsysGetVersionNum(c"runtime".as_ptr(), &mut num), 0);
         assert_eq!(num, 80_500_000);
-        // The driver package: ACLMEM_EMU_DRIVER, by default 25.3.rc1; none
+        // The driver package: ACLMEM_EMU_DRIVER, by default 26.0.rc1 (the HDK
+        // paired with CANN 9.0.0); none
         // installed is "no version.info" (100003), as is a malformed one.
         assert_eq!(aclsysGetVersionStr(c"driver".as_ptr(), out.as_mut_ptr()), 0);
-        assert_eq!(CStr::from_ptr(out.as_ptr()).to_str(), Ok("25.3.rc1"));
+        assert_eq!(CStr::from_ptr(out.as_ptr()).to_str(), Ok("26.0.rc1"));
         let mut v = sys::aclCANNPackageVersion::default();
         assert_eq!(aclsysGetCANNVersion(sys::ACL_PKG_NAME_DRIVER, &mut v), 0);
         let field = |f: &[c_char]| CStr::from_ptr(f.as_ptr()).to_str().unwrap().to_owned();
@@ -267,7 +268,7 @@ unsafe fn versions() {
                 field(&v.releaseVersion),
                 field(&v.patchVersion)
             ],
-            ["25.3.rc1", "25", "3", "rc1", "0"]
+            ["26.0.rc1", "26", "0", "rc1", "0"]
         );
         set("ACLMEM_EMU_DRIVER", "26.0.0");
         assert_eq!(aclsysGetVersionStr(c"driver".as_ptr(), out.as_mut_ptr()), 0);

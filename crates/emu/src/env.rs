@@ -69,12 +69,15 @@ pub fn unsupported() -> Result<Unsupported, String> {
 }
 
 /// The driver package's version when `ACLMEM_EMU_DRIVER` is not set: the
-/// first release torch_npu 2.14 accepts for its driver-gated paths (IPC
-/// tensor reductions), `docs/torch-npu.md`.
-pub const DEFAULT_DRIVER: &str = "25.3.rc1";
+/// Ascend HDK paired with the default CANN release, 9.0.0 (HDK 26.0.RC1,
+/// `docs/facts.md` "Installed CANN versions"). It passes every driver gate
+/// of torch_npu (IPC tensor reductions from 25.3.rc1,
+/// `pin_memory_expandable_segments` from 25.5.0, `pinned_mem_register` from
+/// 26.0.rc1); older drivers stay selectable.
+pub const DEFAULT_DRIVER: &str = "26.0.rc1";
 
 /// `ACLMEM_EMU_DRIVER`: the version of the emulated machine's driver
-/// package, as its `version.info` would give it (`25.3.rc1`,
+/// package, as its `version.info` would give it (`26.0.rc1`,
 /// `25.0.0`): dot-separated, at least two parts, none empty, at most 63
 /// bytes, letters, digits and `.`/`-` only. Unset or empty is
 /// [`DEFAULT_DRIVER`]; `none` means no driver package is installed (the
@@ -103,7 +106,7 @@ pub fn parse_driver(v: &str) -> Result<Option<String>, String> {
         Ok(Some(v))
     } else {
         Err(format!(
-            "ACLMEM_EMU_DRIVER={v:?}: expected a version such as 25.3.rc1 (two or more dot-separated parts), or none"
+            "ACLMEM_EMU_DRIVER={v:?}: expected a version such as 26.0.rc1 (two or more dot-separated parts), or none"
         ))
     }
 }
