@@ -237,8 +237,8 @@ fn conv2d_transpose<T: Element + AddAssign>(
     Ok(y)
 }
 
-/// The inputs' common float type and the bias (1-D, `len` elements), if
-/// given at input `i`.
+/// The bias at input `i`, if given: 1-D, `len` elements, of the inputs'
+/// type.
 fn bias(call: &Call<'_>, i: usize, len: usize, dtype: DType) -> Result<Option<Tensor>, AclError> {
     if call.inputs.count() <= i {
         return Ok(None);
