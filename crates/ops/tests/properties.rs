@@ -3,31 +3,10 @@
 //! becomes once the emulated library has marshalled it.
 
 use aclmem_core::AclError;
-use aclmem_ops::kernels::{Call, Inputs, Spec, find};
+use aclmem_ops::kernels::{Call, HostInputs, Spec, find};
 use aclmem_ops::objects::{AttrValue, OpAttr};
 use aclmem_ops::tensor::{DType, Num, Tensor};
 use proptest::prelude::*;
-
-/// Inputs held in host memory.
-struct Host(Vec<(Spec, Vec<u8>)>);
-
-impl Inputs for Host {
-    fn count(&self) -> usize {
-        self.0.len()
-    }
-    fn spec(&self, i: usize) -> Result<&Spec, AclError> {
-        self.0
-            .get(i)
-            .map(|(s, _)| s)
-            .ok_or(AclError::OP_INPUT_NOT_MATCH)
-    }
-    fn prefix(&self, i: usize, n: usize) -> Result<Vec<u8>, AclError> {
-        let (s, b) = self.0.get(i).ok_or(AclError::OP_INPUT_NOT_MATCH)?;
-        b.get(..n * s.dtype.size())
-            .map(<[u8]>::to_vec)
-            .ok_or(AclError::INVALID_PARAM)
-    }
-}
 
 fn spec(dtype: DType, dims: &[usize]) -> Spec {
     Spec {
@@ -37,8 +16,7 @@ fn spec(dtype: DType, dims: &[usize]) -> Spec {
 }
 
 fn tensor(dtype: DType, dims: &[usize], values: impl Iterator<Item = Num>) -> (Spec, Vec<u8>) {
-    let t = Tensor::from_nums(dtype, dims.to_vec(), values);
-    (spec(dtype, dims), t.bytes)
+    HostInputs::tensor(dtype, dims, values)
 }
 
 /// Runs `op` and reads its one output.
@@ -48,7 +26,7 @@ fn run(
     out: Spec,
     attrs: OpAttr,
 ) -> Result<Tensor, AclError> {
-    let host = Host(inputs);
+    let host = HostInputs(inputs);
     let call = Call::new(&host, vec![out.clone()], attrs);
     let mut written = find(op).ok_or(AclError::OP_NOT_FOUND)?(&call)?;
     Ok(Tensor {

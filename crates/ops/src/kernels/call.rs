@@ -37,6 +37,51 @@ pub trait Inputs {
     fn prefix(&self, i: usize, elements: usize) -> Result<Vec<u8>, AclError>;
 }
 
+/// Inputs held in host memory, each tensor's bytes its buffer: what the
+/// kernels' tests give them, and a caller computing on host tensors.
+#[derive(Debug, Clone, Default)]
+pub struct HostInputs(pub Vec<(Spec, Vec<u8>)>);
+
+impl HostInputs {
+    /// A host tensor of `dims` holding `values`, as one input.
+    pub fn tensor(
+        dtype: DType,
+        dims: &[usize],
+        values: impl IntoIterator<Item = Num>,
+    ) -> (Spec, Vec<u8>) {
+        let t = Tensor::from_nums(dtype, dims.to_vec(), values);
+        (
+            Spec {
+                dtype,
+                dims: dims.to_vec(),
+            },
+            t.bytes,
+        )
+    }
+}
+
+impl Inputs for HostInputs {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    fn spec(&self, i: usize) -> Result<&Spec, AclError> {
+        self.0
+            .get(i)
+            .map(|(s, _)| s)
+            .ok_or(AclError::OP_INPUT_NOT_MATCH)
+    }
+
+    fn prefix(&self, i: usize, elements: usize) -> Result<Vec<u8>, AclError> {
+        let (s, b) = self.0.get(i).ok_or(AclError::OP_INPUT_NOT_MATCH)?;
+        elements
+            .checked_mul(s.dtype.size())
+            .and_then(|len| b.get(..len))
+            .map(<[u8]>::to_vec)
+            .ok_or(AclError::INVALID_PARAM)
+    }
+}
+
 /// One operator call.
 pub struct Call<'a> {
     /// The inputs.

@@ -27,7 +27,7 @@ mod shape;
 #[cfg(test)]
 mod tests;
 
-pub use call::{Call, Inputs, Kernel, Spec, Written, plain_format};
+pub use call::{Call, HostInputs, Inputs, Kernel, Spec, Written, plain_format};
 
 use basic::*;
 use conv::*;

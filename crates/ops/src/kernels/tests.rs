@@ -3,36 +3,8 @@
 use super::call::*;
 use super::*;
 
-/// Inputs held in host memory (each tensor's bytes are its buffer).
-struct Host(Vec<(Spec, Vec<u8>)>);
-
-impl Inputs for Host {
-    fn count(&self) -> usize {
-        self.0.len()
-    }
-    fn spec(&self, i: usize) -> Result<&Spec, AclError> {
-        self.0
-            .get(i)
-            .map(|(s, _)| s)
-            .ok_or(AclError::OP_INPUT_NOT_MATCH)
-    }
-    fn prefix(&self, i: usize, n: usize) -> Result<Vec<u8>, AclError> {
-        let (s, b) = self.0.get(i).ok_or(AclError::OP_INPUT_NOT_MATCH)?;
-        b.get(..n * s.dtype.size())
-            .map(<[u8]>::to_vec)
-            .ok_or(AclError::INVALID_PARAM)
-    }
-}
-
 fn t(dtype: DType, dims: &[usize], v: &[f64]) -> (Spec, Vec<u8>) {
-    let x = Tensor::from_nums(dtype, dims.to_vec(), v.iter().map(|&f| Num::F(f)));
-    (
-        Spec {
-            dtype,
-            dims: dims.to_vec(),
-        },
-        x.bytes,
-    )
+    HostInputs::tensor(dtype, dims, v.iter().map(|&f| Num::F(f)))
 }
 
 fn ints(v: &[i64]) -> (Spec, Vec<u8>) {
@@ -52,7 +24,7 @@ fn run(
     out: Spec,
     attrs: OpAttr,
 ) -> Result<Vec<f64>, AclError> {
-    let host = Host(inputs);
+    let host = HostInputs(inputs);
     let call = Call::new(&host, vec![out.clone()], attrs);
     let written = find(op).ok_or(AclError::OP_NOT_FOUND)?(&call)?;
     let t = Tensor {
@@ -223,7 +195,7 @@ fn reductions_follow_axes_and_keep_dims() {
     // Integers stay integers: 2^60 + 1 has no f64 of its own.
     let big = (1i64 << 60) + 1;
     for op in ["ReduceMax", "ReduceMin"] {
-        let host = Host(vec![ints(&[big, big]), ints(&[])]);
+        let host = HostInputs(vec![ints(&[big, big]), ints(&[])]);
         let call = Call::new(&host, vec![spec(DType::I64, &[])], OpAttr::new());
         let written = find(op).unwrap()(&call).unwrap();
         assert_eq!(DType::I64.get(&written[0]), Num::I(big), "{op}");
@@ -371,7 +343,7 @@ fn run_dynamic(
     out: Spec,
     attrs: OpAttr,
 ) -> Result<(Vec<f64>, Option<Vec<usize>>), AclError> {
-    let host = Host(inputs);
+    let host = HostInputs(inputs);
     let call = Call::new(&host, vec![out.clone()], attrs);
     let written = find(op).ok_or(AclError::OP_NOT_FOUND)?(&call)?;
     let n = written[0].len() / out.dtype.size();

@@ -4,36 +4,8 @@
 use super::super::find;
 use super::*;
 
-/// Inputs held in host memory.
-struct Host(Vec<(Spec, Vec<u8>)>);
-
-impl Inputs for Host {
-    fn count(&self) -> usize {
-        self.0.len()
-    }
-    fn spec(&self, i: usize) -> Result<&Spec, AclError> {
-        self.0
-            .get(i)
-            .map(|(s, _)| s)
-            .ok_or(AclError::OP_INPUT_NOT_MATCH)
-    }
-    fn prefix(&self, i: usize, n: usize) -> Result<Vec<u8>, AclError> {
-        let (s, b) = self.0.get(i).ok_or(AclError::OP_INPUT_NOT_MATCH)?;
-        b.get(..n * s.dtype.size())
-            .map(<[u8]>::to_vec)
-            .ok_or(AclError::INVALID_PARAM)
-    }
-}
-
 fn t(dtype: DType, dims: &[usize], v: &[f64]) -> (Spec, Vec<u8>) {
-    let x = Tensor::from_nums(dtype, dims.to_vec(), v.iter().map(|&f| Num::F(f)));
-    (
-        Spec {
-            dtype,
-            dims: dims.to_vec(),
-        },
-        x.bytes,
-    )
+    HostInputs::tensor(dtype, dims, v.iter().map(|&f| Num::F(f)))
 }
 
 fn run_op(
@@ -43,7 +15,7 @@ fn run_op(
     dims: &[usize],
     attrs: &[(&str, bool)],
 ) -> Result<Vec<f64>, AclError> {
-    let host = Host(inputs);
+    let host = HostInputs(inputs);
     let mut a = OpAttr::new();
     for (k, v) in attrs {
         a.insert((*k).into(), AttrValue::Bool(*v));
