@@ -18,7 +18,7 @@
 use std::ops::AddAssign;
 
 use super::call::*;
-use super::matmul::{Wide, float_type, narrow, widen};
+use super::matmul::{add_bias, compute, float_type};
 use crate::linalg::{self, Element, View};
 
 /// The spatial parameters of a 2-D convolution.
@@ -166,9 +166,7 @@ fn conv2d<T: Element + AddAssign>(
         }
     }
     if let Some(bias) = bias {
-        for (i, v) in y.iter_mut().enumerate() {
-            *v += bias[(i / (ho * wo)) % co];
-        }
+        add_bias(&mut y, bias, ho * wo);
     }
     Ok(y)
 }
@@ -230,9 +228,7 @@ fn conv2d_transpose<T: Element + AddAssign>(
         }
     }
     if let Some(bias) = bias {
-        for (i, v) in y.iter_mut().enumerate() {
-            *v += bias[(i / (ho * wo)) % co];
-        }
+        add_bias(&mut y, bias, ho * wo);
     }
     Ok(y)
 }
@@ -251,26 +247,6 @@ fn bias(call: &Call<'_>, i: usize, len: usize, dtype: DType) -> Result<Option<Te
         return Err(AclError::OP_INPUT_NOT_MATCH);
     }
     Ok(Some(b))
-}
-
-/// Runs `f32` or `f64` on the widened inputs, gives the output's bytes.
-fn compute(
-    x: &Tensor,
-    f: &Tensor,
-    b: Option<&Tensor>,
-    out: DType,
-    f32_op: impl FnOnce(&[f32], &[f32], Option<&[f32]>) -> Result<Vec<f32>, AclError>,
-    f64_op: impl FnOnce(&[f64], &[f64], Option<&[f64]>) -> Result<Vec<f64>, AclError>,
-) -> Result<Vec<u8>, AclError> {
-    let b = b.map(widen).transpose()?;
-    let wide = match (widen(x)?, widen(f)?, b) {
-        (Wide::F32(x), Wide::F32(f), None) => Wide::F32(f32_op(&x, &f, None)?),
-        (Wide::F32(x), Wide::F32(f), Some(Wide::F32(b))) => Wide::F32(f32_op(&x, &f, Some(&b))?),
-        (Wide::F64(x), Wide::F64(f), None) => Wide::F64(f64_op(&x, &f, None)?),
-        (Wide::F64(x), Wide::F64(f), Some(Wide::F64(b))) => Wide::F64(f64_op(&x, &f, Some(&b))?),
-        _ => return Err(AclError::OP_TYPE_NOT_MATCH),
-    };
-    Ok(narrow(out, &wide))
 }
 
 /// `Conv2D(x, filter[, bias[, offset_w]]) -> y`: x `[n, c, h, w]`, filter

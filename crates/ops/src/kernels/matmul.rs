@@ -13,11 +13,14 @@
 
 #![allow(non_snake_case)]
 
+use std::ops::AddAssign;
+
 use half::{bf16, f16};
 
 use super::call::*;
 use super::shape::broadcast;
-use crate::linalg::{self, View};
+
+use crate::linalg::{self, Element, View};
 
 /// A float tensor's elements, widened: `f64` for `float64`, else `f32`.
 pub(super) enum Wide {
@@ -107,6 +110,37 @@ fn views(p: &Plan, ao: usize, bo: usize) -> (View, View) {
     (av, bv)
 }
 
+/// The products of `plan` on one element type, with a bias of `n`
+/// elements added to every row when given.
+fn products<T: Element + AddAssign>(
+    plan: &Plan,
+    a: &[T],
+    b: &[T],
+    bias: Option<&[T]>,
+) -> Result<Vec<T>, AclError> {
+    let mn = plan.m * plan.n;
+    let total = mn
+        .checked_mul(plan.batches.len())
+        .ok_or(AclError::INVALID_PARAM)?;
+    let mut dst = vec![T::ZERO; total];
+    for (i, &(ao, bo)) in plan.batches.iter().enumerate() {
+        let (av, bv) = views(plan, ao, bo);
+        linalg::gemm(
+            &mut dst,
+            View::dense(plan.m, plan.n, i * mn),
+            a,
+            av,
+            b,
+            bv,
+            false,
+        )?;
+    }
+    if let Some(bias) = bias {
+        add_bias(&mut dst, bias, 1);
+    }
+    Ok(dst)
+}
+
 /// Runs `plan` on `x1`, `x2`, adds a bias of `n` elements (broadcast over
 /// rows) when given, and gives the output's bytes.
 fn run(
@@ -116,59 +150,42 @@ fn run(
     bias: Option<&Tensor>,
     out: DType,
 ) -> Result<Vec<u8>, AclError> {
-    let mn = plan.m * plan.n;
-    let total = mn
-        .checked_mul(plan.batches.len())
-        .ok_or(AclError::INVALID_PARAM)?;
-    let wide = match (widen(x1)?, widen(x2)?) {
-        (Wide::F32(a), Wide::F32(b)) => {
-            let mut dst = vec![0f32; total];
-            for (i, &(ao, bo)) in plan.batches.iter().enumerate() {
-                let (av, bv) = views(plan, ao, bo);
-                linalg::gemm(
-                    &mut dst,
-                    View::dense(plan.m, plan.n, i * mn),
-                    &a,
-                    av,
-                    &b,
-                    bv,
-                    false,
-                )?;
-            }
-            if let Some(bias) = bias {
-                let Wide::F32(bias) = widen(bias)? else {
-                    return Err(AclError::OP_TYPE_NOT_MATCH);
-                };
-                for (i, d) in dst.iter_mut().enumerate() {
-                    *d += bias[i % plan.n];
-                }
-            }
-            Wide::F32(dst)
-        }
-        (Wide::F64(a), Wide::F64(b)) => {
-            let mut dst = vec![0f64; total];
-            for (i, &(ao, bo)) in plan.batches.iter().enumerate() {
-                let (av, bv) = views(plan, ao, bo);
-                linalg::gemm(
-                    &mut dst,
-                    View::dense(plan.m, plan.n, i * mn),
-                    &a,
-                    av,
-                    &b,
-                    bv,
-                    false,
-                )?;
-            }
-            if let Some(bias) = bias {
-                let Wide::F64(bias) = widen(bias)? else {
-                    return Err(AclError::OP_TYPE_NOT_MATCH);
-                };
-                for (i, d) in dst.iter_mut().enumerate() {
-                    *d += bias[i % plan.n];
-                }
-            }
-            Wide::F64(dst)
-        }
+    compute(
+        x1,
+        x2,
+        bias,
+        out,
+        |a, b, bias| products(plan, a, b, bias),
+        |a, b, bias| products(plan, a, b, bias),
+    )
+}
+
+/// Adds `bias[c]` to every element of channel `c` of `y`, whose channels
+/// are runs of `inner` elements repeating every `bias.len()` runs (a
+/// matrix's columns: `inner` 1; an NCHW tensor's channels: `inner` H × W).
+pub(super) fn add_bias<T: Copy + AddAssign>(y: &mut [T], bias: &[T], inner: usize) {
+    for (i, v) in y.iter_mut().enumerate() {
+        *v += bias[(i / inner) % bias.len()];
+    }
+}
+
+/// Runs `f32_op` or `f64_op` on the widened inputs (a float type, the
+/// same for all: `OP_TYPE_NOT_MATCH` otherwise) and gives the output's
+/// bytes in `out`, rounded once.
+pub(super) fn compute(
+    x: &Tensor,
+    f: &Tensor,
+    b: Option<&Tensor>,
+    out: DType,
+    f32_op: impl FnOnce(&[f32], &[f32], Option<&[f32]>) -> Result<Vec<f32>, AclError>,
+    f64_op: impl FnOnce(&[f64], &[f64], Option<&[f64]>) -> Result<Vec<f64>, AclError>,
+) -> Result<Vec<u8>, AclError> {
+    let b = b.map(widen).transpose()?;
+    let wide = match (widen(x)?, widen(f)?, b) {
+        (Wide::F32(x), Wide::F32(f), None) => Wide::F32(f32_op(&x, &f, None)?),
+        (Wide::F32(x), Wide::F32(f), Some(Wide::F32(b))) => Wide::F32(f32_op(&x, &f, Some(&b))?),
+        (Wide::F64(x), Wide::F64(f), None) => Wide::F64(f64_op(&x, &f, None)?),
+        (Wide::F64(x), Wide::F64(f), Some(Wide::F64(b))) => Wide::F64(f64_op(&x, &f, Some(&b))?),
         _ => return Err(AclError::OP_TYPE_NOT_MATCH),
     };
     Ok(narrow(out, &wide))
