@@ -18,7 +18,7 @@ use crate::entry::{AclErrorCode, guard};
 use crate::state::with_global;
 use crate::{cptr, shared};
 use aclmem_emu::Target;
-use aclmem_sys::{AccessDesc, AccessFlags, MallocPolicy};
+use aclmem_sys::{AccessDesc, AccessFlags};
 
 fn raw_handle(h: aclrtDrvMemHandle) -> Result<RawHandle, AclError> {
     args::handle(h as usize as u64)
@@ -173,30 +173,6 @@ pub extern "C" fn aclrtUnmapMem(vir_ptr: *mut c_void) -> AclErrorCode {
     })
 }
 
-fn malloc_common(
-    dev_ptr: *mut *mut c_void,
-    size: usize,
-    policy: u32,
-    align32_only: bool,
-) -> Result<(), AclError> {
-    if dev_ptr.is_null() {
-        return Err(AclError::INVALID_PARAM);
-    }
-    let size = args::malloc(size)?;
-    let policy = MallocPolicy::from_raw(policy);
-    with_global(|g| {
-        let a = g
-            .emu
-            .malloc_device_checked(Target::Current, size, policy, align32_only)?;
-        // SAFETY: the C caller's out parameter.
-        unsafe {
-            cptr::hand_out(dev_ptr, a as *mut c_void, || {
-                let _ = g.emu.free_device(a);
-            })
-        }
-    })
-}
-
 /// `aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
 /// policy)`: device memory of the current device, charged to its capacity;
 /// the size is rounded up to 32 bytes plus 32 of padding (documented), the
@@ -209,7 +185,7 @@ pub unsafe extern "C" fn aclrtMalloc(
     policy: u32,
 ) -> AclErrorCode {
     guard("aclrtMalloc", || {
-        malloc_common(dev_ptr, size, policy, false)
+        shared::malloc_device(dev_ptr, size, policy, false)
     })
 }
 
@@ -222,7 +198,7 @@ pub unsafe extern "C" fn aclrtMallocAlign32(
     policy: u32,
 ) -> AclErrorCode {
     guard("aclrtMallocAlign32", || {
-        malloc_common(dev_ptr, size, policy, true)
+        shared::malloc_device(dev_ptr, size, policy, true)
     })
 }
 
@@ -239,21 +215,7 @@ pub extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> AclErrorCode {
 /// memory (plain host memory in the emulator; not charged to a device).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMallocHost(host_ptr: *mut *mut c_void, size: usize) -> AclErrorCode {
-    guard("aclrtMallocHost", || {
-        if host_ptr.is_null() {
-            return Err(AclError::INVALID_PARAM);
-        }
-        let size = args::malloc(size)?;
-        with_global(|g| {
-            let a = g.emu.malloc_host_checked(size)?;
-            // SAFETY: the C caller's out parameter.
-            unsafe {
-                cptr::hand_out(host_ptr, a as *mut c_void, || {
-                    let _ = g.emu.free_host(a);
-                })
-            }
-        })
-    })
+    guard("aclrtMallocHost", || shared::malloc_host(host_ptr, size))
 }
 
 /// `aclError aclrtFreeHost(void *hostPtr)`: memory from `aclrtMallocHost`

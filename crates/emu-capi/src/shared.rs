@@ -97,3 +97,75 @@ pub(crate) fn driver_version() -> Result<String, AclError> {
         }
     }
 }
+
+/// 207000 when the emulated release's library lacks `name`: the catalogue
+/// names the first release that has it (`since`), and a library without
+/// the symbol is answered as the driver answers a missing optional
+/// function. Before `aclInit` the environment's release decides.
+pub(crate) fn in_release(name: &str) -> Result<(), AclError> {
+    let Some(entry) = aclmem_sys::catalogue::find(name) else {
+        return Ok(());
+    };
+    let cann = crate::state::with_config(|c| c.cann)?;
+    if entry.in_release(cann) {
+        Ok(())
+    } else {
+        Err(AclError::RT_FEATURE_NOT_SUPPORT)
+    }
+}
+
+/// 207000 unless the emulated product is one of `products` (a chip
+/// without the runtime feature a call needs).
+pub(crate) fn on_products(products: &[aclmem_core::Product]) -> Result<(), AclError> {
+    let product = with_global(|g| Ok(g.emu.product()))?;
+    if products.contains(&product) {
+        Ok(())
+    } else {
+        Err(AclError::RT_FEATURE_NOT_SUPPORT)
+    }
+}
+
+/// `aclrtMalloc`'s work (and `aclrtMallocAlign32`'s, with
+/// `align32_only`): device memory of the current device handed out
+/// through `dev_ptr` (freed again if it cannot be written).
+pub(crate) fn malloc_device(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: u32,
+    align32_only: bool,
+) -> Result<(), AclError> {
+    if dev_ptr.is_null() {
+        return Err(AclError::INVALID_PARAM);
+    }
+    let size = args::malloc(size)?;
+    let policy = aclmem_sys::MallocPolicy::from_raw(policy);
+    with_global(|g| {
+        let a = g
+            .emu
+            .malloc_device_checked(Target::Current, size, policy, align32_only)?;
+        // SAFETY: the C caller's out parameter.
+        unsafe {
+            cptr::hand_out(dev_ptr, a as *mut c_void, || {
+                let _ = g.emu.free_device(a);
+            })
+        }
+    })
+}
+
+/// `aclrtMallocHost`'s work: page-locked host memory handed out through
+/// `host_ptr` (freed again if it cannot be written).
+pub(crate) fn malloc_host(host_ptr: *mut *mut c_void, size: usize) -> Result<(), AclError> {
+    if host_ptr.is_null() {
+        return Err(AclError::INVALID_PARAM);
+    }
+    let size = args::malloc(size)?;
+    with_global(|g| {
+        let a = g.emu.malloc_host_checked(size)?;
+        // SAFETY: the C caller's out parameter.
+        unsafe {
+            cptr::hand_out(host_ptr, a as *mut c_void, || {
+                let _ = g.emu.free_host(a);
+            })
+        }
+    })
+}

@@ -211,6 +211,19 @@ fn provoke(s: Situation) -> Option<AclError> {
         // Provoked through the C ABI in tests/hostile.rs, which lowers the
         // process's limits; here only the code is checked against it.
         Situation::MapCountLimit | Situation::FdLimit => s.code(),
+        Situation::ValueWriteUnaligned => {
+            let a = e
+                .malloc_device(0, 64, MallocPolicy::from_raw(0), false)
+                .ok()?;
+            e.value_write(a + 4, 1, 0, 0).err()?
+        }
+        Situation::ValueWaitTimeout => {
+            // Nothing writes the value: the wait ends at its bound (0 here).
+            let a = e
+                .malloc_device(0, 64, MallocPolicy::from_raw(0), false)
+                .ok()?;
+            e.value_wait(a, 1, 1, 0, std::time::Duration::ZERO).err()?
+        }
         Situation::BadCopyAddress => e.copy_from_device(&mut [0u8; 16], 21 << 40).err()?,
         Situation::CopyKindMismatch => {
             let (_, r) = mapped(&e, 2 * MIB);

@@ -189,6 +189,16 @@ error_table! {
     /// `aclrtHostRegister*` of a range that is not wholly mapped memory of
     /// the process (the driver cannot pin it; the code is not documented).
     HostRangeNotMapped => RT_PARAM_INVALID, Unconfirmed, "the host range is not mapped memory of the process";
+    /// `aclrtValueWrite` at an address that is not 8-byte aligned
+    /// (documented as required; the runtime's code has no check, so the
+    /// conservative answer refuses it).
+    ValueWriteUnaligned => RT_PARAM_INVALID, Unconfirmed, "the device address must be 8-byte aligned";
+    /// `aclrtValueWait` whose condition does not hold and is not made true
+    /// by another thread or process within the emulator's bound (2 s): every
+    /// stream's work has run by the time the call returns, so the stream
+    /// would wait for ever; the runtime's answer to a stream task that does
+    /// not finish is the stream's timeout.
+    ValueWaitTimeout => RT_STREAM_SYNC_TIMEOUT, Unconfirmed, "the waited-for value was not written within 2 s";
     /// A call through an emulator object of a parent process, in a forked
     /// child.
     ForkedChild => UNINITIALIZE, Unconfirmed, "a forked child must call aclInit itself";

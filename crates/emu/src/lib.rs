@@ -91,6 +91,7 @@ pub use calls::host_register::{
 pub use calls::ipc::{ipc_key, ipc_key_id};
 pub use calls::query::MEM_USAGE_COMPONENTS;
 pub use calls::sharing::{FABRIC_MAGIC, fabric_handle, fabric_id};
+pub use calls::values::{VALUE_WAIT_BOUND, WaitCondition};
 pub use config::{ConfigError, EmuConfig, MAX_DEVICES, ParseSizeError, parse_size, preset_soc};
 pub use emulator::Emulator;
 pub use env::DEFAULT_MACHINE;

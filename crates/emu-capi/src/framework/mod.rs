@@ -4,18 +4,28 @@
 //! * [`runtime`]: streams with a configuration, events, system parameters,
 //!   errors, capture state;
 //! * [`host_memory`]: host memory registered or made for the device;
+//! * [`batch`]: batched copies between host and device;
+//! * [`allocation`]: allocations with a configuration, cached, freed after
+//!   a device synchronisation, and cache maintenance;
 //! * [`options`]: compile options, versions;
+//! * [`values`]: stream value operations (`aclrtValueWrite`, `aclrtValueWait`);
 //! * [`mstx`]: the mstx range and marker API.
 //!
 //! The ones answered from the catalogue without emulation are generated in
 //! `stand_ins`.
 
+pub mod allocation;
+pub mod batch;
 pub mod host_memory;
 pub mod mstx;
 pub mod options;
 pub mod runtime;
+pub mod values;
 
+pub use allocation::*;
+pub use batch::*;
 pub use host_memory::*;
 pub use mstx::*;
 pub use options::*;
 pub use runtime::*;
+pub use values::*;

@@ -17,4 +17,5 @@ pub(crate) mod physical;
 pub(crate) mod query;
 pub(crate) mod runtime;
 pub(crate) mod sharing;
+pub(crate) mod values;
 pub(crate) mod virtual_memory;

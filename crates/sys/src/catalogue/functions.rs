@@ -5,11 +5,16 @@
 
 /// Calls `$callback! { name in Library: Answer -> Returns = "prototype"; ... }`
 /// with every framework function, in one fixed order (by library, then
-/// name). The callback is a `macro_rules!` macro of the caller's.
+/// name). A function that not every release of the emulated range has
+/// names the first that does: `name in Library since V9_0: ...` (a
+/// [`CannVersion`](aclmem_core::CannVersion) variant); the emulated
+/// library answers it, under an older release, as a library without the
+/// symbol is answered (207000). The callback is a `macro_rules!` macro of
+/// the caller's.
 ///
 /// ```
 /// macro_rules! count {
-///     ($($name:ident in $lib:ident: $answer:ident -> $ret:ident = $proto:literal;)*) => {
+///     ($($name:ident in $lib:ident $(since $since:ident)?: $answer:ident -> $ret:ident = $proto:literal;)*) => {
 ///         [$(stringify!($name)),*].len()
 ///     };
 /// }
@@ -144,6 +149,10 @@ macro_rules! with_framework_functions {
                 "aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)";
             aclrtEventGetTimestamp in AscendCl: Unsupported -> Code =
                 "aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)";
+            aclrtFreeHostWithDevSync in AscendCl since V8_5: Emulated -> Code =
+                "aclError aclrtFreeHostWithDevSync(void *hostPtr)";
+            aclrtFreeWithDevSync in AscendCl since V8_5: Emulated -> Code =
+                "aclError aclrtFreeWithDevSync(void *devPtr)";
             aclrtGetDeviceInfo in AscendCl: Emulated -> Code =
                 "aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value)";
             aclrtGetDeviceResLimit in AscendCl: Unsupported -> Code =
@@ -192,15 +201,23 @@ macro_rules! with_framework_functions {
                 "aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)";
             aclrtLaunchKernelWithHostArgs in AscendCl: Unsupported -> Code =
                 "aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks, aclrtStream stream, aclrtLaunchKernelCfg *cfg, void *hostArgs, size_t argsSize, aclrtPlaceHolderInfo *placeHolderArray, size_t placeHolderNum)";
-            aclrtMallocHostWithCfg in AscendCl: Unsupported -> Code =
+            aclrtMallocCached in AscendCl: Emulated -> Code =
+                "aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy)";
+            aclrtMallocHostWithCfg in AscendCl since V8_5: Emulated -> Code =
                 "aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size, aclrtMallocConfig *cfg)";
+            aclrtMallocWithCfg in AscendCl since V8_5: Emulated -> Code =
+                "aclError aclrtMallocWithCfg(void **devPtr, size_t size, aclrtMemMallocPolicy policy, aclrtMallocConfig *cfg)";
+            aclrtMemFlush in AscendCl: Emulated -> Code =
+                "aclError aclrtMemFlush(void *devPtr, size_t size)";
+            aclrtMemInvalidate in AscendCl: Emulated -> Code =
+                "aclError aclrtMemInvalidate(void *devPtr, size_t size)";
             aclrtMemUceRepair in AscendCl: Unsupported -> Code =
                 "aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize)";
             aclrtMemcpyAsyncWithCondition in AscendCl: Emulated -> Code =
                 "aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind, aclrtStream stream)";
-            aclrtMemcpyBatch in AscendCl: Unsupported -> Code =
+            aclrtMemcpyBatch in AscendCl since V8_3: Emulated -> Code =
                 "aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex)";
-            aclrtMemcpyBatchAsync in AscendCl: Unsupported -> Code =
+            aclrtMemcpyBatchAsync in AscendCl since V8_3: Emulated -> Code =
                 "aclError aclrtMemcpyBatchAsync(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex, aclrtStream stream)";
             aclrtMemsetAsync in AscendCl: Emulated -> Code =
                 "aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream)";
@@ -260,9 +277,9 @@ macro_rules! with_framework_functions {
                 "aclError aclrtUnuseStreamResInCurrentThread(aclrtStream stream)";
             aclrtUseStreamResInCurrentThread in AscendCl: Accepted -> Code =
                 "aclError aclrtUseStreamResInCurrentThread(aclrtStream stream)";
-            aclrtValueWait in AscendCl: Unsupported -> Code =
+            aclrtValueWait in AscendCl since V9_0: Emulated -> Code =
                 "aclError aclrtValueWait(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream)";
-            aclrtValueWrite in AscendCl: Unsupported -> Code =
+            aclrtValueWrite in AscendCl since V9_0: Emulated -> Code =
                 "aclError aclrtValueWrite(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream)";
             aclsysGetVersionNum in AscendCl: Emulated -> Code =
                 "aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum)";

@@ -195,6 +195,9 @@ pub struct Entry {
     pub answer: Answer,
     /// What it returns.
     pub returns: Returns,
+    /// The first CANN release whose library has it, where not every release
+    /// the project emulates does; `None` for a function of every release.
+    pub since: Option<aclmem_core::CannVersion>,
     /// Its C prototype as CANN's headers declare it; `None` for the typed
     /// functions, whose prototypes are the shipped headers (`include/acl`)
     /// and the `*_t` types of this crate.
@@ -214,7 +217,7 @@ macro_rules! operator_table {
 crate::with_operators!(operator_table);
 
 macro_rules! framework_table {
-    ($($name:ident in $lib:ident: $answer:ident -> $ret:ident = $proto:literal;)*) => {
+    ($($name:ident in $lib:ident $(since $since:ident)?: $answer:ident -> $ret:ident = $proto:literal;)*) => {
         /// The framework functions, in the order of
         /// [`with_framework_functions!`](crate::with_framework_functions).
         pub const FRAMEWORK: &[Entry] = &[$(
@@ -223,10 +226,13 @@ macro_rules! framework_table {
                 library: Library::$lib,
                 answer: Answer::$answer,
                 returns: Returns::$ret,
+                since: framework_table!(@since $($since)?),
                 prototype: Some($proto),
             }
         ),*];
     };
+    (@since) => { None };
+    (@since $since:ident) => { Some(aclmem_core::CannVersion::$since) };
 }
 crate::with_framework_functions!(framework_table);
 
@@ -242,6 +248,7 @@ fn typed(name: &'static str) -> Entry {
         } else {
             Returns::Code
         },
+        since: None,
         prototype: None,
     }
 }
@@ -257,6 +264,14 @@ pub fn entries() -> impl Iterator<Item = Entry> {
 /// The catalogue's entry for `name`.
 pub fn find(name: &str) -> Option<Entry> {
     entries().find(|e| e.name == name)
+}
+
+impl Entry {
+    /// Whether the library of `release` has the function (see
+    /// [`Entry::since`]).
+    pub fn in_release(&self, release: aclmem_core::CannVersion) -> bool {
+        self.since.is_none_or(|first| release >= first)
+    }
 }
 
 #[cfg(test)]
