@@ -2,6 +2,7 @@
 //! the library CANN ships it in and how the emulator answers it
 //! (`docs/catalogue.md` is its markdown).
 
+use aclmem_core::CannVersion;
 use aclmem_sys::catalogue::{Answer, Entry, Library, OPERATORS, entries};
 
 use crate::Format;
@@ -10,8 +11,22 @@ fn prototype(e: &Entry) -> &'static str {
     e.prototype.unwrap_or("(typed: include/acl and aclmem_sys)")
 }
 
-/// The catalogue in `format`.
-pub fn render(format: Format) -> String {
+/// How `e` is answered: under `cann`, a function its library lacks is
+/// absent; without a release, the answer and the first release that has
+/// it, where not every release does.
+fn answer(e: &Entry, cann: Option<CannVersion>) -> String {
+    match (cann, e.since) {
+        (Some(release), Some(first)) if !e.in_release(release) => {
+            format!("absent (207000; from CANN {})", first.id())
+        }
+        (None, Some(first)) => format!("{} (from CANN {})", e.answer.describe(), first.id()),
+        _ => e.answer.describe().to_owned(),
+    }
+}
+
+/// The catalogue in `format`; with `cann`, as that release's library
+/// answers it.
+pub fn render(format: Format, cann: Option<CannVersion>) -> String {
     let all: Vec<Entry> = entries().collect();
     match format {
         Format::Json => {
@@ -21,7 +36,8 @@ pub fn render(format: Format) -> String {
                     serde_json::json!({
                         "name": e.name,
                         "library": e.library.soname(),
-                        "answer": e.answer.describe(),
+                        "answer": answer(e, cann),
+                        "since": e.since.map(CannVersion::id),
                         "prototype": e.prototype,
                     })
                 })
@@ -36,16 +52,16 @@ pub fn render(format: Format) -> String {
                     "{:<width$}  {:<22} {}\n",
                     e.name,
                     e.library.soname(),
-                    e.answer.describe()
+                    answer(e, cann)
                 );
             }
             out
         }
-        Format::Markdown => markdown(&all),
+        Format::Markdown => markdown(&all, cann),
     }
 }
 
-fn markdown(all: &[Entry]) -> String {
+fn markdown(all: &[Entry], cann: Option<CannVersion>) -> String {
     let count = |a: Answer| all.iter().filter(|e| e.answer == a).count();
     let mut out = String::from(
         "# The function catalogue\n\n\
@@ -71,7 +87,11 @@ fn markdown(all: &[Entry]) -> String {
             data channels. Answers `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` (207000),\n  \
             `ACL_ERROR_OP_NOT_FOUND` (100024) for compiling or running an operator,\n  \
             or NULL, 0 or -1 where the function returns a pointer, a count or an\n  \
-            enum; counted, reported, and handled as `ACLMEM_EMU_UNSUPPORTED` says.\n\n";
+            enum; counted, reported, and handled as `ACLMEM_EMU_UNSUPPORTED` says.\n\n\
+            A function that not every emulated release has says from which it is\n\
+            there (\"from CANN 9.0\"); under an older `ACLMEM_EMU_CANN` the emulated\n\
+            library answers it 207000, as a library without the symbol is answered\n\
+            (`aclmem catalogue --cann 8.5` lists them as absent).\n\n";
     out += &format!(
         "## Operators\n\n`aclopCompileAndExecute(V2)` carries out {} operators (the data\n\
          operators, the matrix products and the convolutions) on the emulated device's memory,\n\
@@ -98,7 +118,7 @@ fn markdown(all: &[Entry]) -> String {
             out += &format!(
                 "| `{}` | {} | `{}` |\n",
                 e.name,
-                e.answer.describe(),
+                answer(e, cann),
                 prototype(e).replace('|', "\\|")
             );
         }

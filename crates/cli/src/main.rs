@@ -91,6 +91,10 @@ enum Command {
         /// Output format (table, json, markdown).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+        /// Answer as the library of this release does: a function it
+        /// lacks is "absent" (the emulated library answers it 207000).
+        #[arg(long, value_parser = parse_cann, help = cann_help())]
+        cann: Option<CannVersion>,
     },
     /// Replay a trace (`aclmem sanitize --trace`) on other products,
     /// releases and capacities: the first call that would fail on each,
@@ -459,8 +463,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Replay(o) => replay::run(o),
-        Command::Catalogue { format } => {
-            print!("{}", catalogue::render(format));
+        Command::Catalogue { format, cann } => {
+            print!("{}", catalogue::render(format, cann));
             ExitCode::SUCCESS
         }
         Command::Diff { from, to, product } => {

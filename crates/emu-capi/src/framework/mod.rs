@@ -4,6 +4,7 @@
 //! * [`runtime`]: streams with a configuration, events, system parameters,
 //!   errors, capture state;
 //! * [`host_memory`]: host memory registered or made for the device;
+//! * [`copies`]: 2D copies, copies through base pointers and descriptors;
 //! * [`batch`]: batched copies between host and device;
 //! * [`allocation`]: allocations with a configuration, cached, freed after
 //!   a device synchronisation, and cache maintenance;
@@ -16,6 +17,7 @@
 
 pub mod allocation;
 pub mod batch;
+pub mod copies;
 pub mod host_memory;
 pub mod mstx;
 pub mod options;
@@ -24,6 +26,7 @@ pub mod values;
 
 pub use allocation::*;
 pub use batch::*;
+pub use copies::*;
 pub use host_memory::*;
 pub use mstx::*;
 pub use options::*;

@@ -153,6 +153,8 @@ macro_rules! with_framework_functions {
                 "aclError aclrtFreeHostWithDevSync(void *hostPtr)";
             aclrtFreeWithDevSync in AscendCl since V8_5: Emulated -> Code =
                 "aclError aclrtFreeWithDevSync(void *devPtr)";
+            aclrtGetMemcpyDescSize in AscendCl since V8_5: Emulated -> Code =
+                "aclError aclrtGetMemcpyDescSize(aclrtMemcpyKind kind, size_t *descSize)";
             aclrtGetDeviceInfo in AscendCl: Emulated -> Code =
                 "aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value)";
             aclrtGetDeviceResLimit in AscendCl: Unsupported -> Code =
@@ -213,8 +215,16 @@ macro_rules! with_framework_functions {
                 "aclError aclrtMemInvalidate(void *devPtr, size_t size)";
             aclrtMemUceRepair in AscendCl: Unsupported -> Code =
                 "aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize)";
+            aclrtMemcpy2d in AscendCl: Emulated -> Code =
+                "aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, aclrtMemcpyKind kind)";
+            aclrtMemcpy2dAsync in AscendCl: Emulated -> Code =
+                "aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, aclrtMemcpyKind kind, aclrtStream stream)";
             aclrtMemcpyAsyncWithCondition in AscendCl: Emulated -> Code =
                 "aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind, aclrtStream stream)";
+            aclrtMemcpyAsyncWithDesc in AscendCl since V8_5: Emulated -> Code =
+                "aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream stream)";
+            aclrtMemcpyAsyncWithOffset in AscendCl since V8_5: Emulated -> Code =
+                "aclError aclrtMemcpyAsyncWithOffset(void **dst, size_t destMax, size_t dstDataOffset, const void **src, size_t count, size_t srcDataOffset, aclrtMemcpyKind kind, aclrtStream stream)";
             aclrtMemcpyBatch in AscendCl since V8_3: Emulated -> Code =
                 "aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex)";
             aclrtMemcpyBatchAsync in AscendCl since V8_3: Emulated -> Code =
@@ -245,6 +255,8 @@ macro_rules! with_framework_functions {
                 "aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value)";
             aclrtSetDeviceSatMode in AscendCl: Accepted -> Code =
                 "aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode)";
+            aclrtSetMemcpyDesc in AscendCl since V8_5: Emulated -> Code =
+                "aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, void *dstAddr, size_t count, void *config)";
             aclrtSetOpExecuteTimeOut in AscendCl: Accepted -> Code =
                 "aclError aclrtSetOpExecuteTimeOut(uint32_t timeout)";
             aclrtSetOpExecuteTimeOutV2 in AscendCl: Emulated -> Code =
