@@ -11,6 +11,41 @@ fn basis(b: Basis) -> &'static str {
     }
 }
 
+/// The choices the memory chapter's calls make where CANN is silent,
+/// after the table in the markdown.
+const MEMORY_CHOICES: &str = "\n## Choices of the memory chapter\n\n\
+    Where the runtime's code or documentation leaves the answer open, the\n\
+    calls of `docs/facts.md` \"The memory chapter\" answer:\n\n\
+    - **A function the emulated release lacks** (the catalogue's \"from CANN\n  \
+    x\", `aclmem catalogue --cann`): 207000, as `aclmem-driver` answers a\n  \
+    missing optional symbol; the emulated library exports every name.\n\
+    - **A chip without the runtime feature** (batched copies, stream value\n  \
+    operations and device-to-device 2D copies: Atlas 350, A3, A2; copies\n  \
+    with an offset: also Atlas training; memcpy descriptors: also Atlas\n  \
+    200I/500 A2; `vaFlag` host memory: A2, A3): 207000 after the ACL layer's\n  \
+    checks, from the documented product lists.\n\
+    - **`aclrtValueWrite` at an address not 8-byte aligned**: refused\n  \
+    (`ValueWriteUnaligned`); documented as required, no check found in the\n  \
+    runtime's code, so code that passes here passes there.\n\
+    - **`aclrtValueWait` whose condition does not hold**: every stream's work\n  \
+    has run when a call returns, so only another thread or process can make\n  \
+    it true; the value is polled for 2 s, then `ValueWaitTimeout` (the\n  \
+    stream's timeout, 507046).\n\
+    - **Batched copies**: every copy is checked before any is made (a\n  \
+    refusal copies nothing); arrays of more than 2^24 entries are 100000; in\n  \
+    the synchronous form a copy of 0 bytes among others copies nothing (only\n  \
+    the asynchronous form refuses it, as the runtime does).\n\
+    - **`aclrtMemcpyAsyncWithOffset`**: a NULL `dst` or `src`, or a base\n  \
+    pointer not held in device memory of the process, is 107000.\n\
+    - **Memcpy descriptors**: `aclrtSetMemcpyDesc` writes the emulator's own\n  \
+    32-byte record into the device memory of `desc`; a descriptor it did not\n  \
+    write is 107000 at `aclrtMemcpyAsyncWithDesc`.\n\
+    - **Allocation configurations**: at most 1024 attributes are read (more is\n  \
+    107000); with `vaFlag` 1 the host memory's device address is its own\n  \
+    address, as `aclrtHostRegister` answers for any host memory here.\n\
+    - **2D copies**: made row by row through the checked copy path; a last\n  \
+    row beyond the address space is 107000.\n";
+
 /// The table in `format`.
 pub fn render(format: Format) -> String {
     match format {
@@ -86,6 +121,7 @@ pub fn render(format: Format) -> String {
                     s.what()
                 );
             }
+            out += MEMORY_CHOICES;
             out
         }
     }

@@ -8,7 +8,8 @@
  * the sources). It declares exactly the functions the emulated library
  * exports, which a test checks against the library and the project's one
  * list of ACL functions (aclmem_sys::FUNCTIONS); how each call is emulated
- * is in crates/emu-capi/README.md.
+ * is in crates/emu-capi/README.md. The memory calls of the catalogue's
+ * framework functions are in acl_rt_memory_ext.h, included at the end.
  */
 #ifndef ACLMEM_ACL_ACL_RT_H
 #define ACLMEM_ACL_ACL_RT_H
@@ -292,5 +293,10 @@ ACL_FUNC_VISIBILITY aclError aclrtIpcMemClose(const char *key);
 #ifdef __cplusplus
 }
 #endif
+
+/* The memory calls the catalogue lists beyond these (batched and 2D copies,
+ * stream value operations, allocation variants): CANN's acl_rt.h declares
+ * them too. */
+#include "acl_rt_memory_ext.h"
 
 #endif /* ACLMEM_ACL_ACL_RT_H */
