@@ -143,6 +143,10 @@ fn batch_swap_of_kv_blocks() {
     }
 }
 
+/// A refusal: what it is, how the batch is changed, and the code and
+/// failIndex it answers.
+type Case = (&'static str, fn(&mut OneBatch), (i32, usize));
+
 fn batch_refusals() {
     let d = device(64);
     let h = host(64);
@@ -213,7 +217,7 @@ fn batch_refusals() {
         );
         assert_eq!((code, fail), (RT_INVALID, usize::MAX), "over 4096");
     }
-    let cases: [(&str, fn(&mut OneBatch), (i32, usize)); 14] = [
+    let cases: [Case; 14] = [
         ("numBatches 0", |b| b.count = 0, (INVALID, 0)),
         (
             "dsts NULL",

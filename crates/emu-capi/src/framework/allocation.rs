@@ -59,7 +59,7 @@ const VA_FLAG_PRODUCTS: &[Product] = &[Product::AtlasA2, Product::AtlasA3];
 /// # Safety
 /// `cfg` is NULL or a pointer the C caller passed.
 unsafe fn read_config(
-    cfg: *const aclrtMallocConfig,
+    cfg: *mut aclrtMallocConfig,
 ) -> Result<Option<Vec<aclrtMallocAttribute>>, AclError> {
     if cfg.is_null() {
         return Ok(None);
@@ -93,7 +93,7 @@ pub unsafe extern "C" fn aclrtMallocWithCfg(
     dev_ptr: *mut *mut c_void,
     size: usize,
     policy: u32,
-    cfg: *const aclrtMallocConfig,
+    cfg: *mut aclrtMallocConfig,
 ) -> AclErrorCode {
     guard("aclrtMallocWithCfg", || {
         shared::in_release("aclrtMallocWithCfg")?;
@@ -148,7 +148,7 @@ pub unsafe extern "C" fn aclrtMallocCached(
 pub unsafe extern "C" fn aclrtMallocHostWithCfg(
     ptr: *mut *mut c_void,
     size: u64,
-    cfg: *const aclrtMallocConfig,
+    cfg: *mut aclrtMallocConfig,
 ) -> AclErrorCode {
     guard("aclrtMallocHostWithCfg", || {
         shared::in_release("aclrtMallocHostWithCfg")?;

@@ -82,7 +82,7 @@ impl Emulator {
             return Err(AclError::RT_PARAM_INVALID);
         }
         self.value_target(addr, stream)?;
-        if addr % 8 != 0 {
+        if !addr.is_multiple_of(8) {
             return Err(Situation::ValueWriteUnaligned.code());
         }
         self.write(addr, &value.to_le_bytes())
