@@ -23,6 +23,7 @@ fn memory_api() {
     init("a2", "Ascend910B3", "9.0");
     value_operations();
     allocation_variants();
+    check_mem_type();
     finalize();
     older_releases();
     products_without_them();
@@ -195,6 +196,84 @@ fn allocation_variants() {
     }
 }
 
+fn check_mem_type() {
+    const DEV: u32 = 0x2;
+    const RSVD: u32 = 0x20;
+    let d = device(64);
+    let h = host(64);
+    // Device memory mapped into a reserved range.
+    let prop = aclmem_core::RawPhysicalMemProp {
+        mem_attr: aclmem_core::MemAttr::HbmMemHuge.raw(),
+        location: aclmem_core::RawMemLocation {
+            id: 0,
+            type_: aclmem_core::Location::Device.raw(),
+        },
+        ..Default::default()
+    };
+    let size = 2 << 20;
+    // SAFETY: C prototypes with live locals; NULL where a refusal is
+    // wanted.
+    unsafe {
+        let mut handle = ptr::null_mut();
+        assert_eq!(aclrtMallocPhysical(&mut handle, size, &prop, 0), 0);
+        let mut va = ptr::null_mut();
+        assert_eq!(
+            aclrtReserveMemAddress(&mut va, size, 0, ptr::null_mut(), 0),
+            0
+        );
+        assert_eq!(aclrtMapMem(va, size, 0, handle, 0), 0);
+        let mut result = 7u32;
+        let check = |list: &mut [*mut c_void], types: u32, result: &mut u32| {
+            aclrtCheckMemType(list.as_mut_ptr(), list.len() as u32, types, result, 0)
+        };
+        assert_eq!(
+            (check(&mut [d, d.byte_add(32)], DEV, &mut result), result),
+            (0, 1)
+        );
+        assert_eq!((check(&mut [d, va], DEV, &mut result), result), (0, 0));
+        assert_eq!(
+            (check(&mut [d, va], DEV | RSVD, &mut result), result),
+            (0, 1)
+        );
+        assert_eq!((check(&mut [va], RSVD, &mut result), result), (0, 1));
+        assert_eq!(
+            (check(&mut [h], DEV | RSVD, &mut result), result),
+            (0, 0),
+            "host"
+        );
+        // Refusals: the ACL layer, then the runtime (result 0 first).
+        assert_eq!(
+            aclrtCheckMemType(ptr::null_mut(), 1, DEV, &mut result, 0),
+            INVALID
+        );
+        let mut list = [d];
+        assert_eq!(
+            aclrtCheckMemType(list.as_mut_ptr(), 1, DEV, ptr::null_mut(), 0),
+            INVALID
+        );
+        result = 7;
+        assert_eq!(
+            aclrtCheckMemType(list.as_mut_ptr(), 1, DEV, &mut result, 1),
+            RT_INVALID
+        );
+        assert_eq!(result, 0, "written before the runtime's checks");
+        assert_eq!(
+            aclrtCheckMemType(list.as_mut_ptr(), 0, DEV, &mut result, 0),
+            RT_INVALID
+        );
+        assert_eq!(
+            aclrtCheckMemType(list.as_mut_ptr(), 1, 0x10, &mut result, 0),
+            RT_INVALID,
+            "ACL_RT_MEM_TYPE_RSVD is not the runtime's mask"
+        );
+        assert_eq!(aclrtUnmapMem(va), 0);
+        assert_eq!(aclrtReleaseMemAddress(va), 0);
+        assert_eq!(aclrtFreePhysical(handle), 0);
+    }
+    assert_eq!(aclrtFree(d), 0);
+    assert_eq!(aclrtFreeHost(h), 0);
+}
+
 /// A release whose library lacks a function answers it as a missing
 /// symbol is answered: 207000; the ones it has work.
 fn older_releases() {
@@ -218,6 +297,11 @@ fn older_releases() {
         );
         assert_eq!(aclrtFreeWithDevSync(d), NOT_SUPPORTED);
         assert_eq!(aclrtFreeHostWithDevSync(h), NOT_SUPPORTED);
+        let (mut list, mut result) = ([d], 0u32);
+        assert_eq!(
+            aclrtCheckMemType(list.as_mut_ptr(), 1, 0x2, &mut result, 0),
+            NOT_SUPPORTED
+        );
         // Older than any release the emulator knows.
         assert_eq!(aclrtMallocCached(&mut p, 64, 0), 0);
         assert_eq!(aclrtMemFlush(p, 64), 0);

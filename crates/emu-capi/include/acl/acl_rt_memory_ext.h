@@ -23,6 +23,12 @@
 extern "C" {
 #endif
 
+/* aclrtCheckMemType's memory types (CANN's values; the runtime's mask for
+ * reserved memory is 0x20, so it refuses ACL_RT_MEM_TYPE_RSVD). */
+#define ACL_RT_MEM_TYPE_DEV (0X2U)
+#define ACL_RT_MEM_TYPE_DVPP (0X8U)
+#define ACL_RT_MEM_TYPE_RSVD (0X10U)
+
 /* aclrtValueWait's conditions. */
 #define ACL_STREAM_WAIT_VALUE_GEQ 0x00000000U
 #define ACL_STREAM_WAIT_VALUE_EQ 0x00000001U
@@ -59,8 +65,9 @@ typedef struct {
     uint8_t rsv[16];
 } aclrtMemcpyBatchAttr;
 
-/* ---- Allocation variants, frees after a device synchronisation, caches ---- */
+/* ---- Allocation variants, frees after a device sync, caches, types ----- */
 
+ACL_FUNC_VISIBILITY aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType, uint32_t *checkResult, uint32_t reserve);
 ACL_FUNC_VISIBILITY aclError aclrtFreeHostWithDevSync(void *hostPtr);
 ACL_FUNC_VISIBILITY aclError aclrtFreeWithDevSync(void *devPtr);
 ACL_FUNC_VISIBILITY aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy);

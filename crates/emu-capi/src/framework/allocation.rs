@@ -3,7 +3,8 @@
 //! (`aclrtMallocCached`), frees after a device synchronisation
 //! (`aclrtFreeWithDevSync`, `aclrtFreeHostWithDevSync`), and the cache
 //! maintenance of device memory (`aclrtMemFlush`, `aclrtMemInvalidate`),
-//! which needs no work on the emulated machine.
+//! which needs no work on the emulated machine, and the type check of
+//! addresses (`aclrtCheckMemType`).
 //!
 //! The checks are the ACL layer's (100000) then the runtime's (107000,
 //! 107002 without a device), in the runtime's order
@@ -224,6 +225,60 @@ pub extern "C" fn aclrtMemFlush(dev_ptr: *mut c_void, size: usize) -> AclErrorCo
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtMemInvalidate(dev_ptr: *mut c_void, size: usize) -> AclErrorCode {
     guard("aclrtMemInvalidate", || cache_op(dev_ptr, size))
+}
+
+/// The memory types `aclrtCheckMemType` takes: `RT_MEM_MASK_DEV_TYPE`
+/// 0x2, `RT_MEM_MASK_DVPP_TYPE` 0x8, `RT_MEM_MASK_RSVD_TYPE` 0x20 (the
+/// runtime's masks; the header's `ACL_RT_MEM_TYPE_RSVD` is 0x10, which the
+/// runtime refuses).
+const MEM_TYPES: u32 = 0x2 | 0x8 | 0x20;
+
+/// The most addresses `aclrtCheckMemType` reads (the emulator's limit;
+/// more is 107000).
+const MAX_ADDRESSES: usize = 1 << 20;
+
+/// `aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t
+/// memType, uint32_t *checkResult, uint32_t reserve)`: `*checkResult` is 1
+/// if every address's memory is of a type in `memType`, else 0. ACL
+/// layer: addrList or checkResult NULL 100000. Runtime: `*checkResult` 0
+/// first; reserve not 0, size 0 or a type outside the masks 107000; a
+/// thread without a device 107002.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCheckMemType(
+    addr_list: *mut *mut c_void,
+    size: u32,
+    mem_type: u32,
+    check_result: *mut u32,
+    reserve: u32,
+) -> AclErrorCode {
+    guard("aclrtCheckMemType", || {
+        shared::in_release("aclrtCheckMemType")?;
+        if addr_list.is_null() || check_result.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(check_result, 0)? };
+        if reserve != 0 || size == 0 || mem_type & !MEM_TYPES != 0 {
+            return Err(AclError::RT_PARAM_INVALID);
+        }
+        // SAFETY: the caller's array of `size` addresses, read through the
+        // kernel-checked path.
+        let addrs = unsafe {
+            cptr::read_array(
+                addr_list.cast::<usize>().cast_const(),
+                size as usize,
+                MAX_ADDRESSES,
+                AclError::RT_PARAM_INVALID,
+            )?
+        };
+        let mut all = true;
+        for a in addrs {
+            let t = with_global(|g| g.emu.memory_type(a))?;
+            all &= t & mem_type != 0;
+        }
+        // SAFETY: as above.
+        unsafe { cptr::write(check_result, u32::from(all)) }
+    })
 }
 
 // The layouts of CANN's header (LP64, 4-byte enums).

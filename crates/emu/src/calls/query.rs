@@ -1,7 +1,7 @@
 //! Questions about memory: `aclrtGetMemInfo`, `aclrtMemGetAddressRange`,
 //! `aclrtPointerGetAttributes`, `aclrtMemRetainAllocationHandle`,
 //! `aclrtMemGetAllocationPropertiesFromHandle`, `aclrtMemSetAccess`,
-//! `aclrtMemGetAccess`.
+//! `aclrtMemGetAccess`, `aclrtCheckMemType`.
 
 use aclmem_core::{GIB, Location, MIB, MemAttr, PageClass, RawPhysicalMemProp};
 use aclmem_hal::RawHandle;
@@ -121,6 +121,21 @@ impl Emulator {
             location,
             id: 0,
             page_size: PAGE as u32,
+        })
+    }
+
+    /// The memory type `aclrtCheckMemType` sees at `ptr`, as its mask
+    /// bit: `RT_MEM_MASK_DEV_TYPE` (0x2) for `aclrtMalloc` memory of a
+    /// device, `RT_MEM_MASK_RSVD_TYPE` (0x20) for device memory mapped into
+    /// a range `aclrtReserveMemAddress` reserved, 0 for anything else (host
+    /// memory; the emulator has no DVPP memory, 0x8).
+    pub fn memory_type(&self, ptr: usize) -> Result<u32> {
+        let p = &self.process;
+        p.enter_rt(Op::Query)?;
+        Ok(match p.placed_at(ptr) {
+            Some(a) if a.location == Location::Device && a.origin == Origin::Plain => 0x2,
+            Some(a) if a.location == Location::Device => 0x20,
+            _ => 0,
         })
     }
 

@@ -127,6 +127,8 @@ macro_rules! with_framework_functions {
                 "aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kernelName, aclrtFuncHandle *funcHandle)";
             aclrtBinaryLoadFromData in AscendCl: Unsupported -> Code =
                 "aclError aclrtBinaryLoadFromData(const void *data, size_t length, const aclrtBinaryLoadOptions *options, aclrtBinHandle *binHandle)";
+            aclrtCheckMemType in AscendCl since V8_5: Emulated -> Code =
+                "aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType, uint32_t *checkResult, uint32_t reserve)";
             aclrtCmoAsync in AscendCl: Unsupported -> Code =
                 "aclError aclrtCmoAsync(void *src, size_t size, aclrtCmoType cmoType, aclrtStream stream)";
             aclrtCreateEvent in AscendCl: Emulated -> Code =
