@@ -43,6 +43,10 @@ const MEMORY_CHOICES: &str = "\n## Choices of the memory chapter\n\n\
     - **Allocation configurations**: at most 1024 attributes are read (more is\n  \
     107000); with `vaFlag` 1 the host memory's device address is its own\n  \
     address, as `aclrtHostRegister` answers for any host memory here.\n\
+    - **`aclrtReduceAsync`**: a type or kind the product does not document,\n  \
+    and EQUAL (whose result is not documented), are 207000; an unknown\n  \
+    kind, an address or count not aligned to the type, or memory other than\n  \
+    device memory, 107000; integer sums wrap.\n\
     - **2D copies**: made row by row through the checked copy path; a last\n  \
     row beyond the address space is 107000.\n";
 

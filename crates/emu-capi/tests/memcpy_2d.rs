@@ -16,6 +16,10 @@ use common::*;
 const D2D: u32 = 3;
 const DEFAULT: u32 = 4;
 const INNER_D2D: u32 = 6;
+const SUM: u32 = 10;
+const MAX: u32 = 11;
+const MIN: u32 = 12;
+const EQUAL: u32 = 13;
 
 #[test]
 fn memcpy_2d_offset_and_descriptors() {
@@ -25,6 +29,7 @@ fn memcpy_2d_offset_and_descriptors() {
     two_dimensional();
     with_offset();
     descriptors();
+    reduce();
     finalize();
     init("cann83", "Ascend910B3", "8.3");
     let d = device(64);
@@ -50,6 +55,20 @@ fn memcpy_2d_offset_and_descriptors() {
             NOT_SUPPORTED
         );
         assert_eq!(aclrtGetMemcpyDescSize(INNER_D2D, &mut 0), NOT_SUPPORTED);
+        // Atlas inference reduces fp32 with SUM only.
+        assert_eq!(
+            aclrtReduceAsync(d, d.byte_add(32), 16, SUM, 0, s, ptr::null_mut()),
+            0
+        );
+        assert_eq!(
+            aclrtReduceAsync(d, d.byte_add(32), 16, MAX, 0, s, ptr::null_mut()),
+            NOT_SUPPORTED
+        );
+        assert_eq!(
+            aclrtReduceAsync(d, d.byte_add(32), 16, SUM, 2, s, ptr::null_mut()),
+            NOT_SUPPORTED,
+            "int8"
+        );
         assert_eq!(aclrtDestroyStream(s), 0);
     }
     assert_eq!(aclrtFree(d), 0);
@@ -244,4 +263,116 @@ fn descriptors() {
         assert_eq!(aclrtFree(desc), 0);
     }
     assert_eq!(aclrtFree(data), 0);
+}
+
+/// `count` bytes of `values` into fresh device memory.
+fn on_device<T: Copy>(values: &[T]) -> *mut c_void {
+    let len = std::mem::size_of_val(values);
+    let d = device(len);
+    // SAFETY: plain numbers, viewed as their bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), len) };
+    to_device(d, bytes);
+    d
+}
+
+fn reduce() {
+    let nul = ptr::null_mut();
+    // SAFETY: C prototypes; every buffer holds `count` bytes.
+    unsafe {
+        // fp32 SUM, MAX, MIN.
+        let a = [1.5f32, -2.0, 8.0, 0.25];
+        let b = [2.0f32, 4.0, -1.0, 0.25];
+        for (kind, want) in [
+            (SUM, [3.5f32, 2.0, 7.0, 0.5]),
+            (MAX, [2.0, 4.0, 8.0, 0.25]),
+            (MIN, [1.5, -2.0, -1.0, 0.25]),
+        ] {
+            let (dst, src) = (on_device(&a), on_device(&b));
+            assert_eq!(aclrtReduceAsync(dst, src, 16, kind, 0, nul, nul), 0);
+            let got: Vec<f32> = from_device(dst, 16)
+                .chunks(4)
+                .map(|c| f32::from_ne_bytes(c.try_into().unwrap()))
+                .collect();
+            assert_eq!(got, want, "kind {kind}");
+            assert_eq!(from_device(src, 16).len(), 16);
+            assert_eq!(aclrtFree(dst), 0);
+            assert_eq!(aclrtFree(src), 0);
+        }
+        // int32 SUM wraps; int8; fp16 (1.0 + 0.5 = 1.5: 0x3c00 + 0x3800 = 0x3e00).
+        let (dst, src) = (on_device(&[i32::MAX, -5]), on_device(&[1i32, 7]));
+        assert_eq!(aclrtReduceAsync(dst, src, 8, SUM, 3, nul, nul), 0);
+        assert_eq!(
+            from_device(dst, 8),
+            [i32::MIN.to_ne_bytes(), 2i32.to_ne_bytes()].concat()
+        );
+        let (h, g) = (
+            on_device(&[0x3c00u16, 0xc000]),
+            on_device(&[0x3800u16, 0x4000]),
+        );
+        assert_eq!(aclrtReduceAsync(h, g, 4, SUM, 1, nul, nul), 0);
+        assert_eq!(
+            from_device(h, 4),
+            [0x3e00u16.to_ne_bytes(), 0u16.to_ne_bytes()].concat()
+        );
+        // Refusals: the ACL layer, then the runtime.
+        assert_eq!(aclrtReduceAsync(nul, g, 4, SUM, 1, nul, nul), INVALID);
+        assert_eq!(
+            aclrtReduceAsync(h, ptr::null(), 4, SUM, 1, nul, nul),
+            INVALID
+        );
+        assert_eq!(
+            aclrtReduceAsync(h, g, 4, SUM, 1, nul, h),
+            INVALID,
+            "reserve"
+        );
+        assert_eq!(
+            aclrtReduceAsync(h, g, 4, SUM, 9, nul, nul),
+            INVALID,
+            "int64"
+        );
+        assert_eq!(
+            aclrtReduceAsync(h, g, 4, 14, 1, nul, nul),
+            RT_INVALID,
+            "kind"
+        );
+        assert_eq!(aclrtReduceAsync(h, g, 4, EQUAL, 1, nul, nul), NOT_SUPPORTED);
+        assert_eq!(
+            aclrtReduceAsync(h, g, 4, SUM, 8, nul, nul),
+            NOT_SUPPORTED,
+            "uint32 on A2"
+        );
+        assert_eq!(
+            aclrtReduceAsync(h, g, 4, SUM, 29, nul, nul),
+            NOT_SUPPORTED,
+            "int4"
+        );
+        assert_eq!(
+            aclrtReduceAsync(h.byte_add(1), g, 2, SUM, 1, nul, nul),
+            RT_INVALID
+        );
+        assert_eq!(
+            aclrtReduceAsync(h, g, 3, SUM, 1, nul, nul),
+            RT_INVALID,
+            "half an element"
+        );
+        let host_values = [0u16; 2];
+        let hv = host_values.as_ptr().cast::<c_void>();
+        assert_eq!(
+            aclrtReduceAsync(h, hv, 4, SUM, 1, nul, nul),
+            RT_INVALID,
+            "host memory"
+        );
+        assert_eq!(
+            aclrtReduceAsync(h, g, 4, SUM, 1, 0xdead_0000 as *mut c_void, nul),
+            RT_INVALID,
+            "a stream that is not live"
+        );
+        assert_eq!(
+            from_device(h, 4),
+            [0x3e00u16.to_ne_bytes(), 0u16.to_ne_bytes()].concat()
+        );
+        for p in [dst, src, h, g] {
+            assert_eq!(aclrtFree(p), 0);
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! * [`runtime`]: streams with a configuration, events, system parameters,
 //!   errors, capture state;
 //! * [`host_memory`]: host memory registered or made for the device;
+//! * [`reduce`]: reductions between device buffers (`aclrtReduceAsync`);
 //! * [`copies`]: 2D copies, copies through base pointers and descriptors;
 //! * [`batch`]: batched copies between host and device;
 //! * [`allocation`]: allocations with a configuration, cached, freed after
@@ -21,6 +22,7 @@ pub mod copies;
 pub mod host_memory;
 pub mod mstx;
 pub mod options;
+pub mod reduce;
 pub mod runtime;
 pub mod values;
 
@@ -30,5 +32,6 @@ pub use copies::*;
 pub use host_memory::*;
 pub use mstx::*;
 pub use options::*;
+pub use reduce::*;
 pub use runtime::*;
 pub use values::*;

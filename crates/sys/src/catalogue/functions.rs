@@ -245,6 +245,8 @@ macro_rules! with_framework_functions {
                 "aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)";
             aclrtRecordEvent in AscendCl: Emulated -> Code =
                 "aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)";
+            aclrtReduceAsync in AscendCl since V8_5: Emulated -> Code =
+                "aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduceKind kind, aclDataType type, aclrtStream stream, void *reserve)";
             aclrtRepairError in AscendCl: Unsupported -> Code =
                 "aclError aclrtRepairError(int32_t deviceId, const aclrtErrorInfo *errorInfo)";
             aclrtResetDeviceResLimit in AscendCl: Accepted -> Code =
