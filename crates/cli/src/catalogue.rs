@@ -16,10 +16,12 @@ fn prototype(e: &Entry) -> &'static str {
 /// it, where not every release does.
 fn answer(e: &Entry, cann: Option<CannVersion>) -> String {
     match (cann, e.since) {
-        (Some(release), Some(first)) if !e.in_release(release) => {
-            format!("absent (207000; from CANN {})", first.id())
+        (Some(release), Some((major, minor))) if !e.in_release(release) => {
+            format!("absent (207000; from CANN {major}.{minor})")
         }
-        (None, Some(first)) => format!("{} (from CANN {})", e.answer.describe(), first.id()),
+        (None, Some((major, minor))) => {
+            format!("{} (from CANN {major}.{minor})", e.answer.describe())
+        }
         _ => e.answer.describe().to_owned(),
     }
 }
@@ -37,7 +39,7 @@ pub fn render(format: Format, cann: Option<CannVersion>) -> String {
                         "name": e.name,
                         "library": e.library.soname(),
                         "answer": answer(e, cann),
-                        "since": e.since.map(CannVersion::id),
+                        "since": e.since.map(|(major, minor)| format!("{major}.{minor}")),
                         "prototype": e.prototype,
                     })
                 })

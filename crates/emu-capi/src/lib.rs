@@ -102,7 +102,7 @@ aclmem_sys::with_acl_functions!(prototypes);
 /// the modules above: naming it here makes a catalogue entry without its
 /// function a compile error (the others are generated in `stand_ins`).
 macro_rules! emulated_exist {
-    ($($name:ident in $lib:ident $(since $since:ident)?: $answer:ident -> $ret:ident = $proto:literal;)*) => {
+    ($($name:ident in $lib:ident $(since ($smaj:literal, $smin:literal))?: $answer:ident -> $ret:ident = $proto:literal;)*) => {
         $( emulated_exists!($answer, $name); )*
     };
 }

@@ -109,7 +109,7 @@ macro_rules! stand_in {
 }
 
 macro_rules! stand_ins {
-    ($($name:ident in $lib:ident $(since $since:ident)?: $answer:ident -> $ret:ident = $proto:literal;)*) => {
+    ($($name:ident in $lib:ident $(since ($smaj:literal, $smin:literal))?: $answer:ident -> $ret:ident = $proto:literal;)*) => {
         $( stand_in!($answer, $name, $lib, $ret); )*
     };
 }

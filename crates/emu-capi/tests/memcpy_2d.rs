@@ -30,6 +30,14 @@ fn memcpy_2d_offset_and_descriptors() {
     with_offset();
     descriptors();
     reduce();
+    let d = device(64);
+    // CANN 9.1's 32-bit sets: absent from every release the emulator knows.
+    assert_eq!(aclrtMemsetD32(d, 64, 7, 16), NOT_SUPPORTED);
+    assert_eq!(
+        aclrtMemsetD32Async(ptr::null_mut(), 0, 7, 0, ptr::null_mut()),
+        NOT_SUPPORTED
+    );
+    assert_eq!(aclrtFree(d), 0);
     finalize();
     init("cann83", "Ascend910B3", "8.3");
     let d = device(64);

@@ -22,7 +22,44 @@ fn memcpy_batch() {
     init("a2", "Ascend910B3", "9.0");
     batch_swap_of_kv_blocks();
     batch_refusals();
+    v2_forms();
     finalize();
+}
+
+/// The V2 forms are CANN 9.1's: every release the emulator knows answers
+/// them as a library without the symbol (207000), before any check.
+fn v2_forms() {
+    let d = device(64);
+    let h = host(64);
+    let mut b = OneBatch::new(d, h);
+    // SAFETY: C prototypes; every array holds two entries.
+    unsafe {
+        let code = aclrtMemcpyBatchV2(
+            b.dsts.as_mut_ptr(),
+            b.maxs.as_mut_ptr(),
+            b.srcs.as_mut_ptr(),
+            b.sizes.as_mut_ptr(),
+            1,
+            b.attrs.as_mut_ptr(),
+            b.indexes.as_mut_ptr(),
+            1,
+        );
+        assert_eq!(code, NOT_SUPPORTED);
+        let code = aclrtMemcpyBatchAsyncV2(
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            0,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            0,
+            ptr::null_mut(),
+        );
+        assert_eq!(code, NOT_SUPPORTED, "absent: no argument is looked at");
+    }
+    assert_eq!(aclrtFree(d), 0);
+    assert_eq!(aclrtFreeHost(h), 0);
 }
 
 /// vllm-ascend's `swap_blocks_batch`: `aclrtMemcpyBatchAsync(dsts, sizes,

@@ -1,10 +1,12 @@
 //! Batched copies: `aclrtMemcpyBatch` and `aclrtMemcpyBatchAsync` (CANN
 //! 8.3 on; vllm-ascend's `swap_blocks_batch` and torch_npu's
-//! `_foreach_copy_` call them), each copy host to device or device to
-//! host, made by the emulator's checked copy path.
+//! `_foreach_copy_` call them) and their V2 forms without `failIndex`
+//! (CANN 9.1 on: newer than every release the emulator knows, so answered
+//! 207000 until one is added), each copy host to device or device to host,
+//! made by the emulator's checked copy path.
 //!
 //! The checks, in the runtime's order (docs/facts.md, "Batched copies"):
-//! the ACL layer (100000): `failIndex` NULL; `sizes` NULL or `numBatches`
+//! the ACL layer (100000): `failIndex` NULL (V1 forms); `sizes` NULL or `numBatches`
 //! 0; then, **if every size is 0, success at once with `*failIndex` =
 //! `SIZE_MAX`**; any other array NULL, a `destMaxs[i]` below `sizes[i]`,
 //! an attribute's `rsv` not zero. The runtime (107000, `*failIndex` =
@@ -253,5 +255,68 @@ pub unsafe extern "C" fn aclrtMemcpyBatchAsync(
     // SAFETY: the C caller's pointers, each read and written through cptr.
     guard("aclrtMemcpyBatchAsync", || unsafe {
         run("aclrtMemcpyBatchAsync", &b, Some(fail_index), Some(stream))
+    })
+}
+
+/// `aclError aclrtMemcpyBatchV2(void **dsts, size_t *destMaxs, void
+/// **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs,
+/// size_t *attrsIndexes, size_t numAttrs)` (CANN 9.1 on): `aclrtMemcpyBatch`
+/// without `failIndex`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemcpyBatchV2(
+    dsts: *mut *mut c_void,
+    dest_maxs: *mut usize,
+    srcs: *mut *mut c_void,
+    sizes: *mut usize,
+    num_batches: usize,
+    attrs: *mut aclrtMemcpyBatchAttr,
+    attrs_indexes: *mut usize,
+    num_attrs: usize,
+) -> AclErrorCode {
+    let b = Batch {
+        dsts,
+        dest_maxs,
+        srcs,
+        sizes,
+        count: num_batches,
+        attrs,
+        attrs_indexes,
+        num_attrs,
+    };
+    // SAFETY: the C caller's pointers, each read through cptr.
+    guard("aclrtMemcpyBatchV2", || unsafe {
+        run("aclrtMemcpyBatchV2", &b, None, None)
+    })
+}
+
+/// `aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMaxs, void
+/// **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs,
+/// size_t *attrsIndexes, size_t numAttrs, aclrtStream stream)` (CANN 9.1
+/// on): `aclrtMemcpyBatchAsync` without `failIndex`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemcpyBatchAsyncV2(
+    dsts: *mut *mut c_void,
+    dest_maxs: *mut usize,
+    srcs: *mut *mut c_void,
+    sizes: *mut usize,
+    num_batches: usize,
+    attrs: *mut aclrtMemcpyBatchAttr,
+    attrs_indexes: *mut usize,
+    num_attrs: usize,
+    stream: aclrtStream,
+) -> AclErrorCode {
+    let b = Batch {
+        dsts,
+        dest_maxs,
+        srcs,
+        sizes,
+        count: num_batches,
+        attrs,
+        attrs_indexes,
+        num_attrs,
+    };
+    // SAFETY: the C caller's pointers, each read through cptr.
+    guard("aclrtMemcpyBatchAsyncV2", || unsafe {
+        run("aclrtMemcpyBatchAsyncV2", &b, None, Some(stream))
     })
 }

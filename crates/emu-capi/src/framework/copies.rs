@@ -2,7 +2,8 @@
 //! (`aclrtMemcpy2d(Async)`), device-to-device copies through base pointers
 //! held in device memory (`aclrtMemcpyAsyncWithOffset`), and copies
 //! described in device memory (`aclrtGetMemcpyDescSize`,
-//! `aclrtSetMemcpyDesc`, `aclrtMemcpyAsyncWithDesc`). Every byte moves
+//! `aclrtSetMemcpyDesc`, `aclrtMemcpyAsyncWithDesc`), and 32-bit sets
+//! (`aclrtMemsetD32(Async)`, CANN 9.1 on). Every byte moves
 //! through the emulator's checked copy path; every stream's work is done
 //! when the call returns.
 
@@ -25,7 +26,8 @@ const INNER_D2D: u32 = 6;
 /// `RT_MEMCPY_KIND_MAX`: one past the last `aclrtMemcpyKind`.
 const KIND_MAX: u32 = 8;
 
-/// The products whose device-to-device 2D copies exist (documented).
+/// The products whose device-to-device 2D copies and 32-bit sets exist
+/// (documented).
 const D2D_2D_PRODUCTS: &[Product] = &[Product::Atlas350, Product::AtlasA3, Product::AtlasA2];
 /// The products with `aclrtMemcpyAsyncWithOffset` (documented).
 const OFFSET_PRODUCTS: &[Product] = &[
@@ -318,5 +320,81 @@ pub unsafe extern "C" fn aclrtMemcpyAsyncWithDesc(
             MemcpyKind::DeviceToDevice.raw(),
             Some(stream),
         )
+    })
+}
+
+/// `aclrtMemsetD32`'s and `aclrtMemsetD32Async`'s work: `n` copies of
+/// `value` from `ptr`. ACL layer (100000): `n` 0 succeeds at once; ptr NULL
+/// or not 4-byte aligned; `memSize` below `n * 4`; memory that is not
+/// `aclrtMalloc` or `aclrtMallocHost` memory. A chip without the feature
+/// answers the ACL layer 207000, which it turns into success (logging a
+/// warning): nothing is set (Atlas 350, A3 and A2 have it).
+fn memset_d32(
+    name: &'static str,
+    ptr: *mut c_void,
+    mem_size: usize,
+    value: u32,
+    n: usize,
+    stream: Option<aclrtStream>,
+) -> Result<(), AclError> {
+    shared::in_release(name)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let bytes = n.checked_mul(4).ok_or(AclError::INVALID_PARAM)?;
+    if ptr.is_null() || !(ptr as usize).is_multiple_of(4) || mem_size < bytes {
+        return Err(AclError::INVALID_PARAM);
+    }
+    let location = with_global(|g| g.emu.pointer_attributes(ptr as usize))?.location;
+    if !matches!(
+        location,
+        LocationType::Host | LocationType::Device | LocationType::HostNuma
+    ) {
+        return Err(AclError::INVALID_PARAM);
+    }
+    match shared::on_products(D2D_2D_PRODUCTS) {
+        Err(AclError::RT_FEATURE_NOT_SUPPORT) => return Ok(()),
+        other => other?,
+    }
+    let pattern: Vec<u8> = std::iter::repeat_n(value.to_ne_bytes(), n)
+        .flatten()
+        .collect();
+    shared::copy(
+        ptr,
+        bytes,
+        pattern.as_ptr().cast(),
+        bytes,
+        MemcpyKind::Default.raw(),
+        stream,
+    )
+}
+
+/// `aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value,
+/// size_t N)` (CANN 9.1 on): N 32-bit values.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtMemsetD32(
+    ptr: *mut c_void,
+    mem_size: usize,
+    value: u32,
+    n: usize,
+) -> AclErrorCode {
+    guard("aclrtMemsetD32", || {
+        memset_d32("aclrtMemsetD32", ptr, mem_size, value, n, None)
+    })
+}
+
+/// `aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,
+/// size_t N, aclrtStream stream)` (CANN 9.1 on): as `aclrtMemsetD32`, on
+/// `stream` (NULL: the default stream).
+#[unsafe(no_mangle)]
+pub extern "C" fn aclrtMemsetD32Async(
+    ptr: *mut c_void,
+    mem_size: usize,
+    value: u32,
+    n: usize,
+    stream: aclrtStream,
+) -> AclErrorCode {
+    guard("aclrtMemsetD32Async", || {
+        memset_d32("aclrtMemsetD32Async", ptr, mem_size, value, n, Some(stream))
     })
 }

@@ -6,15 +6,15 @@
 /// Calls `$callback! { name in Library: Answer -> Returns = "prototype"; ... }`
 /// with every framework function, in one fixed order (by library, then
 /// name). A function that not every release of the emulated range has
-/// names the first that does: `name in Library since V9_0: ...` (a
-/// [`CannVersion`](aclmem_core::CannVersion) variant); the emulated
-/// library answers it, under an older release, as a library without the
-/// symbol is answered (207000). The callback is a `macro_rules!` macro of
+/// names the first that does: `name in Library since (9, 0): ...` (its
+/// major and minor number, which may be newer than every release the rules
+/// know); the emulated library answers it, under an older release, as a
+/// library without the symbol is answered (207000). The callback is a `macro_rules!` macro of
 /// the caller's.
 ///
 /// ```
 /// macro_rules! count {
-///     ($($name:ident in $lib:ident $(since $since:ident)?: $answer:ident -> $ret:ident = $proto:literal;)*) => {
+///     ($($name:ident in $lib:ident $(since ($smaj:literal, $smin:literal))?: $answer:ident -> $ret:ident = $proto:literal;)*) => {
 ///         [$(stringify!($name)),*].len()
 ///     };
 /// }
@@ -127,7 +127,7 @@ macro_rules! with_framework_functions {
                 "aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kernelName, aclrtFuncHandle *funcHandle)";
             aclrtBinaryLoadFromData in AscendCl: Unsupported -> Code =
                 "aclError aclrtBinaryLoadFromData(const void *data, size_t length, const aclrtBinaryLoadOptions *options, aclrtBinHandle *binHandle)";
-            aclrtCheckMemType in AscendCl since V8_5: Emulated -> Code =
+            aclrtCheckMemType in AscendCl since (8, 5): Emulated -> Code =
                 "aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType, uint32_t *checkResult, uint32_t reserve)";
             aclrtCmoAsync in AscendCl: Unsupported -> Code =
                 "aclError aclrtCmoAsync(void *src, size_t size, aclrtCmoType cmoType, aclrtStream stream)";
@@ -151,11 +151,11 @@ macro_rules! with_framework_functions {
                 "aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)";
             aclrtEventGetTimestamp in AscendCl: Unsupported -> Code =
                 "aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)";
-            aclrtFreeHostWithDevSync in AscendCl since V8_5: Emulated -> Code =
+            aclrtFreeHostWithDevSync in AscendCl since (8, 5): Emulated -> Code =
                 "aclError aclrtFreeHostWithDevSync(void *hostPtr)";
-            aclrtFreeWithDevSync in AscendCl since V8_5: Emulated -> Code =
+            aclrtFreeWithDevSync in AscendCl since (8, 5): Emulated -> Code =
                 "aclError aclrtFreeWithDevSync(void *devPtr)";
-            aclrtGetMemcpyDescSize in AscendCl since V8_5: Emulated -> Code =
+            aclrtGetMemcpyDescSize in AscendCl since (8, 5): Emulated -> Code =
                 "aclError aclrtGetMemcpyDescSize(aclrtMemcpyKind kind, size_t *descSize)";
             aclrtGetDeviceInfo in AscendCl: Emulated -> Code =
                 "aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value)";
@@ -207,9 +207,9 @@ macro_rules! with_framework_functions {
                 "aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks, aclrtStream stream, aclrtLaunchKernelCfg *cfg, void *hostArgs, size_t argsSize, aclrtPlaceHolderInfo *placeHolderArray, size_t placeHolderNum)";
             aclrtMallocCached in AscendCl: Emulated -> Code =
                 "aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy)";
-            aclrtMallocHostWithCfg in AscendCl since V8_5: Emulated -> Code =
+            aclrtMallocHostWithCfg in AscendCl since (8, 5): Emulated -> Code =
                 "aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size, aclrtMallocConfig *cfg)";
-            aclrtMallocWithCfg in AscendCl since V8_5: Emulated -> Code =
+            aclrtMallocWithCfg in AscendCl since (8, 5): Emulated -> Code =
                 "aclError aclrtMallocWithCfg(void **devPtr, size_t size, aclrtMemMallocPolicy policy, aclrtMallocConfig *cfg)";
             aclrtMemFlush in AscendCl: Emulated -> Code =
                 "aclError aclrtMemFlush(void *devPtr, size_t size)";
@@ -223,16 +223,24 @@ macro_rules! with_framework_functions {
                 "aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, aclrtMemcpyKind kind, aclrtStream stream)";
             aclrtMemcpyAsyncWithCondition in AscendCl: Emulated -> Code =
                 "aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind, aclrtStream stream)";
-            aclrtMemcpyAsyncWithDesc in AscendCl since V8_5: Emulated -> Code =
+            aclrtMemcpyAsyncWithDesc in AscendCl since (8, 5): Emulated -> Code =
                 "aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream stream)";
-            aclrtMemcpyAsyncWithOffset in AscendCl since V8_5: Emulated -> Code =
+            aclrtMemcpyAsyncWithOffset in AscendCl since (8, 5): Emulated -> Code =
                 "aclError aclrtMemcpyAsyncWithOffset(void **dst, size_t destMax, size_t dstDataOffset, const void **src, size_t count, size_t srcDataOffset, aclrtMemcpyKind kind, aclrtStream stream)";
-            aclrtMemcpyBatch in AscendCl since V8_3: Emulated -> Code =
+            aclrtMemcpyBatch in AscendCl since (8, 3): Emulated -> Code =
                 "aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex)";
-            aclrtMemcpyBatchAsync in AscendCl since V8_3: Emulated -> Code =
+            aclrtMemcpyBatchAsync in AscendCl since (8, 3): Emulated -> Code =
                 "aclError aclrtMemcpyBatchAsync(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex, aclrtStream stream)";
+            aclrtMemcpyBatchAsyncV2 in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, aclrtStream stream)";
+            aclrtMemcpyBatchV2 in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemcpyBatchV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs)";
             aclrtMemsetAsync in AscendCl: Emulated -> Code =
                 "aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream)";
+            aclrtMemsetD32 in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N)";
+            aclrtMemsetD32Async in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N, aclrtStream stream)";
             aclrtPeekAtLastError in AscendCl: Emulated -> Code =
                 "aclError aclrtPeekAtLastError(aclrtLastErrLevel level)";
             aclrtProcessReport in AscendCl: Unsupported -> Code =
@@ -245,7 +253,7 @@ macro_rules! with_framework_functions {
                 "aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)";
             aclrtRecordEvent in AscendCl: Emulated -> Code =
                 "aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)";
-            aclrtReduceAsync in AscendCl since V8_5: Emulated -> Code =
+            aclrtReduceAsync in AscendCl since (8, 5): Emulated -> Code =
                 "aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduceKind kind, aclDataType type, aclrtStream stream, void *reserve)";
             aclrtRepairError in AscendCl: Unsupported -> Code =
                 "aclError aclrtRepairError(int32_t deviceId, const aclrtErrorInfo *errorInfo)";
@@ -259,7 +267,7 @@ macro_rules! with_framework_functions {
                 "aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value)";
             aclrtSetDeviceSatMode in AscendCl: Accepted -> Code =
                 "aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode)";
-            aclrtSetMemcpyDesc in AscendCl since V8_5: Emulated -> Code =
+            aclrtSetMemcpyDesc in AscendCl since (8, 5): Emulated -> Code =
                 "aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, void *dstAddr, size_t count, void *config)";
             aclrtSetOpExecuteTimeOut in AscendCl: Accepted -> Code =
                 "aclError aclrtSetOpExecuteTimeOut(uint32_t timeout)";
@@ -293,9 +301,9 @@ macro_rules! with_framework_functions {
                 "aclError aclrtUnuseStreamResInCurrentThread(aclrtStream stream)";
             aclrtUseStreamResInCurrentThread in AscendCl: Accepted -> Code =
                 "aclError aclrtUseStreamResInCurrentThread(aclrtStream stream)";
-            aclrtValueWait in AscendCl since V9_0: Emulated -> Code =
+            aclrtValueWait in AscendCl since (9, 0): Emulated -> Code =
                 "aclError aclrtValueWait(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream)";
-            aclrtValueWrite in AscendCl since V9_0: Emulated -> Code =
+            aclrtValueWrite in AscendCl since (9, 0): Emulated -> Code =
                 "aclError aclrtValueWrite(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream)";
             aclsysGetVersionNum in AscendCl: Emulated -> Code =
                 "aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum)";

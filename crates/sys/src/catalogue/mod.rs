@@ -195,9 +195,10 @@ pub struct Entry {
     pub answer: Answer,
     /// What it returns.
     pub returns: Returns,
-    /// The first CANN release whose library has it, where not every release
-    /// the project emulates does; `None` for a function of every release.
-    pub since: Option<aclmem_core::CannVersion>,
+    /// The first CANN release whose library has it, as its major and minor
+    /// number, where not every release the project emulates does (it may be
+    /// newer than all of them); `None` for a function of every release.
+    pub since: Option<(u32, u32)>,
     /// Its C prototype as CANN's headers declare it; `None` for the typed
     /// functions, whose prototypes are the shipped headers (`include/acl`)
     /// and the `*_t` types of this crate.
@@ -217,7 +218,7 @@ macro_rules! operator_table {
 crate::with_operators!(operator_table);
 
 macro_rules! framework_table {
-    ($($name:ident in $lib:ident $(since $since:ident)?: $answer:ident -> $ret:ident = $proto:literal;)*) => {
+    ($($name:ident in $lib:ident $(since ($smaj:literal, $smin:literal))?: $answer:ident -> $ret:ident = $proto:literal;)*) => {
         /// The framework functions, in the order of
         /// [`with_framework_functions!`](crate::with_framework_functions).
         pub const FRAMEWORK: &[Entry] = &[$(
@@ -226,13 +227,13 @@ macro_rules! framework_table {
                 library: Library::$lib,
                 answer: Answer::$answer,
                 returns: Returns::$ret,
-                since: framework_table!(@since $($since)?),
+                since: framework_table!(@since $(($smaj, $smin))?),
                 prototype: Some($proto),
             }
         ),*];
     };
     (@since) => { None };
-    (@since $since:ident) => { Some(aclmem_core::CannVersion::$since) };
+    (@since ($major:literal, $minor:literal)) => { Some(($major, $minor)) };
 }
 crate::with_framework_functions!(framework_table);
 
@@ -270,7 +271,8 @@ impl Entry {
     /// Whether the library of `release` has the function (see
     /// [`Entry::since`]).
     pub fn in_release(&self, release: aclmem_core::CannVersion) -> bool {
-        self.since.is_none_or(|first| release >= first)
+        self.since
+            .is_none_or(|first| release.major_minor() >= first)
     }
 }
 
