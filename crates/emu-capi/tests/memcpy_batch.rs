@@ -234,6 +234,32 @@ fn batch_refusals() {
             &mut fail,
         );
         assert_eq!(code, INVALID, "sizes NULL");
+        // Arrays at addresses the process may not read: 100000, no crash.
+        let garbage = 0xdead_0000usize;
+        let code = aclrtMemcpyBatch(
+            garbage as *mut *mut c_void,
+            b.maxs.as_mut_ptr(),
+            b.srcs.as_mut_ptr(),
+            b.sizes.as_mut_ptr(),
+            1,
+            garbage as *mut aclrtMemcpyBatchAttr,
+            b.indexes.as_mut_ptr(),
+            1,
+            &mut fail,
+        );
+        assert_eq!(code, INVALID, "unreadable arrays");
+        let code = aclrtMemcpyBatch(
+            b.dsts.as_mut_ptr(),
+            b.maxs.as_mut_ptr(),
+            b.srcs.as_mut_ptr(),
+            b.sizes.as_mut_ptr(),
+            1,
+            b.attrs.as_mut_ptr(),
+            b.indexes.as_mut_ptr(),
+            1,
+            garbage as *mut usize,
+        );
+        assert_eq!(code, INVALID, "an unwritable failIndex");
         // More than 4096 copies in the synchronous form.
         let n = 4097;
         let mut dsts = vec![d; n];

@@ -192,6 +192,15 @@ fn allocation_variants() {
             assert_eq!(aclrtMallocHostWithCfg(&mut h, 64, &mut c), RT_INVALID);
         }
         assert_eq!(aclrtFreeHostWithDevSync(ptr::null_mut()), INVALID);
+        // A configuration at an address the process may not read.
+        let garbage = 0xdead_0000usize as *mut aclrtMallocConfig;
+        assert_eq!(aclrtMallocHostWithCfg(&mut h, 64, garbage), INVALID);
+        assert_eq!(aclrtMallocWithCfg(&mut p, 64, 0, garbage), INVALID);
+        let mut c = aclrtMallocConfig {
+            attrs: 0xdead_0000usize as *const aclrtMallocAttribute,
+            num_attrs: 2,
+        };
+        assert_eq!(aclrtMallocHostWithCfg(&mut h, 64, &mut c), INVALID);
         assert_eq!(aclrtFree(d), 0);
     }
 }

@@ -145,12 +145,15 @@ unsafe fn run(
     // The runtime.
     shared::on_products(BATCH_PRODUCTS)?;
     fail(usize::MAX)?;
+    if b.num_attrs == 0 || b.num_attrs > b.count {
+        return Err(AclError::RT_PARAM_INVALID);
+    }
     // SAFETY: as above.
     let indexes = unsafe { array(b.attrs_indexes, b.num_attrs)? };
     let ordered = indexes.first() == Some(&0)
         && indexes.windows(2).all(|w| w[0] < w[1])
         && indexes.last().is_some_and(|&l| l < b.count);
-    if b.num_attrs > b.count || !ordered || (stream.is_none() && b.count > SYNC_MAX) {
+    if !ordered || (stream.is_none() && b.count > SYNC_MAX) {
         return Err(AclError::RT_PARAM_INVALID);
     }
     // The attribute of copy i: the last whose first index is at most i.
