@@ -45,6 +45,19 @@ fn memcpy_2d_offset_and_descriptors() {
     // SAFETY: C prototypes with live locals.
     unsafe {
         assert_eq!(aclrtGetMemcpyDescSize(INNER_D2D, &mut size), NOT_SUPPORTED);
+        // The other 8.5 functions: absent from 8.3, whatever the arguments.
+        let nul = ptr::null_mut();
+        assert_eq!(
+            aclrtSetMemcpyDesc(d, INNER_D2D, d, d, 8, nul),
+            NOT_SUPPORTED
+        );
+        assert_eq!(aclrtMemcpyAsyncWithDesc(d, INNER_D2D, nul), NOT_SUPPORTED);
+        let base = d.cast::<*mut c_void>();
+        assert_eq!(
+            aclrtMemcpyAsyncWithOffset(base, 8, 0, base.cast(), 8, 0, INNER_D2D, nul),
+            NOT_SUPPORTED
+        );
+        assert_eq!(aclrtReduceAsync(d, d, 8, SUM, 0, nul, nul), NOT_SUPPORTED);
         // Older than every release the emulator knows: there.
         let rows = pattern(16, 1);
         assert_eq!(aclrtMemcpy2d(d, 8, rows.as_ptr().cast(), 8, 8, 2, H2D), 0);
