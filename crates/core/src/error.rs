@@ -109,6 +109,33 @@ acl_codes! {
     RT_INVALID_HANDLE = 107017 => "ACL_ERROR_RT_INVALID_HANDLE", InvalidHandle;
     /// `ACL_ERROR_RT_INVALID_MALLOC_TYPE`: wrong allocation type.
     RT_INVALID_MALLOC_TYPE = 107018 => "ACL_ERROR_RT_INVALID_MALLOC_TYPE", InvalidParam;
+    /// `ACL_ERROR_RT_CAPTURE_DEPENDENCY`: a capture would depend on another
+    /// capture (`rt_error_codes.h`).
+    RT_CAPTURE_DEPENDENCY = 107024 => "ACL_ERROR_RT_CAPTURE_DEPENDENCY", InvalidState;
+    /// `ACL_ERROR_RT_STREAM_UNJOINED`: a stream that joined a capture was
+    /// not joined back before it ended.
+    RT_STREAM_UNJOINED = 107025 => "ACL_ERROR_RT_STREAM_UNJOINED", InvalidState;
+    /// `ACL_ERROR_RT_MODEL_CAPTURED`: the model is still being captured.
+    RT_MODEL_CAPTURED = 107026 => "ACL_ERROR_RT_MODEL_CAPTURED", InvalidState;
+    /// `ACL_ERROR_RT_STREAM_CAPTURED`: the stream is capturing, which the
+    /// call does not allow.
+    RT_STREAM_CAPTURED = 107027 => "ACL_ERROR_RT_STREAM_CAPTURED", InvalidState;
+    /// `ACL_ERROR_RT_EVENT_CAPTURED`: the event was recorded in a capture.
+    RT_EVENT_CAPTURED = 107028 => "ACL_ERROR_RT_EVENT_CAPTURED", InvalidState;
+    /// `ACL_ERROR_RT_STREAM_NOT_CAPTURED`: the stream is not capturing.
+    RT_STREAM_NOT_CAPTURED = 107029 => "ACL_ERROR_RT_STREAM_NOT_CAPTURED", InvalidState;
+    /// `ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT`: a capture's mode forbids
+    /// this call now.
+    RT_CAPTURE_MODE_NOT_SUPPORT = 107030 => "ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT", InvalidState;
+    /// `ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED`: the capture did not begin
+    /// on this stream.
+    RT_STREAM_CAPTURE_UNMATCHED = 107036 => "ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED", InvalidState;
+    /// `ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD`: the capture ends in
+    /// another thread than it began in.
+    RT_STREAM_CAPTURE_WRONG_THREAD = 107038 => "ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD", InvalidState;
+    /// `ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC`: an asynchronous call made
+    /// synchronous (pageable memory) while a capture's mode forbids it.
+    RT_CAPTURE_MODE_BLOCK_ASYNC = 107041 => "ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC", InvalidState;
     /// `ACL_ERROR_BAD_ALLOC`: a host-side allocation failed.
     BAD_ALLOC = 200000 => "ACL_ERROR_BAD_ALLOC", OutOfMemory;
     /// `ACL_ERROR_API_NOT_SUPPORT`: the API is not supported.
@@ -165,6 +192,9 @@ acl_codes! {
     RT_STREAM_SYNC_TIMEOUT = 507046 => "ACL_ERROR_RT_STREAM_SYNC_TIMEOUT", Other;
     /// `ACL_ERROR_RT_DRV_INTERNAL_ERROR`: driver internal error.
     RT_DRV_INTERNAL_ERROR = 507899 => "ACL_ERROR_RT_DRV_INTERNAL_ERROR", Internal;
+    /// `ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED`: the capture was
+    /// invalidated by an error while it ran.
+    RT_STREAM_CAPTURE_INVALIDATED = 507903 => "ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED", InvalidState;
     /// `ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED`: the host range overlaps
     /// one already registered (`aclrtHostRegister*`).
     HOST_MEMORY_ALREADY_REGISTERED = 507910 => "ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED", InvalidState;

@@ -49,6 +49,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 // The foundation: what every C function uses (see docs/architecture.md).
+mod capture;
 mod cptr;
 mod entry;
 mod faults;
@@ -62,6 +63,7 @@ mod state;
 // directory's files).
 pub mod device;
 pub mod framework;
+pub mod graphs;
 pub mod hccl;
 pub mod memory;
 pub mod ops;
@@ -71,6 +73,7 @@ mod stand_ins;
 pub use device::*;
 pub use entry::AclErrorCode;
 pub use framework::*;
+pub use graphs::*;
 pub use hccl::*;
 pub use memory::*;
 pub use ops::*;

@@ -25,7 +25,7 @@ use aclmem_ops::operand::{self, Operand};
 
 use crate::entry::{AclErrorCode, guard};
 use crate::state::with_global;
-use crate::{cptr, record};
+use crate::{capture, cptr, record};
 
 /// The longest attribute name or string value read (bytes).
 const MAX_NAME: usize = 4096;
@@ -466,34 +466,57 @@ fn execute(
         .zip(&out_buf)
         .map(|(&d, &b)| Operand::resolve(d, b))
         .collect::<Result<Vec<_>, _>>()?;
+    let stream = stream as usize as u64;
     with_global(|g| {
-        g.emu.check_stream(stream as usize as u64)?;
-        g.emu.current_device()?;
-        let (specs, outputs) = operand::check(&ins, &outs)?;
+        g.emu.check_stream(stream)?;
+        g.emu.current_device().map(drop)
+    })?;
+    if capture::capturing(stream) {
+        // Recorded: a replay runs the kernel on the operands as captured
+        // (V2's output shapes are not handed back from a replay).
+        return capture::enqueue(
+            stream,
+            || format!("operator {name}"),
+            move |_| run(kernel, &ins, &outs, attrs.clone()).map(drop),
+        );
+    }
+    let reshaped = run(kernel, &ins, &outs, attrs)?;
+    // V2 hands the real shape of a data-dependent output back through its
+    // descriptor (V1's descriptors are the caller's constants).
+    if v2 {
+        for (o, dims) in reshaped {
+            let dims = dims.iter().map(|&d| d as i64).collect();
+            objects::with_desc(out_desc[o], |d| d.dims = dims)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `kernel` on `ins` into `outs`: every output is checked before any
+/// is written, so a failed call changes nothing. The outputs whose shape
+/// the kernel decided (index, dims).
+fn run(
+    kernel: kernels::Kernel,
+    ins: &[Operand],
+    outs: &[Operand],
+    attrs: objects::OpAttr,
+) -> Result<Vec<(usize, Vec<usize>)>, AclError> {
+    with_global(|g| {
+        let (specs, outputs) = operand::check(ins, outs)?;
         let buffers = Buffers {
             emu: &g.emu,
-            operands: ins,
+            operands: ins.to_vec(),
             specs,
         };
         let call = kernels::Call::new(&buffers, outputs, attrs);
         let written = kernel(&call)?;
-        // Every output is checked before any is written: a failed call
-        // changes nothing.
-        operand::check_written(&outs, &written)?;
+        operand::check_written(outs, &written)?;
         for (o, bytes) in outs.iter().zip(&written) {
             if !bytes.is_empty() {
                 g.emu.write(o.buffer.data, bytes)?;
             }
         }
-        // V2 hands the real shape of a data-dependent output back through
-        // its descriptor (V1's descriptors are the caller's constants).
-        if v2 {
-            for (o, dims) in call.reshaped.take() {
-                let dims = dims.iter().map(|&d| d as i64).collect();
-                objects::with_desc(out_desc[o], |d| d.dims = dims)?;
-            }
-        }
-        Ok(())
+        Ok(call.reshaped.take())
     })
 }
 

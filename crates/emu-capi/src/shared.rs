@@ -12,6 +12,7 @@ use aclmem_core::AclError;
 use aclmem_emu::{CallerMemory, Target, args};
 use aclmem_sys::{MemcpyKind, aclrtStream};
 
+use crate::capture;
 use crate::cptr;
 use crate::entry::{AclErrorCode, guard};
 use crate::state::with_global;
@@ -33,14 +34,50 @@ pub(crate) fn copy(
     else {
         return Ok(());
     };
-    // SAFETY: the C caller's buffers, which `aclrtMemcpy`'s contract makes
-    // its own to read and write for the call (Rust holds no reference into
-    // them); host ranges are still checked by the kernel, which refuses
-    // addresses the process may not use.
-    let caller = unsafe { CallerMemory::vouch() };
+    let Some(stream) = stream.map(|s| s as usize as u64) else {
+        capture::permits_sync()?;
+        // SAFETY: the C caller's buffers, which `aclrtMemcpy`'s contract
+        // makes its own to read and write for the call (Rust holds no
+        // reference into them); host ranges are still checked by the
+        // kernel, which refuses addresses the process may not use.
+        let caller = unsafe { CallerMemory::vouch() };
+        return with_global(|g| g.emu.memcpy_checked(request, None, &caller));
+    };
+    let r = *request.get();
+    if pageable(r.dst)? || pageable(r.src)? {
+        // The runtime makes a copy of pageable memory synchronous: never
+        // recorded (107000 on a capturing stream), and refused as a
+        // synchronous call while a capture's mode forbids those.
+        if capture::capturing(stream) {
+            return Err(AclError::RT_PARAM_INVALID);
+        }
+        capture::permits_sync().map_err(|_| AclError::RT_CAPTURE_MODE_BLOCK_ASYNC)?;
+    }
+    capture::enqueue(
+        stream,
+        || {
+            format!(
+                "aclrtMemcpyAsync {} bytes {:#x} -> {:#x}",
+                r.count, r.src, r.dst
+            )
+        },
+        move |on| {
+            // SAFETY: as for the synchronous copy: the caller's buffers,
+            // which a capture's contract keeps valid (and the caller's to
+            // read and write) until the model is destroyed.
+            let caller = unsafe { CallerMemory::vouch() };
+            with_global(|g| g.emu.memcpy_checked(request, Some(on), &caller))
+        },
+    )
+}
+
+/// Whether `addr` is host memory the runtime knows nothing of (neither
+/// device memory nor `aclrtMallocHost` or registered memory).
+fn pageable(addr: usize) -> Result<bool, AclError> {
     with_global(|g| {
-        g.emu
-            .memcpy_checked(request, stream.map(|s| s as usize as u64), &caller)
+        Ok(g.emu
+            .pointer_attributes(addr)
+            .is_ok_and(|a| a.location == aclmem_sys::LocationType::Unregistered))
     })
 }
 
@@ -57,9 +94,33 @@ pub(crate) fn memset(
         else {
             return Ok(());
         };
+        capture::permits_sync()?;
         // Device memory is the emulator's; host memory must be the caller's
         // `aclrtMallocHost` memory (checked).
         with_global(|g| g.emu.memset_checked(request))
+    })
+}
+
+/// `aclrtMemsetAsync`'s work, in its guard: as [`memset`], on `stream`
+/// (run at once, or recorded when the stream captures).
+pub(crate) fn memset_async(
+    dev_ptr: *mut c_void,
+    max_count: usize,
+    value: i32,
+    count: usize,
+    stream: u64,
+) -> AclErrorCode {
+    guard("aclrtMemsetAsync", || {
+        with_global(|g| g.emu.check_stream(stream))?;
+        let args::Fill::Bytes(request) = args::memset(dev_ptr as usize, max_count, value, count)?
+        else {
+            return Ok(());
+        };
+        capture::enqueue(
+            stream,
+            || format!("aclrtMemsetAsync {count} bytes at {:#x}", dev_ptr as usize),
+            move |_| with_global(|g| g.emu.memset_checked(request)),
+        )
     })
 }
 

@@ -99,6 +99,7 @@ pub use machine::{
     JoinError, MAX_EXPORTS, MAX_PROCS, PoolId, WHITELIST, machine_path, machine_state_path,
 };
 pub use os::host::CallerMemory;
+pub use process::graphs::{CaptureMode, CaptureStatus, TaskFn};
 pub use process::instrument::Op;
 pub use process::runtime::{DEFAULT_CONTEXT, Target};
 pub use report::{LeakReport, LeakedHandle, LeakedRange, MemKind, PoolStats, Stats};

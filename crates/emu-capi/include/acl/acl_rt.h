@@ -298,5 +298,7 @@ ACL_FUNC_VISIBILITY aclError aclrtIpcMemClose(const char *key);
  * stream value operations, allocation variants): CANN's acl_rt.h declares
  * them too. */
 #include "acl_rt_memory_ext.h"
+/* ACL graphs and host functions. */
+#include "acl_rt_graph.h"
 
 #endif /* ACLMEM_ACL_ACL_RT_H */

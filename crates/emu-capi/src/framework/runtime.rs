@@ -14,6 +14,7 @@ use aclmem_sys::{aclrtEvent, aclrtStream};
 
 use aclmem_emu::Target;
 
+use crate::capture;
 use crate::cptr;
 use crate::entry::{self, AclErrorCode, guard};
 use crate::shared;
@@ -74,7 +75,12 @@ pub unsafe extern "C" fn aclrtCreateStreamWithConfig(
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtStreamQuery(stream: aclrtStream) -> AclErrorCode {
     guard("aclrtStreamQuery", || {
-        with_global(|g| g.emu.check_stream(stream as usize as u64))
+        let s = stream as usize as u64;
+        with_global(|g| {
+            g.emu.check_stream(s)?;
+            // A capturing stream cannot be queried (107027).
+            g.emu.refuse_if_capturing(s)
+        })
     })
 }
 
@@ -129,7 +135,14 @@ pub extern "C" fn aclrtDestroyEvent(e: aclrtEvent) -> AclErrorCode {
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtRecordEvent(e: aclrtEvent, stream: aclrtStream) -> AclErrorCode {
     guard("aclrtRecordEvent", || {
-        with_global(|g| g.emu.record_event(event(e)?, stream as usize as u64))
+        let (e, s) = (event(e)?, stream as usize as u64);
+        with_global(|g| {
+            g.emu.wait_event(e, s)?;
+            if g.emu.capture_event_record(e, s)? {
+                return Ok(());
+            }
+            g.emu.record_event(e, s)
+        })
     })
 }
 
@@ -137,7 +150,13 @@ pub extern "C" fn aclrtRecordEvent(e: aclrtEvent, stream: aclrtStream) -> AclErr
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtResetEvent(e: aclrtEvent, stream: aclrtStream) -> AclErrorCode {
     guard("aclrtResetEvent", || {
-        with_global(|g| g.emu.reset_event(event(e)?, stream as usize as u64))
+        let (e, s) = (event(e)?, stream as usize as u64);
+        with_global(|g| g.emu.wait_event(e, s))?;
+        capture::enqueue(
+            s,
+            || format!("event reset {e:#x}"),
+            move |on| with_global(|g| g.emu.reset_event(e, on)),
+        )
     })
 }
 
@@ -153,7 +172,13 @@ pub extern "C" fn aclrtSynchronizeEvent(e: aclrtEvent) -> AclErrorCode {
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, e: aclrtEvent) -> AclErrorCode {
     guard("aclrtStreamWaitEvent", || {
-        with_global(|g| g.emu.wait_event(event(e)?, stream as usize as u64))
+        let (e, s) = (event(e)?, stream as usize as u64);
+        with_global(|g| {
+            g.emu.wait_event(e, s)?;
+            // A stream waiting on an event of a capture joins it; nothing
+            // else ever waits here.
+            g.emu.capture_event_wait(s, e).map(drop)
+        })
     })
 }
 
@@ -281,28 +306,6 @@ pub extern "C" fn aclGetRecentErrMsg() -> *const c_char {
     })
 }
 
-/// `aclError aclmdlRICaptureGetInfo(aclrtStream stream,
-/// aclmdlRICaptureStatus *status, aclmdlRI *modelRI)`: no stream is ever
-/// capturing (`ACL_MODEL_RI_CAPTURE_STATUS_NONE`, 0; no model).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclmdlRICaptureGetInfo(
-    stream: aclrtStream,
-    status: *mut u32,
-    model: *mut *mut std::ffi::c_void,
-) -> AclErrorCode {
-    guard("aclmdlRICaptureGetInfo", || {
-        if status.is_null() || model.is_null() {
-            return Err(AclError::INVALID_PARAM);
-        }
-        with_global(|g| g.emu.check_stream(stream as usize as u64))?;
-        // SAFETY: the C caller's out parameters.
-        unsafe {
-            cptr::write(status, 0)?;
-            cptr::write(model, std::ptr::null_mut())
-        }
-    })
-}
-
 /// `aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value)`:
 /// `ACL_CANN_ATTR_INF_NAN` (0) and `ACL_CANN_ATTR_BF16` (1) are 1 on the
 /// products whose AI cores have them (Atlas A2 and A3 training and
@@ -371,13 +374,7 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
     count: usize,
     stream: aclrtStream,
 ) -> AclErrorCode {
-    let live = guard("aclrtMemsetAsync", || {
-        with_global(|g| g.emu.check_stream(stream as usize as u64))
-    });
-    if live != 0 {
-        return live;
-    }
-    shared::memset(dev_ptr, max_count, value, count)
+    shared::memset_async(dev_ptr, max_count, value, count, stream as usize as u64)
 }
 
 /// `aclrtDevAttr` values the emulator knows.

@@ -120,8 +120,10 @@ impl Emulator {
     }
 
     /// `aclrtDestroyStream(Force)`.
+    /// A capturing stream is 107027.
     pub fn destroy_stream(&self, stream: u64) -> Result<()> {
         self.process.enter(Op::Stream)?;
+        self.refuse_if_capturing(stream)?;
         self.process.destroy_stream(stream)
     }
 
@@ -142,14 +144,18 @@ impl Emulator {
     /// `aclrtSynchronizeDevice(WithTimeout)`: nothing runs asynchronously,
     /// so there is nothing to wait for (a timeout is checked by
     /// [`args::sync_timeout`](crate::args::sync_timeout)).
+    /// While any stream captures: 107027.
     pub fn synchronize_device(&self) -> Result<()> {
-        self.process.on_device()
+        self.process.on_device()?;
+        self.refuse_if_any_capturing()
     }
 
     /// `aclrtSynchronizeStream(WithTimeout)` (0 is the default stream).
+    /// A capturing stream is 107027.
     pub fn synchronize_stream(&self, stream: u64) -> Result<()> {
         self.process.on_device()?;
-        self.check_stream(stream)
+        self.check_stream(stream)?;
+        self.refuse_if_capturing(stream)
     }
 
     /// `aclrtDeviceCanAccessPeer`: every pair of distinct devices can; a

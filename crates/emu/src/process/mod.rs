@@ -14,6 +14,7 @@
 pub(crate) mod address_space;
 pub(crate) mod charge;
 pub(crate) mod copy;
+pub(crate) mod graphs;
 pub(crate) mod handles;
 pub(crate) mod host;
 pub(crate) mod imports;
@@ -62,6 +63,8 @@ pub(crate) struct Process {
     /// start → registration.
     registered: Mutex<BTreeMap<usize, Registration>>,
     runtime: Mutex<Runtime>,
+    /// ACL graphs: captures, models, task groups (`calls::graphs`).
+    pub(crate) graphs: Mutex<graphs::Graphs>,
     imported: Mutex<Vec<ImportedPool>>,
     instrument: Instrument,
     maps: MapBudget,
@@ -96,6 +99,7 @@ impl Process {
             hosts: Mutex::new(BTreeMap::new()),
             registered: Mutex::new(BTreeMap::new()),
             runtime: Mutex::new(Runtime::default()),
+            graphs: Mutex::new(graphs::Graphs::default()),
             imported: Mutex::new(Vec::new()),
             instrument: Instrument::default(),
             maps: MapBudget::new(),

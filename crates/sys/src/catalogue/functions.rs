@@ -67,37 +67,37 @@ macro_rules! with_framework_functions {
                 "aclError aclmdlInitDump()";
             aclmdlRIAddCondTask in AscendCl: Unsupported -> Code =
                 "aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, uint32_t flags)";
-            aclmdlRICaptureBegin in AscendCl: Unsupported -> Code =
+            aclmdlRICaptureBegin in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode)";
-            aclmdlRICaptureEnd in AscendCl: Unsupported -> Code =
+            aclmdlRICaptureEnd in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)";
             aclmdlRICaptureGetInfo in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *status, aclmdlRI *modelRI)";
-            aclmdlRICaptureTaskGrpBegin in AscendCl: Unsupported -> Code =
+            aclmdlRICaptureTaskGrpBegin in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream)";
-            aclmdlRICaptureTaskGrpEnd in AscendCl: Unsupported -> Code =
+            aclmdlRICaptureTaskGrpEnd in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp *handle)";
-            aclmdlRICaptureTaskUpdateBegin in AscendCl: Unsupported -> Code =
+            aclmdlRICaptureTaskUpdateBegin in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle)";
-            aclmdlRICaptureTaskUpdateEnd in AscendCl: Unsupported -> Code =
+            aclmdlRICaptureTaskUpdateEnd in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream)";
-            aclmdlRICaptureThreadExchangeMode in AscendCl: Unsupported -> Code =
+            aclmdlRICaptureThreadExchangeMode in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode)";
-            aclmdlRICaptureToModelRIBegin in AscendCl: Unsupported -> Code =
+            aclmdlRICaptureToModelRIBegin in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI, aclmdlRICaptureMode mode)";
             aclmdlRICondHandleCreate in AscendCl: Unsupported -> Code =
                 "aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLaunchValue, aclmdlRICondHandleFlag flag, aclmdlRICondHandle *handle)";
             aclmdlRICondHandleGetCondPtr in AscendCl: Unsupported -> Code =
                 "aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle handle, uint64_t **ptr)";
-            aclmdlRIDebugJsonPrint in AscendCl: Unsupported -> Code =
+            aclmdlRIDebugJsonPrint in AscendCl: Emulated -> Code =
                 "aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t flags)";
-            aclmdlRIDebugPrint in AscendCl: Unsupported -> Code =
+            aclmdlRIDebugPrint in AscendCl: Emulated -> Code =
                 "aclError aclmdlRIDebugPrint(aclmdlRI modelRI)";
-            aclmdlRIDestroy in AscendCl: Unsupported -> Code =
+            aclmdlRIDestroy in AscendCl: Emulated -> Code =
                 "aclError aclmdlRIDestroy(aclmdlRI modelRI)";
-            aclmdlRIExecuteAsync in AscendCl: Unsupported -> Code =
+            aclmdlRIExecuteAsync in AscendCl: Emulated -> Code =
                 "aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)";
-            aclmdlRIGetId in AscendCl: Unsupported -> Code =
+            aclmdlRIGetId in AscendCl: Emulated -> Code =
                 "aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId)";
             aclmdlSetDump in AscendCl: Accepted -> Code =
                 "aclError aclmdlSetDump(const char *dumpCfgPath)";
@@ -199,9 +199,9 @@ macro_rules! with_framework_functions {
                 "aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle)";
             aclrtIpcOpenEventHandle in AscendCl: Emulated -> Code =
                 "aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event)";
-            aclrtLaunchCallback in AscendCl: Unsupported -> Code =
+            aclrtLaunchCallback in AscendCl: Emulated -> Code =
                 "aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType, aclrtStream stream)";
-            aclrtLaunchHostFunc in AscendCl: Unsupported -> Code =
+            aclrtLaunchHostFunc in AscendCl: Emulated -> Code =
                 "aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)";
             aclrtLaunchKernelWithHostArgs in AscendCl: Unsupported -> Code =
                 "aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks, aclrtStream stream, aclrtLaunchKernelCfg *cfg, void *hostArgs, size_t argsSize, aclrtPlaceHolderInfo *placeHolderArray, size_t placeHolderNum)";

@@ -1,0 +1,230 @@
+//! The state of ACL graph capture in one process: which streams capture
+//! into which model, the models made (their recorded tasks and task
+//! groups), the events recorded inside a capture, and the per-thread
+//! capture modes the runtime checks synchronous calls against.
+//!
+//! The rules are the runtime's (docs/graphs.md names each source):
+//! * a stream captures into one model; work enqueued on it is recorded,
+//!   not run; another stream joins the capture by waiting on an event
+//!   recorded inside it, and must be joined back (an event it records
+//!   waited on by a capturing stream) before the capture ends (107025);
+//! * the capture ends on its origin stream, in the thread that began it
+//!   when the mode is not relaxed (107038), and fails with 507903 when the
+//!   capture was invalidated;
+//! * a synchronous copy or set is refused (107030) when the calling
+//!   thread's exchanged mode says so: global captures forbid it in every
+//!   thread of the process, thread-local ones in their own thread, relaxed
+//!   ones nowhere.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::thread::ThreadId;
+
+use aclmem_core::AclError;
+
+use super::Result;
+
+/// `aclmdlRICaptureMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u32)]
+pub enum CaptureMode {
+    /// `ACL_MODEL_RI_CAPTURE_MODE_GLOBAL` (0).
+    Global = 0,
+    /// `ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL` (1).
+    ThreadLocal = 1,
+    /// `ACL_MODEL_RI_CAPTURE_MODE_RELAXED` (2).
+    Relaxed = 2,
+}
+
+impl CaptureMode {
+    /// The mode of a raw value; anything else is 107000, as the runtime's
+    /// check of the mode answers.
+    pub fn from_raw(raw: u32) -> Result<CaptureMode> {
+        match raw {
+            0 => Ok(CaptureMode::Global),
+            1 => Ok(CaptureMode::ThreadLocal),
+            2 => Ok(CaptureMode::Relaxed),
+            _ => Err(AclError::RT_PARAM_INVALID),
+        }
+    }
+}
+
+/// `aclmdlRICaptureStatus`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum CaptureStatus {
+    /// `ACL_MODEL_RI_CAPTURE_STATUS_NONE` (0).
+    None = 0,
+    /// `ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE` (1).
+    Active = 1,
+    /// `ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED` (2).
+    Invalidated = 2,
+}
+
+/// What a replay runs for one recorded task: the work, given the stream
+/// the model is executed on.
+pub type TaskFn = dyn Fn(u64) -> Result<()> + Send + Sync;
+
+/// One task of a model: what it is (for the debug print and the trace)
+/// and its work.
+#[derive(Clone)]
+pub struct Task {
+    /// What the task is (`aclrtMemcpyAsync 4096 bytes`, `operator Add`).
+    pub label: String,
+    /// The work a replay runs.
+    pub work: Arc<TaskFn>,
+}
+
+impl fmt::Debug for Task {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label)
+    }
+}
+
+/// A model made by capture (`aclmdlRI`).
+#[derive(Debug, Default)]
+pub(crate) struct Model {
+    /// Its id (`aclmdlRIGetId`).
+    pub(crate) id: u32,
+    pub(crate) tasks: Vec<Task>,
+    /// Whether a capture into it is still going on.
+    pub(crate) capturing: bool,
+    /// Task groups: handle → (first task, task count).
+    pub(crate) groups: BTreeMap<u64, (usize, usize)>,
+    /// The device it was captured on.
+    pub(crate) device: u32,
+}
+
+/// A stream that captures.
+#[derive(Debug, Clone)]
+pub(crate) struct Capture {
+    pub(crate) model: u64,
+    pub(crate) mode: CaptureMode,
+    pub(crate) thread: ThreadId,
+    /// The stream the capture began on (others joined through events).
+    pub(crate) origin: bool,
+    pub(crate) invalidated: bool,
+    /// A joined stream with work recorded since its last event record.
+    pub(crate) unjoined: bool,
+    /// An open task group: its first task.
+    pub(crate) group: Option<usize>,
+}
+
+/// A stream whose enqueued work updates a task group
+/// (`aclmdlRICaptureTaskUpdateBegin`).
+#[derive(Debug)]
+pub(crate) struct Update {
+    pub(crate) model: u64,
+    pub(crate) group: u64,
+    pub(crate) tasks: Vec<Task>,
+}
+
+/// The process's graphs.
+#[derive(Debug, Default)]
+pub(crate) struct Graphs {
+    pub(crate) models: BTreeMap<u64, Model>,
+    pub(crate) captures: BTreeMap<u64, Capture>,
+    pub(crate) updates: BTreeMap<u64, Update>,
+    /// Events recorded inside a capture: event → model.
+    pub(crate) events: BTreeMap<u64, u64>,
+    next: u64,
+}
+
+/// The base of model handles (opaque, never dereferenced).
+const MODEL_BASE: u64 = 0x6d6f_0000_0000;
+/// The base of task-group handles.
+const GROUP_BASE: u64 = 0x6772_0000_0000;
+
+thread_local! {
+    /// `aclmdlRICaptureThreadExchangeMode`'s value for this thread
+    /// (global until changed, as in the runtime).
+    static EXCHANGE: std::cell::Cell<CaptureMode> = const { std::cell::Cell::new(CaptureMode::Global) };
+}
+
+/// Sets this thread's exchanged capture mode; the previous one.
+pub(crate) fn exchange_mode(mode: CaptureMode) -> CaptureMode {
+    EXCHANGE.with(|m| m.replace(mode))
+}
+
+impl Graphs {
+    fn issue(&mut self, base: u64) -> u64 {
+        self.next += 1;
+        base + self.next * 0x40
+    }
+
+    /// A new model being captured on `device`.
+    pub(crate) fn new_model(&mut self, device: u32) -> u64 {
+        let handle = self.issue(MODEL_BASE);
+        let id = u32::try_from(self.next).unwrap_or(u32::MAX);
+        self.models.insert(
+            handle,
+            Model {
+                id,
+                capturing: true,
+                device,
+                ..Model::default()
+            },
+        );
+        handle
+    }
+
+    /// A new task-group handle.
+    pub(crate) fn new_group(&mut self) -> u64 {
+        self.issue(GROUP_BASE)
+    }
+
+    /// Whether a synchronous call may run in this thread now (the
+    /// runtime's capture-mode check; 107030 when not).
+    pub(crate) fn permits_sync(&self) -> Result<()> {
+        let here = std::thread::current().id();
+        let context = self.captures.values().map(|c| c.mode).min();
+        let thread = self
+            .captures
+            .values()
+            .filter(|c| c.thread == here)
+            .map(|c| c.mode)
+            .min();
+        let refused = match EXCHANGE.with(|m| m.get()) {
+            CaptureMode::Relaxed => false,
+            CaptureMode::Global => {
+                context == Some(CaptureMode::Global) || thread == Some(CaptureMode::ThreadLocal)
+            }
+            CaptureMode::ThreadLocal => {
+                matches!(thread, Some(CaptureMode::Global | CaptureMode::ThreadLocal))
+            }
+        };
+        if refused {
+            Err(AclError::RT_CAPTURE_MODE_NOT_SUPPORT)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Records `task` if `stream` captures or updates a task group: `None`
+    /// then; the task back to be run at once otherwise.
+    pub(crate) fn record(&mut self, stream: u64, task: Task) -> Option<Task> {
+        if let Some(update) = self.updates.get_mut(&stream) {
+            update.tasks.push(task);
+            return None;
+        }
+        let capture = self.captures.get_mut(&stream)?;
+        capture.unjoined = !capture.origin;
+        let model = self.models.get_mut(&capture.model)?;
+        model.tasks.push(task);
+        None
+    }
+
+    /// Marks every stream of `model` invalidated (a task failed while
+    /// recorded, as the runtime terminates the capture).
+    pub(crate) fn invalidate(&mut self, model: u64) {
+        for c in self.captures.values_mut().filter(|c| c.model == model) {
+            c.invalidated = true;
+        }
+    }
+
+    /// The capture of `stream`, if it captures.
+    pub(crate) fn capture(&self, stream: u64) -> Option<&Capture> {
+        self.captures.get(&stream)
+    }
+}
