@@ -776,3 +776,79 @@ fn mstx_pool_defects_are_reported_with_their_class_and_line() {
         assert!(message.contains(names), "{mode}: {message}");
     }
 }
+
+/// Memory an ACL graph captured: freed while the graph lives (at the
+/// free, naming the graph and the capture), replayed after (at the
+/// replay), and a graph never destroyed (at exit); a clean capture,
+/// replay and destroy is no finding.
+#[test]
+fn memory_a_live_graph_captured_is_checked_at_release_replay_and_exit() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = compile(
+        &repo().join("crates/sanitizer/tests/graph_defects.c"),
+        "graph-defects",
+    );
+    let (findings, code) = sanitize(&[], &exe, &["clean"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+
+    let (findings, code) = sanitize(&[], &exe, &["freed"]);
+    assert_eq!(code, 1);
+    let classes: Vec<&str> = findings
+        .iter()
+        .map(|f| f["class"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        classes,
+        ["graph-memory-released", "graph-replay-released"],
+        "{findings:#?}"
+    );
+    let line = |m| format!("graph_defects.c:{}", marked_line("graph_defects.c", m));
+    let released = &findings[0];
+    assert!(
+        released["site"]
+            .as_str()
+            .unwrap()
+            .contains(&line("freed-under-graph")),
+        "{released:#?}"
+    );
+    let message = released["message"].as_str().unwrap();
+    assert!(message.contains(&line("capture-begin")), "{message}");
+    assert!(message.contains(&line("captured-copy")), "{message}");
+    let replay = &findings[1];
+    assert!(
+        replay["site"]
+            .as_str()
+            .unwrap()
+            .contains(&line("replay-after-free")),
+        "{replay:#?}"
+    );
+
+    // Kept: the frees after the replay are findings too (the graph still
+    // holds that memory), and the graph is reported at exit.
+    let (findings, code) = sanitize(&[], &exe, &["kept"]);
+    assert_eq!(code, 1);
+    let classes: Vec<&str> = findings
+        .iter()
+        .map(|f| f["class"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        classes,
+        [
+            "graph-memory-released",
+            "graph-memory-released",
+            "graph-not-destroyed"
+        ],
+        "{findings:#?}"
+    );
+    let kept = &findings[2];
+    assert!(
+        kept["message"]
+            .as_str()
+            .unwrap()
+            .contains(&line("capture-begin")),
+        "{kept:#?}"
+    );
+}

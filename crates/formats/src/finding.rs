@@ -60,6 +60,12 @@ pub enum Class {
     CommMemoryReleasedWhileActive,
     /// `communicator-not-destroyed`.
     CommunicatorNotDestroyed,
+    /// `graph-memory-released`.
+    GraphMemoryReleased,
+    /// `graph-replay-released`.
+    GraphReplayReleased,
+    /// `graph-not-destroyed`.
+    GraphNotDestroyed,
     /// `mstx-heap-unmapped`.
     MstxHeapUnmapped,
     /// `mstx-region-outside-heap`.
@@ -74,7 +80,7 @@ pub enum Class {
 
 impl Class {
     /// Every class, in the order the README lists them.
-    pub const ALL: [Class; 30] = [
+    pub const ALL: [Class; 33] = [
         Class::Rule,
         Class::Portability,
         Class::DoubleFree,
@@ -100,6 +106,9 @@ impl Class {
         Class::CollectiveUnmapped,
         Class::CommMemoryReleasedWhileActive,
         Class::CommunicatorNotDestroyed,
+        Class::GraphMemoryReleased,
+        Class::GraphReplayReleased,
+        Class::GraphNotDestroyed,
         Class::MstxHeapUnmapped,
         Class::MstxRegionOutsideHeap,
         Class::MstxAccessOutsideRegion,
@@ -135,6 +144,9 @@ impl Class {
             Class::CollectiveUnmapped => "collective-unmapped",
             Class::CommMemoryReleasedWhileActive => "comm-memory-released-while-active",
             Class::CommunicatorNotDestroyed => "communicator-not-destroyed",
+            Class::GraphMemoryReleased => "graph-memory-released",
+            Class::GraphReplayReleased => "graph-replay-released",
+            Class::GraphNotDestroyed => "graph-not-destroyed",
             Class::MstxHeapUnmapped => "mstx-heap-unmapped",
             Class::MstxRegionOutsideHeap => "mstx-region-outside-heap",
             Class::MstxAccessOutsideRegion => "mstx-access-outside-region",
@@ -217,6 +229,15 @@ impl Class {
             Class::CommunicatorNotDestroyed => {
                 "at exit: an HCCL communicator made (`HcclCommInitRootInfo(Config)`, `HcclCommInitAll`) and never destroyed with `HcclCommDestroy`, with the call that made it"
             }
+            Class::GraphMemoryReleased => {
+                "`aclrtFree`, `aclrtFreeHost` or `aclrtUnmapMem` of memory an ACL graph still alive captured (a copy recorded by `aclmdlRICaptureBegin`..`aclmdlRICaptureEnd`, the graph not yet destroyed with `aclmdlRIDestroy`): names the graph and where the memory was captured"
+            }
+            Class::GraphReplayReleased => {
+                "`aclmdlRIExecuteAsync` of a graph whose captured memory was released since the capture: the replay would read or write memory the process no longer holds; names the range and where it was captured"
+            }
+            Class::GraphNotDestroyed => {
+                "at exit: an ACL graph captured (`aclmdlRICaptureEnd`) and never destroyed with `aclmdlRIDestroy`, with where its capture began"
+            }
             Class::MstxHeapUnmapped => {
                 "`mstxMemHeapRegister` of a pool over memory that is not mapped or `aclrtMalloc` memory of the process (the mstx memory API, docs/mstx.md: a heap must be allocated before it is registered)"
             }
@@ -242,6 +263,7 @@ impl Class {
             self,
             Class::Leak
                 | Class::CommunicatorNotDestroyed
+                | Class::GraphNotDestroyed
                 | Class::ImportHeldAtExit
                 | Class::ExporterExitedWhileMapped
                 | Class::CycleGrowth

@@ -167,6 +167,7 @@ pub unsafe extern "C" fn la_symbind64(
     if !aclmem_sys::FUNCTIONS.iter().any(|(n, _)| *n == text)
         && !crate::mstx::NAMES.contains(&text)
         && !crate::hccl::NAMES.contains(&text)
+        && !crate::graphs::NAMES.contains(&text)
     {
         return value;
     }

@@ -208,6 +208,7 @@ fn end_checks(call: &str) {
     unsupported_calls();
     model().report_leaks("exit", None);
     crate::hccl::report_leaks();
+    crate::graphs::report_leaks();
     trace::write_sites();
     trace::flush();
     let site = sharing::exported().then(Site::program);

@@ -51,6 +51,7 @@ pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
     if let Some(size) = size {
         crate::hccl::check_release("aclrtFree", dev_ptr as usize, size, Site::outside);
         crate::mstx::check_release("aclrtFree", dev_ptr as usize, size, Site::outside);
+        crate::graphs::check_release("aclrtFree", dev_ptr as usize, size, Site::outside);
     }
     let r = forward!(aclrtFree(dev_ptr));
     let totals = if r == 0 {
@@ -93,6 +94,10 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocHost(
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> sys::aclError {
+    let size = model().host_alloc_size(host_ptr as usize);
+    if let Some(size) = size {
+        crate::graphs::check_release("aclrtFreeHost", host_ptr as usize, size, Site::outside);
+    }
     let r = forward!(aclrtFreeHost(host_ptr));
     if r == 0 {
         model().host_freed(host_ptr as usize);
@@ -133,7 +138,12 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemcpyAsync(
         check |site| {
             check_copy("aclrtMemcpyAsync", dst as usize, src as usize, count, Some(kind), site)
         };
-        done |_, (), _| traced(None, count, |_| {});
+        done |r, (), _| {
+            if r == 0 {
+                crate::graphs::captured(stream, &[(dst as usize, count), (src as usize, count)]);
+            }
+            traced(None, count, |_| {})
+        };
     }
 }
 

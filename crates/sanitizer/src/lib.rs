@@ -54,6 +54,7 @@
 
 // The rooms (above).
 pub mod audit;
+pub mod graphs;
 pub mod hccl;
 pub mod mstx;
 pub mod report;

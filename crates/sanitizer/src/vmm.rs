@@ -214,6 +214,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
             m.check_unmap(vir_ptr as usize, site).and_then(|(size, shared)| {
                 crate::hccl::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
                 crate::mstx::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
+                crate::graphs::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
                 shared.map(str::to_owned)
             })
         };

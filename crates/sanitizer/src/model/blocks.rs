@@ -29,6 +29,11 @@ impl Model {
         self.host_allocs.insert(p, (size, site));
     }
 
+    /// The size of the `aclrtMallocHost` block at `p`, if there is one.
+    pub fn host_alloc_size(&self, p: usize) -> Option<usize> {
+        self.host_allocs.get(&p).map(|(s, _)| *s)
+    }
+
     pub fn host_freed(&mut self, p: usize) {
         self.host_allocs.remove(&p);
     }
@@ -117,7 +122,7 @@ impl Model {
         }
     }
 
-    fn host_range(&self, addr: usize, count: usize) -> bool {
+    pub fn host_range(&self, addr: usize, count: usize) -> bool {
         self.host_allocs
             .range(..=addr)
             .next_back()
