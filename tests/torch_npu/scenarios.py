@@ -514,5 +514,70 @@ def convolutions():
     report(checks=checks)
 
 
+def graphs():
+    """torch_npu's NPUGraph over ACL graph capture: a step of copies
+    (pinned host to device, device to device) captured on a side stream,
+    nothing run while captured, each replay on new input; memory allocated
+    during capture in the graph's private pool, a second graph sharing a
+    pool through graph_pool_handle(), both released by reset()."""
+    import torch
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    checks = {}
+    s = torch.npu.Stream()
+    with torch.npu.stream(s):
+        torch.ones(64, device="npu").mul_(2)
+    torch.npu.synchronize()
+
+    host = torch.zeros(1024).pin_memory()
+    a = torch.zeros(1024, device="npu")
+    b = torch.zeros(1024, device="npu")
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g, stream=s):
+        a.copy_(host, non_blocking=True)
+        b.copy_(a, non_blocking=True)
+        inner = torch.empty(1 << 20, device="npu")
+        inner[:1024].copy_(b, non_blocking=True)
+    torch.npu.synchronize()
+    checks["nothing ran while captured"] = bool((b.cpu() == 0).all())
+    for i in range(1, 4):
+        host.fill_(float(i))
+        g.replay()
+        torch.npu.synchronize()
+        checks[f"replay {i}"] = bool((b.cpu() == i).all()) and bool((inner[:1024].cpu() == i).all())
+
+    def pool_of(ptr):
+        for seg in torch.npu.memory_snapshot():
+            if seg["address"] <= ptr < seg["address"] + seg["total_size"]:
+                return tuple(seg.get("segment_pool_id", (0, 0)))
+        return None
+
+    checks["captured allocation in the graph's pool"] = pool_of(inner.data_ptr()) == tuple(g.pool())
+    checks["ordinary allocation in the default pool"] = pool_of(a.data_ptr()) == (0, 0)
+
+    shared = torch.npu.graph_pool_handle()
+    g1, g2 = torch.npu.NPUGraph(), torch.npu.NPUGraph()
+    with torch.npu.graph(g1, stream=s, pool=shared):
+        x = torch.empty(1 << 18, device="npu")
+        x.copy_(torch.ones(1 << 18).pin_memory(), non_blocking=True)
+    with torch.npu.graph(g2, stream=s, pool=shared):
+        y = torch.empty(1 << 18, device="npu")
+        y.copy_(x, non_blocking=True)
+    checks["shared pool"] = pool_of(x.data_ptr()) == pool_of(y.data_ptr()) == tuple(shared)
+    g1.replay()
+    g2.replay()
+    torch.npu.synchronize()
+    checks["shared replay"] = bool((y.cpu() == 1).all())
+
+    reserved = torch.npu.memory_reserved()
+    del inner, x, y
+    for graph in (g, g1, g2):
+        graph.reset()
+    torch.npu.empty_cache()
+    checks["reset releases the graph pools"] = torch.npu.memory_reserved() < reserved
+    report(checks=checks)
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

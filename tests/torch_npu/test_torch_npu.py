@@ -271,6 +271,14 @@ def test_convolutions_compute_what_the_cpu_computes(machine):
     assert "is not supported" not in err, err
 
 
+def test_npu_graphs_capture_replay_and_keep_their_pools(machine):
+    r, err, _ = run_scenario("graphs", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    assert len(r["checks"]) == 9
+    assert "is not supported" not in err, err
+
+
 def test_an_operator_is_refused_and_reported_and_memory_still_works(machine):
     r, err, _ = run_scenario("operator", machine)
     assert r["outcome"].startswith("raised:")
