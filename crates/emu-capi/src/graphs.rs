@@ -84,7 +84,7 @@ pub unsafe extern "C" fn aclmdlRICaptureEnd(
     stream: aclrtStream,
     model: *mut Handle,
 ) -> AclErrorCode {
-    guard("aclmdlRICaptureEnd", || {
+    let code = guard("aclmdlRICaptureEnd", || {
         if model.is_null() {
             return Err(AclError::INVALID_PARAM);
         }
@@ -95,7 +95,19 @@ pub unsafe extern "C" fn aclmdlRICaptureEnd(
                 let _ = with_global(|g| g.emu.destroy_model(m));
             })
         }
-    })
+    });
+    // A capture that ends with an error is over (the runtime clears it):
+    // an injected fault ends it too, its model gone with it.
+    if code != 0
+        && crate::faults::aclmem_emu_fault_injected() != 0
+        && capture::capturing(stream_of(stream))
+    {
+        let _ = with_global(|g| {
+            let m = g.emu.capture_end(stream_of(stream))?;
+            g.emu.destroy_model(m)
+        });
+    }
+    code
 }
 
 /// `aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode)`:

@@ -126,9 +126,10 @@ impl Emulator {
             if !c.origin {
                 return Err(AclError::RT_STREAM_CAPTURE_UNMATCHED);
             }
-            if c.mode != CaptureMode::Relaxed && c.thread != std::thread::current().id() {
-                return Err(AclError::RT_STREAM_CAPTURE_WRONG_THREAD);
-            }
+            // In another thread the capture fails and is over (the runtime
+            // clears it), unless its mode is relaxed.
+            let wrong_thread =
+                c.mode != CaptureMode::Relaxed && c.thread != std::thread::current().id();
             let model = c.model;
             let invalidated = c.invalidated;
             let unjoined = g
@@ -145,7 +146,9 @@ impl Emulator {
             if !others {
                 g.events.retain(|_, m| *m != model);
             }
-            let failed = if invalidated {
+            let failed = if wrong_thread {
+                Some(AclError::RT_STREAM_CAPTURE_WRONG_THREAD)
+            } else if invalidated {
                 Some(AclError::RT_STREAM_CAPTURE_INVALIDATED)
             } else if unjoined {
                 Some(AclError::RT_STREAM_UNJOINED)
