@@ -12,6 +12,7 @@
 //! `ACL_ERROR_OP_NOT_FOUND` (100024) from the library, which marshals
 //! `aclopCompileAndExecute(V2)` into this crate.
 
+pub mod aclnn;
 pub mod kernels;
 pub mod linalg;
 pub mod objects;

@@ -1,0 +1,302 @@
+//! What an `aclnnXGetWorkspaceSize` checks and its `aclnnX` does: a
+//! [`Plan`] made from the call's objects (every view, scalar and value
+//! copied, so destroying the objects afterwards changes nothing) and run
+//! on the device's memory later, once per `aclnnX`, or once per replay of
+//! a graph that captured it.
+//!
+//! A plan gathers its input views into contiguous tensors, computes with
+//! the operator path's kernels (the matrix products through the kept
+//! kernel library, as `MatMul` does), converts to the output's type and
+//! scatters the result into the output view. Types follow the operator
+//! API: the inputs are promoted to the output's type before computing.
+
+use aclmem_core::AclError;
+
+use crate::kernels::{self, Call, HostInputs, Spec};
+use crate::objects::{AttrValue, OpAttr};
+use crate::tensor::{DType, Num, Tensor};
+
+use super::{Scalar, View};
+
+/// The device memory a plan reads and writes.
+pub trait Memory {
+    /// Reads `buf.len()` bytes at `addr`.
+    fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError>;
+    /// Writes `data` at `addr`.
+    fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError>;
+}
+
+/// An input of a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    /// A tensor view.
+    Tensor(View),
+    /// A scalar.
+    Scalar(Scalar),
+}
+
+/// What a plan computes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// `out = a op alpha·b`, broadcast; `op` one of the operator path's
+    /// binary kernels (`Add`, `Sub`, `Mul`, `RealDiv`).
+    Binary {
+        /// The kernel.
+        kernel: &'static str,
+        /// The factor of the second operand (add and sub only).
+        alpha: Option<Num>,
+    },
+    /// `out = a · b` (matrix, batched, vector products, as
+    /// `torch.matmul`).
+    Matmul,
+    /// `out = beta·c + alpha·(a · b)`.
+    Addmm {
+        /// The factor of `c`.
+        beta: Num,
+        /// The factor of the product.
+        alpha: Num,
+    },
+    /// `out = a`, converted to the output's type and broadcast to its
+    /// shape (`aclnnInplaceCopy`, `aclnnCast`).
+    Copy,
+    /// Every element of `out` is `value`.
+    Fill(Num),
+}
+
+/// One operator API call, ready to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The `aclnn` function (for reports).
+    pub name: &'static str,
+    /// What it computes.
+    pub kind: Kind,
+    /// Its inputs.
+    pub args: Vec<Arg>,
+    /// Where it writes.
+    pub out: View,
+}
+
+/// The shape `a` and `b` broadcast to.
+fn broadcast(a: &[usize], b: &[usize]) -> Result<Vec<usize>, AclError> {
+    let n = a.len().max(b.len());
+    let at = |d: &[usize], i: usize| {
+        if i < n - d.len() {
+            1
+        } else {
+            d[i - (n - d.len())]
+        }
+    };
+    (0..n)
+        .map(|i| match (at(a, i), at(b, i)) {
+            (x, y) if x == y || y == 1 => Ok(x),
+            (1, y) => Ok(y),
+            _ => Err(AclError::INVALID_PARAM),
+        })
+        .collect()
+}
+
+fn shape_of(arg: &Arg) -> Vec<usize> {
+    match arg {
+        Arg::Tensor(v) => v.dims.clone(),
+        Arg::Scalar(_) => Vec::new(),
+    }
+}
+
+/// The output shape the product of `a` and `b` has (`torch.matmul`).
+fn matmul_shape(a: &[usize], b: &[usize]) -> Result<Vec<usize>, AclError> {
+    let (a2, b2) = (promote_vector(a, true), promote_vector(b, false));
+    let (m, k) = (a2[a2.len() - 2], a2[a2.len() - 1]);
+    let (k2, n) = (b2[b2.len() - 2], b2[b2.len() - 1]);
+    if k != k2 {
+        return Err(AclError::INVALID_PARAM);
+    }
+    let batch = broadcast(&a2[..a2.len() - 2], &b2[..b2.len() - 2])?;
+    let mut out = batch;
+    if a.len() > 1 {
+        out.push(m);
+    }
+    if b.len() > 1 {
+        out.push(n);
+    }
+    Ok(out)
+}
+
+/// A vector as a matrix: a row (`left`) or a column.
+fn promote_vector(d: &[usize], left: bool) -> Vec<usize> {
+    match (d.len(), left) {
+        (0, _) => vec![1, 1],
+        (1, true) => vec![1, d[0]],
+        (1, false) => vec![d[0], 1],
+        _ => d.to_vec(),
+    }
+}
+
+impl Plan {
+    /// A plan of `kind` with its checks: the shapes must fit the output's
+    /// (`ACLNN_ERR_PARAM_INVALID` otherwise).
+    pub fn new(
+        name: &'static str,
+        kind: Kind,
+        args: Vec<Arg>,
+        out: View,
+    ) -> Result<Plan, AclError> {
+        let shapes: Vec<Vec<usize>> = args.iter().map(shape_of).collect();
+        let want = match (&kind, shapes.as_slice()) {
+            (Kind::Binary { .. }, [a, b]) => broadcast(a, b)?,
+            (Kind::Matmul, [a, b]) if !a.is_empty() && !b.is_empty() => matmul_shape(a, b)?,
+            (Kind::Addmm { .. }, [c, a, b]) if a.len() == 2 && b.len() == 2 => {
+                let p = matmul_shape(a, b)?;
+                broadcast(c, &p)?;
+                p
+            }
+            (Kind::Copy, [a]) => {
+                if broadcast(a, &out.dims)? != out.dims {
+                    return Err(AclError::INVALID_PARAM);
+                }
+                out.dims.clone()
+            }
+            (Kind::Fill(_), []) => out.dims.clone(),
+            _ => return Err(AclError::INVALID_PARAM),
+        };
+        if want != out.dims {
+            return Err(AclError::INVALID_PARAM);
+        }
+        if matches!(kind, Kind::Matmul | Kind::Addmm { .. }) && !out.dtype.is_float() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        Ok(Plan {
+            name,
+            kind,
+            args,
+            out,
+        })
+    }
+
+    /// Runs the plan on `mem`.
+    pub fn run(&self, mem: &dyn Memory) -> Result<(), AclError> {
+        let dtype = self.out.dtype;
+        let inputs = self
+            .args
+            .iter()
+            .map(|a| match a {
+                Arg::Tensor(v) => v.gather(mem).and_then(|t| convert(t, dtype)),
+                Arg::Scalar(s) => Ok(Tensor::from_nums(dtype, Vec::new(), [s.value])),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let dims = self.out.dims.clone();
+        let result = match (&self.kind, inputs.as_slice()) {
+            (Kind::Binary { kernel, alpha }, [a, b]) => {
+                let b = match alpha {
+                    Some(alpha) if alpha.f64() != 1.0 => {
+                        let factor = Tensor::from_nums(dtype, Vec::new(), [*alpha]);
+                        kernel_on(
+                            "Mul",
+                            &[b.clone(), factor],
+                            Spec {
+                                dtype,
+                                dims: b.dims.clone(),
+                            },
+                            OpAttr::new(),
+                        )?
+                    }
+                    _ => b.clone(),
+                };
+                kernel_on(kernel, &[a.clone(), b], Spec { dtype, dims }, OpAttr::new())?
+            }
+            (Kind::Matmul, [a, b]) => matmul(a, b, dtype, dims)?,
+            (Kind::Addmm { beta, alpha }, [c, a, b]) => {
+                let p = matmul(a, b, dtype, dims.clone())?;
+                let c = broadcast_to(c, &dims)?;
+                let nums = c
+                    .nums()
+                    .zip(p.nums())
+                    .map(|(c, p)| Num::F(beta.f64() * c.f64() + alpha.f64() * p.f64()));
+                Tensor::from_nums(dtype, dims, nums)
+            }
+            (Kind::Copy, [a]) => broadcast_to(a, &dims)?,
+            (Kind::Fill(value), []) => Tensor::full(dtype, dims, *value)?,
+            _ => return Err(AclError::INVALID_PARAM),
+        };
+        self.out.scatter(mem, &result.bytes)
+    }
+}
+
+/// Runs the operator path's kernel `name` on host tensors.
+fn kernel_on(name: &str, inputs: &[Tensor], out: Spec, attrs: OpAttr) -> Result<Tensor, AclError> {
+    let kernel = kernels::find(name).ok_or(AclError::OP_NOT_FOUND)?;
+    let host = HostInputs(
+        inputs
+            .iter()
+            .map(|t| {
+                (
+                    Spec {
+                        dtype: t.dtype,
+                        dims: t.dims.clone(),
+                    },
+                    t.bytes.clone(),
+                )
+            })
+            .collect(),
+    );
+    let call = Call::new(&host, vec![out.clone()], attrs);
+    let mut written = kernel(&call)?;
+    let bytes = written.pop().ok_or(AclError::OP_OUTPUT_NOT_MATCH)?;
+    Ok(Tensor {
+        dtype: out.dtype,
+        dims: out.dims,
+        bytes,
+    })
+}
+
+/// `t` as `dtype` (each element converted as a C cast converts it).
+fn convert(t: Tensor, dtype: DType) -> Result<Tensor, AclError> {
+    if t.dtype == dtype {
+        return Ok(t);
+    }
+    let mut attrs = OpAttr::new();
+    attrs.insert("dst_type".into(), AttrValue::DataType(dtype.acl()));
+    let dims = t.dims.clone();
+    kernel_on("Cast", &[t], Spec { dtype, dims }, attrs)
+}
+
+/// `t` broadcast to `dims`.
+fn broadcast_to(t: &Tensor, dims: &[usize]) -> Result<Tensor, AclError> {
+    if t.dims == dims {
+        return Ok(t.clone());
+    }
+    let shape = Tensor::from_nums(
+        DType::I64,
+        vec![dims.len()],
+        dims.iter().map(|&d| Num::I(d as i64)),
+    );
+    kernel_on(
+        "BroadcastTo",
+        &[t.clone(), shape],
+        Spec {
+            dtype: t.dtype,
+            dims: dims.to_vec(),
+        },
+        OpAttr::new(),
+    )
+}
+
+/// `a · b` as `torch.matmul`: vectors as rows or columns, 2-D products by
+/// `MatMul`, batched ones (batch dims broadcast) by `BatchMatMulV2`.
+fn matmul(a: &Tensor, b: &Tensor, dtype: DType, dims: Vec<usize>) -> Result<Tensor, AclError> {
+    let mut a = a.clone();
+    let mut b = b.clone();
+    a.dims = promote_vector(&a.dims, true);
+    b.dims = promote_vector(&b.dims, false);
+    let batch = broadcast(&a.dims[..a.dims.len() - 2], &b.dims[..b.dims.len() - 2])?;
+    let mut full = batch;
+    full.push(a.dims[a.dims.len() - 2]);
+    full.push(b.dims[b.dims.len() - 1]);
+    let kernel = if full.len() == 2 {
+        "MatMul"
+    } else {
+        "BatchMatMulV2"
+    };
+    let mut t = kernel_on(kernel, &[a, b], Spec { dtype, dims: full }, OpAttr::new())?;
+    t.dims = dims;
+    Ok(t)
+}
