@@ -14,6 +14,7 @@ use std::num::NonZeroUsize;
 use aclmem_sys::{MallocPolicy, PagePolicy};
 
 use crate::Target;
+use crate::errors::Situation;
 use crate::args::{self, Checked};
 use crate::{Emulator, Op};
 
@@ -99,7 +100,13 @@ impl Emulator {
         let p = &self.process;
         let addr = addr.into_inner().get();
         p.enter_rt(Op::FreeDevice)?;
-        p.free_device(addr)
+        // A memory pool's block in use leaves its pool and is freed (the
+        // runtime frees it and returns it to its pool); anything else
+        // inside a pool is not an allocation.
+        match p.pool_owns(addr) {
+            Some(_) => p.pool_free_now(addr, Situation::NotAllocated.code()),
+            None => p.free_device(addr),
+        }
     }
 
     /// `aclrtMallocHost`: page-locked host memory (plain anonymous memory

@@ -14,6 +14,7 @@ pub(crate) mod host_register;
 pub(crate) mod instrument;
 pub(crate) mod ipc;
 pub(crate) mod physical;
+pub(crate) mod pools;
 pub(crate) mod query;
 pub(crate) mod runtime;
 pub(crate) mod sharing;

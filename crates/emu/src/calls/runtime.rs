@@ -141,15 +141,34 @@ impl Emulator {
 
     /// `aclrtSynchronizeDevice(WithTimeout)`: nothing runs asynchronously,
     /// so there is nothing to wait for (a timeout is checked by
-    /// [`args::sync_timeout`](crate::args::sync_timeout)).
+    /// [`args::sync_timeout`](crate::args::sync_timeout)); the memory
+    /// pools of the thread's device release cached memory above their
+    /// release threshold, as at a stream synchronisation.
     pub fn synchronize_device(&self) -> Result<()> {
-        self.process.on_device()
+        let p = &self.process;
+        p.on_device()?;
+        if let Ok((device, _)) = p.current() {
+            p.pool_sync(device);
+        }
+        Ok(())
     }
 
-    /// `aclrtSynchronizeStream(WithTimeout)` (0 is the default stream).
+    /// `aclrtSynchronizeStream(WithTimeout)` (0 is the default stream):
+    /// the memory pools of the stream's device release cached memory
+    /// above their release threshold (`ACL_RT_MEM_POOL_ATTR_RELEASE_THRESHOLD`,
+    /// documented as released at the next stream synchronisation).
     pub fn synchronize_stream(&self, stream: u64) -> Result<()> {
-        self.process.on_device()?;
-        self.check_stream(stream)
+        let p = &self.process;
+        p.on_device()?;
+        self.check_stream(stream)?;
+        let device = match self.stream_device(stream) {
+            Some(d) => Some(d),
+            None => p.current().ok().map(|(d, _)| d),
+        };
+        if let Some(device) = device {
+            p.pool_sync(device);
+        }
+        Ok(())
     }
 
     /// `aclrtDeviceCanAccessPeer`: every pair of distinct devices can; a

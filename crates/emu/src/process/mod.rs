@@ -4,7 +4,8 @@
 //! never a round trip. The API methods are in the calls
 //! module, which asks this one for its operations.
 //!
-//! **Lock order**, kept by construction: the address space, then a shard;
+//! **Lock order**, kept by construction: the pools' table ([`pools`]),
+//! then the address space, then a shard;
 //! the machine's shared lock is never taken while either is held. A call
 //! that needs both a process lock and the machine's lock, or a system call,
 //! runs in steps: *claim* (under the process locks: check and mark, take a
@@ -22,6 +23,7 @@ pub(crate) mod join;
 pub(crate) mod listener;
 pub(crate) mod own_file;
 pub(crate) mod physical;
+pub(crate) mod pools;
 pub(crate) mod query;
 pub(crate) mod runtime;
 pub(crate) mod sharing;
@@ -62,6 +64,8 @@ pub(crate) struct Process {
     /// start → registration.
     registered: Mutex<BTreeMap<usize, Registration>>,
     runtime: Mutex<Runtime>,
+    /// Stream-ordered memory pools (`aclrtMemPool*`).
+    pools: Mutex<pools::PoolTable>,
     imported: Mutex<Vec<ImportedPool>>,
     instrument: Instrument,
     maps: MapBudget,
@@ -96,6 +100,7 @@ impl Process {
             hosts: Mutex::new(BTreeMap::new()),
             registered: Mutex::new(BTreeMap::new()),
             runtime: Mutex::new(Runtime::default()),
+            pools: Mutex::new(pools::PoolTable::default()),
             imported: Mutex::new(Vec::new()),
             instrument: Instrument::default(),
             maps: MapBudget::new(),
@@ -241,6 +246,7 @@ impl Process {
                     .collect::<Vec<_>>()
             })
             .collect();
+        self.pools_clear();
         self.va.lock().tear_down();
         self.maps.reset();
         // Host allocations of a process that is leaving go with their
