@@ -86,7 +86,6 @@ fn other_streams_reuse_only_as_the_attributes_allow() {
     // Default: another stream gets new memory.
     let b = e.mem_pool_malloc_async(2 * MIB as u64, pool, s2).unwrap();
     assert_ne!(b, a);
-    e.mem_pool_free_async(b, s2).unwrap();
     // Following events: after s2 waited for an event recorded on s1 after
     // the free, s2 may take s1's block.
     set(&e, pool, PoolAttr::ReuseFollowEventDependencies, 7).unwrap();
@@ -102,14 +101,16 @@ fn other_streams_reuse_only_as_the_attributes_allow() {
     // A free after the event is not covered by it.
     e.mem_pool_free_async(a, s1).unwrap();
     let c = e.mem_pool_malloc_async(2 * MIB as u64, pool, s2).unwrap();
-    assert_eq!(c, b, "s2's own cached block, not s1's newer free");
-    // Opportunistic: any completed free (all are).
+    assert!(c != a && c != b, "new memory, not s1's newer free");
+    e.mem_pool_free_async(c, s2).unwrap();
+    // Opportunistic: any completed free (all are); the stream's own first.
     set(&e, pool, PoolAttr::ReuseFollowEventDependencies, 0).unwrap();
     set(&e, pool, PoolAttr::ReuseAllowOpportunistic, 1).unwrap();
+    assert_eq!(e.mem_pool_malloc_async(2 * MIB as u64, pool, s2).unwrap(), c);
     assert_eq!(e.mem_pool_malloc_async(2 * MIB as u64, pool, s2).unwrap(), a);
     assert_eq!(
         attr(&e, pool, PoolAttr::ReservedMemCurrent),
-        4 * MIB as u64
+        6 * MIB as u64
     );
     e.mem_pool_destroy(pool).unwrap();
 }

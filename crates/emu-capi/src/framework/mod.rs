@@ -11,6 +11,7 @@
 //!   a device synchronisation, and cache maintenance;
 //! * [`options`]: compile options, versions;
 //! * [`values`]: stream value operations (`aclrtValueWrite`, `aclrtValueWait`);
+//! * [`pools`]: stream-ordered memory pools (`aclrtMemPool*`);
 //! * [`mstx`]: the mstx range and marker API.
 //!
 //! The ones answered from the catalogue without emulation are generated in
@@ -22,6 +23,7 @@ pub mod copies;
 pub mod host_memory;
 pub mod mstx;
 pub mod options;
+pub mod pools;
 pub mod reduce;
 pub mod runtime;
 pub mod values;
@@ -32,6 +34,7 @@ pub use copies::*;
 pub use host_memory::*;
 pub use mstx::*;
 pub use options::*;
+pub use pools::*;
 pub use reduce::*;
 pub use runtime::*;
 pub use values::*;

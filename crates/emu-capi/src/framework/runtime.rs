@@ -153,7 +153,7 @@ pub extern "C" fn aclrtSynchronizeEvent(e: aclrtEvent) -> AclErrorCode {
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, e: aclrtEvent) -> AclErrorCode {
     guard("aclrtStreamWaitEvent", || {
-        with_global(|g| g.emu.wait_event(event(e)?, stream as usize as u64))
+        with_global(|g| g.emu.stream_wait_event(event(e)?, stream as usize as u64))
     })
 }
 

@@ -282,7 +282,8 @@ impl Process {
     }
 
     /// A block of `size` bytes (a multiple of [`POOL_BLOCK`]) of `pool`
-    /// for `stream`: a cached block of that size the stream may take, else
+    /// for `stream`: a cached block of that size the stream may take (its
+    /// own first), else
     /// new memory if the pool has room, else the smallest larger cached
     /// block it may take, whole. `missing` for a pool that is not live,
     /// `full` when nothing fits; the device's own answer when it is out of
@@ -296,20 +297,20 @@ impl Process {
     ) -> Result<usize> {
         let mut t = self.pools.lock();
         let p = t.pools.get(&pool).ok_or(missing)?;
-        let usable: Vec<(usize, u64)> = p
+        // (size, another stream's, address): the stream's own blocks first,
+        // as the runtime tries reuse within one stream first.
+        let usable: Vec<(u64, bool, usize)> = p
             .cached
             .iter()
             .filter(|(_, b)| b.size >= size && t.may_reuse(p, b, stream))
-            .map(|(&a, b)| (a, b.size))
+            .map(|(&a, b)| (b.size, b.stream != stream, a))
             .collect();
-        let exact = usable.iter().find(|&&(_, s)| s == size).copied();
+        let exact = usable.iter().filter(|u| u.0 == size).min().copied();
         let room = p.reserved + size <= p.size;
         let device = p.device;
-        let reuse = exact.or_else(|| {
-            (!room)
-                .then(|| usable.iter().min_by_key(|&&(a, s)| (s, a)).copied())
-                .flatten()
-        });
+        let reuse = exact
+            .or_else(|| (!room).then(|| usable.iter().min().copied()).flatten())
+            .map(|(s, _, a)| (a, s));
         let p = t.pool(pool, missing)?;
         let (addr, taken) = match reuse {
             Some((addr, block)) => {

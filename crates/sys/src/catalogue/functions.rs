@@ -26,7 +26,7 @@
 #[macro_export]
 macro_rules! with_framework_functions {
     ($callback:ident) => {
-        $callback! {
+        $crate::__with_memory_chapter! { $callback;
             aclAppLog in AscendCl: Accepted -> Void =
                 "void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_t line, const char *fmt, ...)";
             aclCreateDataBuffer in AscendCl: Emulated -> Pointer =

@@ -25,6 +25,8 @@ use crate::FUNCTIONS;
 
 #[macro_use]
 mod functions;
+#[macro_use]
+mod memory;
 
 /// The CANN shared object that holds a function in a real installation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

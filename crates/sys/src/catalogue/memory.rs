@@ -1,0 +1,36 @@
+//! The memory chapter's functions added with CANN 9.x's runtime
+//! (stream-ordered pools, managed memory, cache maintenance, the custom
+//! allocator, device variables and the rest; issue 48), appended to the
+//! framework functions of `functions.rs` by
+//! [`with_framework_functions!`](crate::with_framework_functions) (one list
+//! for every consumer; kept here so that neither file grows past the
+//! project's size limit). Prototypes are CANN's headers at RT HEAD
+//! (`acl_rt.h`, `acl_rt_memory_soma.h`, `acl_rt_allocator.h`); `since` is
+//! the first release whose headers declare the function (docs/facts.md).
+
+/// The memory chapter's entries after `$rest`, the other framework
+/// functions, handed to `$callback` (see
+/// [`with_framework_functions!`](crate::with_framework_functions)).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_memory_chapter {
+    ($callback:ident; $($rest:tt)*) => {
+        $callback! {
+            $($rest)*
+            aclrtMemPoolCreate in AscendCl since (9, 0): Emulated -> Code =
+                "aclError aclrtMemPoolCreate(aclrtMemPool* memPool, const aclrtMemPoolProps* poolProps)";
+            aclrtMemPoolDestroy in AscendCl since (9, 0): Emulated -> Code =
+                "aclError aclrtMemPoolDestroy(const aclrtMemPool memPool)";
+            aclrtMemPoolSetAttr in AscendCl since (9, 0): Emulated -> Code =
+                "aclError aclrtMemPoolSetAttr(aclrtMemPool memPool, aclrtMemPoolAttr attr, void* value)";
+            aclrtMemPoolGetAttr in AscendCl since (9, 0): Emulated -> Code =
+                "aclError aclrtMemPoolGetAttr(aclrtMemPool memPool, aclrtMemPoolAttr attr, void* value)";
+            aclrtMemPoolMallocAsync in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemPoolMallocAsync(void** ptr, size_t size, aclrtMemPool memPool, aclrtStream stream)";
+            aclrtMemPoolFreeAsync in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemPoolFreeAsync(void* ptr, aclrtStream stream)";
+            aclrtMemPoolTrimTo in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemPoolTrimTo(aclrtMemPool memPool, size_t minBytesToKeep)";
+        }
+    };
+}
