@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use aclmem_emu_capi::{
-    aclrtMallocAttribute, aclrtMallocConfig, aclrtMemPoolProps, aclrtMemcpyBatchAttr,
+    aclrtMallocAttribute, aclrtMallocConfig, aclrtMemManagedLocation, aclrtMemPoolProps,
+    aclrtMemcpyBatchAttr,
 };
 use aclmem_sys::catalogue::{Answer, Library, entries, find};
 
@@ -25,7 +26,7 @@ use aclmem_sys::catalogue::{Answer, Library, entries, find};
 const HEADERS: &[(&str, &[&str])] = &[
     (
         "acl/acl_rt_memory_ext.h",
-        &["aclrtMemcpyBatchAttr", "aclrtMallocConfig"],
+        &["aclrtMemcpyBatchAttr", "aclrtMallocConfig", "aclrtMemManaged"],
     ),
     (
         "acl/acl_rt_memory_soma.h",
@@ -162,6 +163,16 @@ fn acl_rt_h_compiles_with_every_declaration_and_the_library_s_layouts() {
             offset_of!(aclrtMemPoolProps, reserved),
         ),
         ("ACL_RT_MEM_POOL_ATTR_USED_MEM_HIGH", 8),
+        (
+            "sizeof(aclrtMemManagedLocation)",
+            size_of::<aclrtMemManagedLocation>(),
+        ),
+        (
+            "offsetof(aclrtMemManagedLocation, id)",
+            offset_of!(aclrtMemManagedLocation, id),
+        ),
+        ("ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID", 8),
+        ("ACL_MEM_ADVISE_UNSET_ACCESSED_BY", 5),
         ("ACL_STREAM_WAIT_VALUE_NOR", 3),
         ("ACL_RT_MEM_ATTR_VA_FLAG", 3),
         ("ACL_MEM_LOCATION_TYPE_HOST", 0),

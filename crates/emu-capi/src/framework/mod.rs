@@ -12,6 +12,7 @@
 //! * [`options`]: compile options, versions;
 //! * [`values`]: stream value operations (`aclrtValueWrite`, `aclrtValueWait`);
 //! * [`pools`]: stream-ordered memory pools (`aclrtMemPool*`);
+//! * [`managed`]: managed memory, peer mappings and peer access status;
 //! * [`mstx`]: the mstx range and marker API.
 //!
 //! The ones answered from the catalogue without emulation are generated in
@@ -21,6 +22,7 @@ pub mod allocation;
 pub mod batch;
 pub mod copies;
 pub mod host_memory;
+pub mod managed;
 pub mod mstx;
 pub mod options;
 pub mod pools;
@@ -32,6 +34,7 @@ pub use allocation::*;
 pub use batch::*;
 pub use copies::*;
 pub use host_memory::*;
+pub use managed::*;
 pub use mstx::*;
 pub use options::*;
 pub use pools::*;

@@ -105,7 +105,11 @@ impl Emulator {
         // inside a pool is not an allocation.
         match p.pool_owns(addr) {
             Some(_) => p.pool_free_now(addr, Situation::NotAllocated.code()),
-            None => p.free_device(addr),
+            None => {
+                p.free_device(addr)?;
+                p.managed_forget(addr);
+                Ok(())
+            }
         }
     }
 

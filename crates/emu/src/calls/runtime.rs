@@ -181,15 +181,4 @@ impl Emulator {
         self.process.device_id(peer)?;
         Ok(true)
     }
-
-    /// `aclrtDeviceEnablePeerAccess` / `aclrtDeviceDisablePeerAccess`:
-    /// access between devices is always possible here; this records
-    /// nothing. The current device itself is 100000.
-    pub fn peer_access(&self, peer: i32) -> Result<()> {
-        let d = self.current_device()?;
-        if peer == d as i32 {
-            return Err(AclError::INVALID_PARAM);
-        }
-        self.process.device_id(peer).map(drop)
-    }
 }

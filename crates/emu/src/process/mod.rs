@@ -21,6 +21,7 @@ pub(crate) mod imports;
 pub(crate) mod instrument;
 pub(crate) mod join;
 pub(crate) mod listener;
+pub(crate) mod managed;
 pub(crate) mod own_file;
 pub(crate) mod physical;
 pub(crate) mod pools;
@@ -64,6 +65,8 @@ pub(crate) struct Process {
     /// start → registration.
     registered: Mutex<BTreeMap<usize, Registration>>,
     runtime: Mutex<Runtime>,
+    /// Managed memory (`aclrtMemAllocManaged`) and its advice.
+    managed: Mutex<managed::ManagedTable>,
     /// Stream-ordered memory pools (`aclrtMemPool*`).
     pools: Mutex<pools::PoolTable>,
     imported: Mutex<Vec<ImportedPool>>,
@@ -101,6 +104,7 @@ impl Process {
             registered: Mutex::new(BTreeMap::new()),
             runtime: Mutex::new(Runtime::default()),
             pools: Mutex::new(pools::PoolTable::default()),
+            managed: Mutex::new(BTreeMap::new()),
             imported: Mutex::new(Vec::new()),
             instrument: Instrument::default(),
             maps: MapBudget::new(),
@@ -247,6 +251,7 @@ impl Process {
             })
             .collect();
         self.pools_clear();
+        self.managed_clear();
         self.va.lock().tear_down();
         self.maps.reset();
         // Host allocations of a process that is leaving go with their

@@ -31,6 +31,22 @@ macro_rules! __with_memory_chapter {
                 "aclError aclrtMemPoolFreeAsync(void* ptr, aclrtStream stream)";
             aclrtMemPoolTrimTo in AscendCl since (9, 1): Emulated -> Code =
                 "aclError aclrtMemPoolTrimTo(aclrtMemPool memPool, size_t minBytesToKeep)";
+            aclrtMemAllocManaged in AscendCl since (9, 0): Emulated -> Code =
+                "aclError aclrtMemAllocManaged(void** ptr, uint64_t size, uint32_t flag)";
+            aclrtMemManagedAdvise in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemManagedAdvise(const void* const ptr, uint64_t size, aclrtMemManagedAdviseType advise, aclrtMemManagedLocation location)";
+            aclrtMemManagedGetAttr in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemManagedGetAttr(aclrtMemManagedRangeAttribute attribute, const void* ptr, size_t size, void* data, size_t dataSize)";
+            aclrtMemManagedGetAttrs in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemManagedGetAttrs(aclrtMemManagedRangeAttribute* attributes, size_t numAttributes, const void* ptr, size_t size, void** data, size_t* dataSizes)";
+            aclrtMemManagedPrefetchAsync in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemManagedPrefetchAsync(const void* ptr, size_t size, aclrtMemManagedLocation location, uint32_t flags, aclrtStream stream)";
+            aclrtMemManagedPrefetchBatchAsync in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemManagedPrefetchBatchAsync(const void** ptrs, size_t* sizes, size_t count, aclrtMemManagedLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, uint64_t flags, aclrtStream stream)";
+            aclrtMemP2PMap in AscendCl since (9, 0): Emulated -> Code =
+                "aclError aclrtMemP2PMap(void* devPtr, size_t size, int32_t dstDevId, uint64_t flags)";
+            aclrtDevicePeerAccessStatus in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId, int32_t* status)";
         }
     };
 }
