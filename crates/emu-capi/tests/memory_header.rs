@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use aclmem_emu_capi::{
-    aclrtMallocAttribute, aclrtMallocConfig, aclrtMemManagedLocation, aclrtMemPoolProps,
-    aclrtMemcpyBatchAttr,
+    aclrtBarrierTaskInfo, aclrtMallocAttribute, aclrtMallocConfig, aclrtMemManagedLocation,
+    aclrtMemPoolProps, aclrtMemUceInfo, aclrtMemcpyBatchAttr, aclrtServerPid,
 };
 use aclmem_sys::catalogue::{Answer, Library, entries, find};
 
@@ -26,8 +26,20 @@ use aclmem_sys::catalogue::{Answer, Library, entries, find};
 const HEADERS: &[(&str, &[&str])] = &[
     (
         "acl/acl_rt_memory_ext.h",
-        &["aclrtMemcpyBatchAttr", "aclrtMallocConfig", "aclrtMemManaged"],
+        &[
+            "aclrtMemcpyBatchAttr",
+            "aclrtMallocConfig",
+            "aclrtMemManaged",
+            "aclrtCmoType",
+            "aclrtBarrierTaskInfo",
+            "aclrtMemUceInfo",
+            "aclrtMemLinkType",
+            "aclrtHacType",
+            "aclrtIpcMemAttrType",
+            "aclrtServerPid",
+        ],
     ),
+    ("acl/acl_rt_allocator.h", &["aclrtAllocator"]),
     (
         "acl/acl_rt_memory_soma.h",
         &["aclrtMemPool"],
@@ -163,6 +175,12 @@ fn acl_rt_h_compiles_with_every_declaration_and_the_library_s_layouts() {
             offset_of!(aclrtMemPoolProps, reserved),
         ),
         ("ACL_RT_MEM_POOL_ATTR_USED_MEM_HIGH", 8),
+        ("sizeof(aclrtBarrierTaskInfo)", size_of::<aclrtBarrierTaskInfo>()),
+        ("sizeof(aclrtMemUceInfo)", size_of::<aclrtMemUceInfo>()),
+        ("sizeof(aclrtServerPid)", size_of::<aclrtServerPid>()),
+        ("offsetof(aclrtServerPid, num)", offset_of!(aclrtServerPid, num)),
+        ("ACL_RT_HAC_TYPE_CCU", 9),
+        ("ACL_RT_MEM_ACCESS_UB_MULTI_PORT_PATH", 3),
         (
             "sizeof(aclrtMemManagedLocation)",
             size_of::<aclrtMemManagedLocation>(),

@@ -298,5 +298,7 @@ ACL_FUNC_VISIBILITY aclError aclrtIpcMemClose(const char *key);
  * stream value operations, allocation variants): CANN's acl_rt.h declares
  * them too. */
 #include "acl_rt_memory_ext.h"
+/* The custom allocator: CANN's acl_rt.h includes acl_rt_allocator.h. */
+#include "acl_rt_allocator.h"
 
 #endif /* ACLMEM_ACL_ACL_RT_H */

@@ -13,6 +13,7 @@ pub(crate) mod events;
 pub(crate) mod host_register;
 pub(crate) mod instrument;
 pub(crate) mod ipc;
+pub(crate) mod maintenance;
 pub(crate) mod managed;
 pub(crate) mod physical;
 pub(crate) mod pools;

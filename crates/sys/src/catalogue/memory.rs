@@ -47,6 +47,66 @@ macro_rules! __with_memory_chapter {
                 "aclError aclrtMemP2PMap(void* devPtr, size_t size, int32_t dstDevId, uint64_t flags)";
             aclrtDevicePeerAccessStatus in AscendCl since (8, 5): Emulated -> Code =
                 "aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId, int32_t* status)";
+            aclrtCmoAsyncWithBarrier in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtCmoAsyncWithBarrier(void* src, size_t size, aclrtCmoType cmoType, uint32_t barrierId, aclrtStream stream)";
+            aclrtCmoWaitBarrier in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtCmoWaitBarrier(aclrtBarrierTaskInfo* taskInfo, aclrtStream stream, uint32_t flag)";
+            aclrtCmoGetDescSize in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtCmoGetDescSize(size_t* size)";
+            aclrtCmoSetDesc in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtCmoSetDesc(void* cmoDesc, void* src, size_t size)";
+            aclrtCmoAsyncWithDesc in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtCmoAsyncWithDesc(void* cmoDesc, aclrtCmoType cmoType, aclrtStream stream, const void* reserve)";
+            aclrtDeviceL2CacheFlush in AscendCl since (9, 2): Emulated -> Code =
+                "aclError aclrtDeviceL2CacheFlush(void* rsv)";
+            aclrtReserveMemAddressNoUCMemory in AscendCl since (9, 0): Emulated -> Code =
+                "aclError aclrtReserveMemAddressNoUCMemory(void** virPtr, size_t size, size_t alignment, void* expectPtr, uint64_t flags)";
+            aclrtMemMapNoAccess in AscendCl since (9, 2): Emulated -> Code =
+                "aclError aclrtMemMapNoAccess(void* virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags)";
+            aclrtMemMapSelectedLink in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemMapSelectedLink(void* virPtrDst, size_t size, void* virPtrSrc, uint32_t linkIdx)";
+            aclrtMemMapSetLink in AscendCl since (9, 2): Emulated -> Code =
+                "aclError aclrtMemMapSetLink(aclrtDrvMemHandle handle, aclrtMemLinkType adviceLink)";
+            aclrtMallocForTaskScheduler in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtMallocForTaskScheduler(void** devPtr, size_t size, aclrtMemMallocPolicy policy, aclrtMallocConfig* cfg)";
+            aclrtHostMemMapCapabilities in AscendCl since (9, 0): Emulated -> Code =
+                "aclError aclrtHostMemMapCapabilities(uint32_t deviceId, aclrtHacType hacType, aclrtHostMemMapCapability* capabilities)";
+            aclrtIpcMemSetAttr in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtIpcMemSetAttr(const char* key, aclrtIpcMemAttrType type, uint64_t attr)";
+            aclrtIpcMemImportPidInterServer in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtIpcMemImportPidInterServer(const char* key, aclrtServerPid* serverPids, size_t num)";
+            aclrtAllocatorCreateDesc in AscendCl since (8, 5): Emulated -> Pointer =
+                "aclrtAllocatorDesc aclrtAllocatorCreateDesc()";
+            aclrtAllocatorDestroyDesc in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtAllocatorDestroyDesc(aclrtAllocatorDesc allocatorDesc)";
+            aclrtAllocatorSetObjToDesc in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtAllocatorSetObjToDesc(aclrtAllocatorDesc allocatorDesc, aclrtAllocator allocator)";
+            aclrtAllocatorSetAllocFuncToDesc in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtAllocatorSetAllocFuncToDesc(aclrtAllocatorDesc allocatorDesc, aclrtAllocatorAllocFunc func)";
+            aclrtAllocatorSetFreeFuncToDesc in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtAllocatorSetFreeFuncToDesc(aclrtAllocatorDesc allocatorDesc, aclrtAllocatorFreeFunc func)";
+            aclrtAllocatorSetAllocAdviseFuncToDesc in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtAllocatorSetAllocAdviseFuncToDesc(aclrtAllocatorDesc allocatorDesc, aclrtAllocatorAllocAdviseFunc func)";
+            aclrtAllocatorSetGetAddrFromBlockFuncToDesc in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtAllocatorSetGetAddrFromBlockFuncToDesc(aclrtAllocatorDesc allocatorDesc, aclrtAllocatorGetAddrFromBlockFunc func)";
+            aclrtAllocatorRegister in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtAllocatorRegister(aclrtStream stream, aclrtAllocatorDesc allocatorDesc)";
+            aclrtAllocatorGetByStream in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtAllocatorGetByStream(aclrtStream stream, aclrtAllocatorDesc* allocatorDesc, aclrtAllocator* allocator, aclrtAllocatorAllocFunc* allocFunc, aclrtAllocatorFreeFunc* freeFunc, aclrtAllocatorAllocAdviseFunc* allocAdviseFunc, aclrtAllocatorGetAddrFromBlockFunc* getAddrFromBlockFunc)";
+            aclrtAllocatorUnregister in AscendCl since (8, 5): Emulated -> Code =
+                "aclError aclrtAllocatorUnregister(aclrtStream stream)";
+            aclrtGetSymbolAddress in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtGetSymbolAddress(const void* symbol, void** devPtr)";
+            aclrtGetSymbolSize in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtGetSymbolSize(const void* symbol, size_t* size)";
+            aclrtMemcpyFromSymbol in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemcpyFromSymbol(void* dst, size_t dstMax, const void* symbol, size_t count, size_t offset, aclrtMemcpyKind kind)";
+            aclrtMemcpyFromSymbolAsync in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemcpyFromSymbolAsync(void* dst, size_t dstMax, const void* symbol, size_t count, size_t offset, aclrtMemcpyKind kind, aclrtStream stream)";
+            aclrtMemcpyToSymbol in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset, aclrtMemcpyKind kind)";
+            aclrtMemcpyToSymbolAsync in AscendCl since (9, 1): Emulated -> Code =
+                "aclError aclrtMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count, size_t offset, aclrtMemcpyKind kind, aclrtStream stream)";
         }
     };
 }
