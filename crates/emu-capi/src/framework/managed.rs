@@ -191,6 +191,7 @@ pub extern "C" fn aclrtMemManagedPrefetchAsync(
 /// pointer; `prefetchLocs[k]` applies from `prefetchLocIdxs[k]` to the
 /// next index. Every prefetch is checked before any is recorded.
 #[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
 pub extern "C" fn aclrtMemManagedPrefetchBatchAsync(
     ptrs: *mut *const c_void,
     sizes: *mut usize,
