@@ -126,7 +126,10 @@ fn release_9_1() {
     // Advice on the first page only.
     assert_eq!(aclrtMemManagedAdvise(m, two as u64, 0, loc(0, 0)), 0);
     assert_eq!(aclrtMemManagedAdvise(m, two as u64, 2, loc(DEVICE, 0)), 0);
-    assert_eq!(aclrtMemManagedAdvise(m, 4 * MIB as u64, 4, loc(DEVICE, 1)), 0);
+    assert_eq!(
+        aclrtMemManagedAdvise(m, 4 * MIB as u64, 4, loc(DEVICE, 1)),
+        0
+    );
     assert_eq!(aclrtMemManagedAdvise(upper, two as u64, 2, loc(HOST, 0)), 0);
     assert_eq!(attr(1, m, two), (0, 1));
     assert_eq!(attr(1, m, 4 * MIB), (0, 0), "not the whole range");
@@ -167,7 +170,11 @@ fn release_9_1() {
     assert_eq!(attr(7, m, two), (0, HOST as i32));
     assert_eq!(attr(8, upper, two), (0, 1));
     assert_eq!(batch(&mut ptrs, &mut [1, 0], 2), RT_INVALID, "first not 0");
-    assert_eq!(batch(&mut ptrs, &mut [0, 0], 2), RT_INVALID, "not increasing");
+    assert_eq!(
+        batch(&mut ptrs, &mut [0, 0], 2),
+        RT_INVALID,
+        "not increasing"
+    );
     assert_eq!(batch(&mut ptrs, &mut [0, 2], 2), RT_INVALID, "past count");
     assert_eq!(
         batch(&mut [m.cast_const(), ptr::null()], &mut idxs, 2),
@@ -201,25 +208,61 @@ fn release_9_1() {
         lens.as_mut_ptr(),
     );
     assert_eq!(code, RT_INVALID);
-    let code = aclrtMemManagedGetAttrs(ptr::null_mut(), 2, m, two, outs.as_mut_ptr(), lens.as_mut_ptr());
+    let code = aclrtMemManagedGetAttrs(
+        ptr::null_mut(),
+        2,
+        m,
+        two,
+        outs.as_mut_ptr(),
+        lens.as_mut_ptr(),
+    );
     assert_eq!(code, INVALID);
     // Refusals.
     assert_eq!(aclrtMemManagedAdvise(ptr::null(), 1, 0, loc(0, 0)), INVALID);
     assert_eq!(aclrtMemManagedAdvise(m, 0, 0, loc(0, 0)), INVALID);
-    assert_eq!(aclrtMemManagedAdvise(m, two as u64, 6, loc(0, 0)), RT_INVALID);
-    assert_eq!(aclrtMemManagedAdvise(m, two as u64, 2, loc(DEVICE, 9)), RT_INVALID);
-    assert_eq!(aclrtMemManagedAdvise(m, two as u64, 2, loc(0, 0)), RT_INVALID);
-    assert_eq!(aclrtMemManagedAdvise(m, 4096, 0, loc(0, 0)), RT_INVALID, "2 MiB");
-    assert_eq!(aclrtMemManagedAdvise(m, 8 * MIB as u64, 0, loc(0, 0)), RT_INVALID);
+    assert_eq!(
+        aclrtMemManagedAdvise(m, two as u64, 6, loc(0, 0)),
+        RT_INVALID
+    );
+    assert_eq!(
+        aclrtMemManagedAdvise(m, two as u64, 2, loc(DEVICE, 9)),
+        RT_INVALID
+    );
+    assert_eq!(
+        aclrtMemManagedAdvise(m, two as u64, 2, loc(0, 0)),
+        RT_INVALID
+    );
+    assert_eq!(
+        aclrtMemManagedAdvise(m, 4096, 0, loc(0, 0)),
+        RT_INVALID,
+        "2 MiB"
+    );
+    assert_eq!(
+        aclrtMemManagedAdvise(m, 8 * MIB as u64, 0, loc(0, 0)),
+        RT_INVALID
+    );
     let d = device(4096);
-    assert_eq!(aclrtMemManagedAdvise(d, two as u64, 0, loc(0, 0)), RT_INVALID, "not managed");
+    assert_eq!(
+        aclrtMemManagedAdvise(d, two as u64, 0, loc(0, 0)),
+        RT_INVALID,
+        "not managed"
+    );
     assert_eq!(attr(0, m, two).0, RT_INVALID);
     assert_eq!(attr(9, m, two).0, RT_INVALID);
     let mut v = 0i64;
-    assert_eq!(aclrtMemManagedGetAttr(1, m, two, (&raw mut v).cast(), 8), RT_INVALID);
-    assert_eq!(aclrtMemManagedGetAttr(1, m, two, ptr::null_mut(), 4), INVALID);
+    assert_eq!(
+        aclrtMemManagedGetAttr(1, m, two, (&raw mut v).cast(), 8),
+        RT_INVALID
+    );
+    assert_eq!(
+        aclrtMemManagedGetAttr(1, m, two, ptr::null_mut(), 4),
+        INVALID
+    );
     assert_eq!(aclrtMemManagedGetAttr(1, m, two, 8 as *mut _, 4), INVALID);
-    assert_eq!(aclrtMemManagedGetAttr(1, m, 0, (&raw mut v).cast(), 4), INVALID);
+    assert_eq!(
+        aclrtMemManagedGetAttr(1, m, 0, (&raw mut v).cast(), 4),
+        INVALID
+    );
     assert_eq!(
         aclrtMemManagedPrefetchAsync(m, two, loc(DEVICE, 0), 1, ptr::null_mut()),
         INVALID

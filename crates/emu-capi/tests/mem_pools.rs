@@ -193,17 +193,17 @@ fn refusals() {
     assert_eq!(aclrtMemPoolCreate(&mut pool, ptr::null()), INVALID);
     assert_eq!(aclrtMemPoolCreate(&mut pool, 8 as *const _), INVALID);
     for bad in [
-        aclrtMemPoolProps {
-            alloc_type: 1,
-            ..p
-        },
+        aclrtMemPoolProps { alloc_type: 1, ..p },
         aclrtMemPoolProps {
             location: RawMemLocation { id: 0, type_: 0 },
             ..p
         },
         aclrtMemPoolProps {
-            reserved: [0, 0, 0, 1].iter().copied().chain([0; 28]).collect::<Vec<_>>()
-                [..32]
+            reserved: [0, 0, 0, 1]
+                .iter()
+                .copied()
+                .chain([0; 28])
+                .collect::<Vec<_>>()[..32]
                 .try_into()
                 .unwrap(),
             ..p
@@ -237,9 +237,18 @@ fn refusals() {
     let (_, pool) = create(&p);
     let s = stream();
     // Attributes.
-    assert_eq!(aclrtMemPoolSetAttr(ptr::null_mut(), THRESHOLD, 8 as *mut _), INVALID);
-    assert_eq!(aclrtMemPoolSetAttr(pool, THRESHOLD, ptr::null_mut()), RT_INVALID);
-    assert_eq!(aclrtMemPoolGetAttr(pool, THRESHOLD, ptr::null_mut()), RT_INVALID);
+    assert_eq!(
+        aclrtMemPoolSetAttr(ptr::null_mut(), THRESHOLD, 8 as *mut _),
+        INVALID
+    );
+    assert_eq!(
+        aclrtMemPoolSetAttr(pool, THRESHOLD, ptr::null_mut()),
+        RT_INVALID
+    );
+    assert_eq!(
+        aclrtMemPoolGetAttr(pool, THRESHOLD, ptr::null_mut()),
+        RT_INVALID
+    );
     assert_eq!(set64(pool, RESERVED, 0), RT_INVALID, "read only");
     assert_eq!(set64(pool, USED, 0), RT_INVALID, "read only");
     assert_eq!(set64(pool, RESERVED_HIGH, 1), POOL_ERROR);
@@ -250,8 +259,14 @@ fn refusals() {
     assert_eq!(aclrtMemPoolGetAttr(pool, THRESHOLD, 8 as *mut _), INVALID);
     // Allocations.
     let mut out = ptr::null_mut();
-    assert_eq!(aclrtMemPoolMallocAsync(ptr::null_mut(), MIB, pool, s), INVALID);
-    assert_eq!(aclrtMemPoolMallocAsync(&mut out, MIB, ptr::null_mut(), s), INVALID);
+    assert_eq!(
+        aclrtMemPoolMallocAsync(ptr::null_mut(), MIB, pool, s),
+        INVALID
+    );
+    assert_eq!(
+        aclrtMemPoolMallocAsync(&mut out, MIB, ptr::null_mut(), s),
+        INVALID
+    );
     assert_eq!(
         aclrtMemPoolMallocAsync(&mut out, MIB, pool, ptr::null_mut()),
         INVALID
@@ -270,7 +285,10 @@ fn refusals() {
     assert_eq!(aclrtMemPoolFreeAsync(ptr::null_mut(), s), INVALID);
     assert_eq!(aclrtMemPoolFreeAsync(a, ptr::null_mut()), POOL_ERROR);
     assert_eq!(aclrtMemPoolFreeAsync(a, other), STREAM_CONTEXT);
-    assert_eq!(aclrtMemPoolFreeAsync((a as usize + 64) as *mut _, s), RT_INVALID);
+    assert_eq!(
+        aclrtMemPoolFreeAsync((a as usize + 64) as *mut _, s),
+        RT_INVALID
+    );
     assert_eq!(aclrtMemPoolFreeAsync(a, s), 0);
     assert_eq!(aclrtMemPoolFreeAsync(a, s), RT_INVALID, "freed twice");
     assert_eq!(aclrtMemPoolTrimTo(ptr::null_mut(), 0), INVALID);

@@ -40,10 +40,7 @@ const HEADERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("acl/acl_rt_allocator.h", &["aclrtAllocator"]),
-    (
-        "acl/acl_rt_memory_soma.h",
-        &["aclrtMemPool"],
-    ),
+    ("acl/acl_rt_memory_soma.h", &["aclrtMemPool"]),
 ];
 
 fn include_dir() -> PathBuf {
@@ -69,7 +66,10 @@ fn declarations_of(header: &str) -> Vec<(String, String)> {
 
 /// Every header's declarations.
 fn declarations() -> Vec<(String, String)> {
-    HEADERS.iter().flat_map(|(h, _)| declarations_of(h)).collect()
+    HEADERS
+        .iter()
+        .flat_map(|(h, _)| declarations_of(h))
+        .collect()
 }
 
 #[test]
@@ -175,10 +175,16 @@ fn acl_rt_h_compiles_with_every_declaration_and_the_library_s_layouts() {
             offset_of!(aclrtMemPoolProps, reserved),
         ),
         ("ACL_RT_MEM_POOL_ATTR_USED_MEM_HIGH", 8),
-        ("sizeof(aclrtBarrierTaskInfo)", size_of::<aclrtBarrierTaskInfo>()),
+        (
+            "sizeof(aclrtBarrierTaskInfo)",
+            size_of::<aclrtBarrierTaskInfo>(),
+        ),
         ("sizeof(aclrtMemUceInfo)", size_of::<aclrtMemUceInfo>()),
         ("sizeof(aclrtServerPid)", size_of::<aclrtServerPid>()),
-        ("offsetof(aclrtServerPid, num)", offset_of!(aclrtServerPid, num)),
+        (
+            "offsetof(aclrtServerPid, num)",
+            offset_of!(aclrtServerPid, num),
+        ),
         ("ACL_RT_HAC_TYPE_CCU", 9),
         ("ACL_RT_MEM_ACCESS_UB_MULTI_PORT_PATH", 3),
         (

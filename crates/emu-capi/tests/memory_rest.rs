@@ -57,7 +57,11 @@ fn cache_maintenance() {
     assert_eq!(aclrtCmoAsync(d, 4096, 9, s), NOT_SUPPORTED);
     assert_eq!(aclrtCmoAsync(ptr::null_mut(), 4096, PREFETCH, s), INVALID);
     assert_eq!(aclrtCmoAsync(d, 0, PREFETCH, s), INVALID);
-    assert_eq!(aclrtCmoAsync(d, 8 * MIB, PREFETCH, s), RT_INVALID, "beyond it");
+    assert_eq!(
+        aclrtCmoAsync(d, 8 * MIB, PREFETCH, s),
+        RT_INVALID,
+        "beyond it"
+    );
     let h = host(4096);
     assert_eq!(aclrtCmoAsync(h, 64, PREFETCH, s), RT_INVALID, "host memory");
     assert_eq!(aclrtCmoAsync(d, 64, PREFETCH, 0x77 as *mut _), RT_INVALID);
@@ -73,17 +77,39 @@ fn cache_maintenance() {
     assert_eq!(record[16..24], (d as u64).to_le_bytes());
     assert_eq!(record[..12], [0; 12]);
     assert_eq!(aclrtCmoAsyncWithDesc(desc, PREFETCH, s, ptr::null()), 0);
-    assert_eq!(aclrtCmoAsyncWithDesc(desc, 3, s, ptr::null()), NOT_SUPPORTED);
-    assert_eq!(aclrtCmoAsyncWithDesc(desc, PREFETCH, s, 8 as *const _), RT_INVALID);
-    assert_eq!(aclrtCmoAsyncWithDesc(ptr::null_mut(), PREFETCH, s, ptr::null()), RT_INVALID);
-    assert_eq!(aclrtCmoAsyncWithDesc(h, PREFETCH, s, ptr::null()), RT_INVALID);
+    assert_eq!(
+        aclrtCmoAsyncWithDesc(desc, 3, s, ptr::null()),
+        NOT_SUPPORTED
+    );
+    assert_eq!(
+        aclrtCmoAsyncWithDesc(desc, PREFETCH, s, 8 as *const _),
+        RT_INVALID
+    );
+    assert_eq!(
+        aclrtCmoAsyncWithDesc(ptr::null_mut(), PREFETCH, s, ptr::null()),
+        RT_INVALID
+    );
+    assert_eq!(
+        aclrtCmoAsyncWithDesc(h, PREFETCH, s, ptr::null()),
+        RT_INVALID
+    );
     assert_eq!(aclrtCmoSetDesc(ptr::null_mut(), d, 64), RT_INVALID);
     assert_eq!(aclrtCmoSetDesc(desc, ptr::null_mut(), 64), RT_INVALID);
     assert_eq!(aclrtCmoSetDesc(desc, d, 0), RT_INVALID);
-    assert_eq!(aclrtCmoSetDesc(h, d, 64), RT_INVALID, "a descriptor is device memory");
+    assert_eq!(
+        aclrtCmoSetDesc(h, d, 64),
+        RT_INVALID,
+        "a descriptor is device memory"
+    );
     // The barrier forms are Atlas 200I/500 A2's.
-    assert_eq!(aclrtCmoAsyncWithBarrier(d, 64, INVALIDATE, 1, s), NOT_SUPPORTED);
-    assert_eq!(aclrtCmoAsyncWithBarrier(ptr::null_mut(), 64, INVALIDATE, 1, s), INVALID);
+    assert_eq!(
+        aclrtCmoAsyncWithBarrier(d, 64, INVALIDATE, 1, s),
+        NOT_SUPPORTED
+    );
+    assert_eq!(
+        aclrtCmoAsyncWithBarrier(ptr::null_mut(), 64, INVALIDATE, 1, s),
+        INVALID
+    );
     let mut info = aclrtBarrierTaskInfo::default();
     assert_eq!(aclrtCmoWaitBarrier(&mut info, s, 0), INVALID, "no barrier");
     info.barrier_num = 7;
@@ -106,18 +132,36 @@ fn memory_errors() {
     assert_eq!(got, 0, "no uncorrectable errors");
     assert_eq!(aclrtGetMemUceInfo(0, infos.as_mut_ptr(), 0, &mut got), 0);
     assert_eq!(aclrtGetMemUceInfo(0, ptr::null_mut(), 4, &mut got), INVALID);
-    assert_eq!(aclrtGetMemUceInfo(0, infos.as_mut_ptr(), 4, ptr::null_mut()), INVALID);
-    assert_eq!(aclrtGetMemUceInfo(99, infos.as_mut_ptr(), 4, &mut got), 107_001);
-    assert_eq!(aclrtMemUceRepair(0, infos.as_mut_ptr(), 0), 0, "nothing to repair");
+    assert_eq!(
+        aclrtGetMemUceInfo(0, infos.as_mut_ptr(), 4, ptr::null_mut()),
+        INVALID
+    );
+    assert_eq!(
+        aclrtGetMemUceInfo(99, infos.as_mut_ptr(), 4, &mut got),
+        107_001
+    );
+    assert_eq!(
+        aclrtMemUceRepair(0, infos.as_mut_ptr(), 0),
+        0,
+        "nothing to repair"
+    );
     assert_eq!(aclrtMemUceRepair(0, infos.as_mut_ptr(), 21), INVALID);
     assert_eq!(aclrtMemUceRepair(0, ptr::null_mut(), 1), INVALID);
     infos[0].addr = 0x1000 as *mut c_void;
     infos[0].len = 64;
-    assert_eq!(aclrtMemUceRepair(0, infos.as_mut_ptr(), 1), RT_INVALID, "no such error");
+    assert_eq!(
+        aclrtMemUceRepair(0, infos.as_mut_ptr(), 1),
+        RT_INVALID,
+        "no such error"
+    );
     infos[0].reserved[1] = 1;
     assert_eq!(aclrtMemUceRepair(0, infos.as_mut_ptr(), 1), INVALID);
     infos[0].reserved[1] = 1 << 56;
-    assert_eq!(aclrtMemUceRepair(0, infos.as_mut_ptr(), 1), RT_INVALID, "byte 15 is not compared");
+    assert_eq!(
+        aclrtMemUceRepair(0, infos.as_mut_ptr(), 1),
+        RT_INVALID,
+        "byte 15 is not compared"
+    );
     assert_eq!(aclrtMemUceRepair(99, infos.as_mut_ptr(), 0), 107_001);
 }
 
@@ -133,36 +177,67 @@ fn allocator() {
     let desc = aclrtAllocatorCreateDesc();
     assert!(!desc.is_null());
     let obj = 0x5151 as *mut c_void;
-    let (a, f, g) = (alloc_fn as *mut c_void, free_fn as *mut c_void, addr_fn as *mut c_void);
+    let (a, f, g) = (
+        alloc_fn as *mut c_void,
+        free_fn as *mut c_void,
+        addr_fn as *mut c_void,
+    );
     assert_eq!(aclrtAllocatorSetObjToDesc(desc, obj), 0);
     assert_eq!(aclrtAllocatorSetAllocFuncToDesc(desc, a), 0);
     assert_eq!(aclrtAllocatorSetFreeFuncToDesc(desc, f), 0);
     let s = stream();
-    assert_eq!(aclrtAllocatorRegister(s, desc), INVALID, "no get-address function");
+    assert_eq!(
+        aclrtAllocatorRegister(s, desc),
+        INVALID,
+        "no get-address function"
+    );
     assert_eq!(aclrtAllocatorSetGetAddrFromBlockFuncToDesc(desc, g), 0);
     assert_eq!(aclrtAllocatorRegister(s, desc), 0);
     assert_eq!(aclrtAllocatorSetObjToDesc(desc, 0x6262 as *mut _), 0);
     let mut outs = [ptr::null_mut::<c_void>(); 6];
     let [o0, o1, o2, o3, o4, o5] = &mut outs;
     assert_eq!(aclrtAllocatorGetByStream(s, o0, o1, o2, o3, o4, o5), 0);
-    assert_eq!(outs, [desc, obj, a, f, ptr::null_mut(), g], "the copy registered");
+    assert_eq!(
+        outs,
+        [desc, obj, a, f, ptr::null_mut(), g],
+        "the copy registered"
+    );
     let mut only = ptr::null_mut();
     let null = ptr::null_mut();
-    assert_eq!(aclrtAllocatorGetByStream(s, &mut only, null, null, null, null, null), 0);
+    assert_eq!(
+        aclrtAllocatorGetByStream(s, &mut only, null, null, null, null, null),
+        0
+    );
     assert_eq!(only, desc);
-    assert_eq!(aclrtAllocatorGetByStream(s, null, null, null, null, null, null), INVALID);
-    assert_eq!(aclrtAllocatorGetByStream(ptr::null_mut(), &mut only, null, null, null, null, null), INVALID);
+    assert_eq!(
+        aclrtAllocatorGetByStream(s, null, null, null, null, null, null),
+        INVALID
+    );
+    assert_eq!(
+        aclrtAllocatorGetByStream(ptr::null_mut(), &mut only, null, null, null, null, null),
+        INVALID
+    );
     assert_eq!(aclrtAllocatorDestroyDesc(desc), 0);
-    assert_eq!(aclrtAllocatorGetByStream(s, &mut only, null, null, null, null, null), 0, "kept");
+    assert_eq!(
+        aclrtAllocatorGetByStream(s, &mut only, null, null, null, null, null),
+        0,
+        "kept"
+    );
     assert_eq!(aclrtAllocatorUnregister(s), 0);
     assert_eq!(aclrtAllocatorUnregister(s), 0, "twice: success");
-    assert_eq!(aclrtAllocatorGetByStream(s, &mut only, null, null, null, null, null), INVALID);
+    assert_eq!(
+        aclrtAllocatorGetByStream(s, &mut only, null, null, null, null, null),
+        INVALID
+    );
     assert_eq!(aclrtAllocatorUnregister(ptr::null_mut()), INVALID);
     assert_eq!(aclrtAllocatorDestroyDesc(desc), INVALID, "destroyed");
     assert_eq!(aclrtAllocatorDestroyDesc(ptr::null_mut()), INVALID);
     assert_eq!(aclrtAllocatorSetObjToDesc(desc, obj), INVALID);
     let other = aclrtAllocatorCreateDesc();
-    assert_eq!(aclrtAllocatorSetAllocFuncToDesc(other, ptr::null_mut()), INVALID);
+    assert_eq!(
+        aclrtAllocatorSetAllocFuncToDesc(other, ptr::null_mut()),
+        INVALID
+    );
     assert_eq!(aclrtAllocatorRegister(s, other), INVALID, "no object");
     assert_eq!(aclrtAllocatorRegister(ptr::null_mut(), other), INVALID);
     assert_eq!(aclrtAllocatorDestroyDesc(other), 0);
@@ -171,15 +246,24 @@ fn allocator() {
 fn allocations_and_capabilities() {
     let mut p = ptr::null_mut();
     // SAFETY: a live local out parameter; no configuration.
-    assert_eq!(unsafe { aclrtMallocForTaskScheduler(&mut p, 100, 0, ptr::null_mut()) }, 0);
+    assert_eq!(
+        unsafe { aclrtMallocForTaskScheduler(&mut p, 100, 0, ptr::null_mut()) },
+        0
+    );
     let data = pattern(100, 3);
     to_device(p, &data);
     assert_eq!(from_device(p, 100), data);
     assert_eq!(aclrtFree(p), 0);
     // SAFETY: as above.
     unsafe {
-        assert_eq!(aclrtMallocForTaskScheduler(&mut p, 0, 0, ptr::null_mut()), INVALID);
-        assert_eq!(aclrtMallocForTaskScheduler(ptr::null_mut(), 64, 0, ptr::null_mut()), INVALID);
+        assert_eq!(
+            aclrtMallocForTaskScheduler(&mut p, 0, 0, ptr::null_mut()),
+            INVALID
+        );
+        assert_eq!(
+            aclrtMallocForTaskScheduler(ptr::null_mut(), 64, 0, ptr::null_mut()),
+            INVALID
+        );
         let mut attr = aclrtMallocAttribute {
             attr: 3,
             value: [1, 0],
@@ -188,7 +272,11 @@ fn allocations_and_capabilities() {
             attrs: &mut attr,
             num_attrs: 1,
         };
-        assert_eq!(aclrtMallocForTaskScheduler(&mut p, 64, 0, &mut cfg), RT_INVALID, "vaFlag");
+        assert_eq!(
+            aclrtMallocForTaskScheduler(&mut p, 64, 0, &mut cfg),
+            RT_INVALID,
+            "vaFlag"
+        );
     }
     let mut cap = 7u32;
     assert_eq!(aclrtHostMemMapCapabilities(0, 6, &mut cap), 0);
@@ -203,17 +291,32 @@ fn absent_or_elsewhere() {
     // checks; CANN 9.1's and 9.2's are absent under 9.0.
     let mut va = ptr::null_mut();
     let at = (40usize << 40) as *mut c_void;
-    assert_eq!(aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, at, 0), NOT_SUPPORTED);
-    assert_eq!(aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, at, 2), INVALID);
-    assert_eq!(aclrtReserveMemAddressNoUCMemory(ptr::null_mut(), GIB, 0, at, 0), INVALID);
+    assert_eq!(
+        aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, at, 0),
+        NOT_SUPPORTED
+    );
+    assert_eq!(
+        aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, at, 2),
+        INVALID
+    );
+    assert_eq!(
+        aclrtReserveMemAddressNoUCMemory(ptr::null_mut(), GIB, 0, at, 0),
+        INVALID
+    );
     assert_eq!(aclrtMemMapSelectedLink(at, MIB, at, 0), NOT_SUPPORTED);
-    assert_eq!(aclrtMemMapNoAccess(at, MIB, 0, 8 as *mut _, 0), NOT_SUPPORTED);
+    assert_eq!(
+        aclrtMemMapNoAccess(at, MIB, 0, 8 as *mut _, 0),
+        NOT_SUPPORTED
+    );
     assert_eq!(aclrtMemMapSetLink(8 as *mut _, 0), NOT_SUPPORTED);
     assert_eq!(aclrtGetSymbolAddress(8 as *const _, &mut va), NOT_SUPPORTED);
     let d = device(4096);
     let mut key = [0 as c_char; 65];
     // SAFETY: a key buffer of its documented length.
-    assert_eq!(unsafe { aclrtIpcMemGetExportKey(d, 4096, key.as_mut_ptr(), 65, 0) }, 0);
+    assert_eq!(
+        unsafe { aclrtIpcMemGetExportKey(d, 4096, key.as_mut_ptr(), 65, 0) },
+        0
+    );
     assert_eq!(aclrtIpcMemSetAttr(key.as_ptr(), 0, 1), NOT_SUPPORTED);
     assert_eq!(aclrtIpcMemSetAttr(ptr::null(), 0, 1), RT_INVALID);
     assert_eq!(aclrtIpcMemSetAttr(key.as_ptr(), 1, 1), RT_INVALID);
@@ -223,8 +326,14 @@ fn absent_or_elsewhere() {
         pid: pid.as_mut_ptr(),
         num: 1,
     }];
-    assert_eq!(aclrtIpcMemImportPidInterServer(key.as_ptr(), servers.as_mut_ptr(), 1), NOT_SUPPORTED);
-    assert_eq!(aclrtIpcMemImportPidInterServer(key.as_ptr(), servers.as_mut_ptr(), 0), RT_INVALID);
+    assert_eq!(
+        aclrtIpcMemImportPidInterServer(key.as_ptr(), servers.as_mut_ptr(), 1),
+        NOT_SUPPORTED
+    );
+    assert_eq!(
+        aclrtIpcMemImportPidInterServer(key.as_ptr(), servers.as_mut_ptr(), 0),
+        RT_INVALID
+    );
     assert_eq!(aclrtFree(d), 0);
 }
 
@@ -235,9 +344,18 @@ fn a3_links() {
     assert_eq!(aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, at, 1), 0);
     assert_eq!(va, at);
     assert_eq!(aclrtReleaseMemAddress(va), 0);
-    assert_eq!(aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, ptr::null_mut(), 0), NOT_SUPPORTED);
-    assert_eq!(aclrtReserveMemAddressNoUCMemory(&mut va, 2 * MIB, 0, at, 0), RT_INVALID);
-    assert_eq!(aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, at.wrapping_byte_add(MIB), 0), RT_INVALID);
+    assert_eq!(
+        aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, ptr::null_mut(), 0),
+        NOT_SUPPORTED
+    );
+    assert_eq!(
+        aclrtReserveMemAddressNoUCMemory(&mut va, 2 * MIB, 0, at, 0),
+        RT_INVALID
+    );
+    assert_eq!(
+        aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, at.wrapping_byte_add(MIB), 0),
+        RT_INVALID
+    );
     // Physical memory mapped at src, mapped again at dst.
     let prop = RawPhysicalMemProp {
         mem_attr: sys::ACL_HBM_MEM_HUGE,
@@ -252,13 +370,27 @@ fn a3_links() {
     // SAFETY: live local out parameters.
     unsafe {
         assert_eq!(aclrtMallocPhysical(&mut handle, 2 * MIB, &prop, 0), 0);
-        assert_eq!(aclrtReserveMemAddress(&mut src, 2 * MIB, 0, ptr::null_mut(), 0), 0);
-        assert_eq!(aclrtReserveMemAddress(&mut dst, 2 * MIB, 0, ptr::null_mut(), 0), 0);
+        assert_eq!(
+            aclrtReserveMemAddress(&mut src, 2 * MIB, 0, ptr::null_mut(), 0),
+            0
+        );
+        assert_eq!(
+            aclrtReserveMemAddress(&mut dst, 2 * MIB, 0, ptr::null_mut(), 0),
+            0
+        );
         assert_eq!(aclrtMapMem(src, 2 * MIB, 0, handle, 0), 0);
     }
-    assert_eq!(aclrtMemMapSelectedLink(dst, 2 * MIB, dst, 1), RT_INVALID, "dst is no mapping");
+    assert_eq!(
+        aclrtMemMapSelectedLink(dst, 2 * MIB, dst, 1),
+        RT_INVALID,
+        "dst is no mapping"
+    );
     assert_eq!(aclrtMemMapSelectedLink(dst, 2 * MIB, src, 2), INVALID);
-    assert_eq!(aclrtMemMapSelectedLink(dst, 4 * MIB, src, 1), RT_INVALID, "beyond src");
+    assert_eq!(
+        aclrtMemMapSelectedLink(dst, 4 * MIB, src, 1),
+        RT_INVALID,
+        "beyond src"
+    );
     assert_eq!(aclrtMemMapSelectedLink(dst, 2 * MIB, src, 1), 0);
     let data = pattern(4096, 11);
     to_device(src, &data);
@@ -273,7 +405,10 @@ fn a3_links() {
     let d = device(4096);
     let mut key = [0 as c_char; 65];
     // SAFETY: a key buffer of its documented length.
-    assert_eq!(unsafe { aclrtIpcMemGetExportKey(d, 4096, key.as_mut_ptr(), 65, 0) }, 0);
+    assert_eq!(
+        unsafe { aclrtIpcMemGetExportKey(d, 4096, key.as_mut_ptr(), 65, 0) },
+        0
+    );
     assert_eq!(aclrtIpcMemSetAttr(key.as_ptr(), 0, 1), 0);
     assert_eq!(aclrtIpcMemSetAttr(key.as_ptr(), 0, 2), LINK_NOT_SUPPORTED);
     assert_eq!(aclrtIpcMemSetAttr(key.as_ptr(), 0, 4), RT_INVALID);
@@ -284,10 +419,19 @@ fn a3_links() {
         pid: pids.as_mut_ptr(),
         num: 2,
     }];
-    assert_eq!(aclrtIpcMemImportPidInterServer(key.as_ptr(), servers.as_mut_ptr(), 1), 0);
+    assert_eq!(
+        aclrtIpcMemImportPidInterServer(key.as_ptr(), servers.as_mut_ptr(), 1),
+        0
+    );
     servers[0].pid = ptr::null_mut();
-    assert_eq!(aclrtIpcMemImportPidInterServer(key.as_ptr(), servers.as_mut_ptr(), 1), RT_INVALID);
-    assert_eq!(aclrtIpcMemImportPidInterServer(ptr::null(), servers.as_mut_ptr(), 1), RT_INVALID);
+    assert_eq!(
+        aclrtIpcMemImportPidInterServer(key.as_ptr(), servers.as_mut_ptr(), 1),
+        RT_INVALID
+    );
+    assert_eq!(
+        aclrtIpcMemImportPidInterServer(ptr::null(), servers.as_mut_ptr(), 1),
+        RT_INVALID
+    );
     assert_eq!(aclrtFree(d), 0);
 }
 
@@ -302,14 +446,30 @@ fn symbols() {
     assert_eq!(aclrtGetSymbolSize(symbol, &mut size), INVALID_SYMBOL);
     assert_eq!(aclrtGetSymbolAddress(ptr::null(), &mut out), INVALID);
     assert_eq!(aclrtGetSymbolSize(symbol, ptr::null_mut()), INVALID);
-    assert_eq!(aclrtMemcpyFromSymbol(b, 8, symbol, 8, 0, D2H), INVALID_SYMBOL);
-    assert_eq!(aclrtMemcpyFromSymbol(b, 8, symbol, 0, 0, 99), 0, "count 0 first");
+    assert_eq!(
+        aclrtMemcpyFromSymbol(b, 8, symbol, 8, 0, D2H),
+        INVALID_SYMBOL
+    );
+    assert_eq!(
+        aclrtMemcpyFromSymbol(b, 8, symbol, 0, 0, 99),
+        0,
+        "count 0 first"
+    );
     assert_eq!(aclrtMemcpyFromSymbol(b, 4, symbol, 8, 0, D2H), INVALID);
     assert_eq!(aclrtMemcpyFromSymbol(b, 8, symbol, 8, 0, H2D), INVALID);
-    assert_eq!(aclrtMemcpyFromSymbolAsync(b, 8, symbol, 8, 0, 4, ptr::null_mut()), INVALID_SYMBOL);
+    assert_eq!(
+        aclrtMemcpyFromSymbolAsync(b, 8, symbol, 8, 0, 4, ptr::null_mut()),
+        INVALID_SYMBOL
+    );
     assert_eq!(aclrtMemcpyToSymbol(symbol, b, 8, 0, H2D), INVALID_SYMBOL);
     assert_eq!(aclrtMemcpyToSymbol(symbol, b, 8, 0, D2H), INVALID);
     assert_eq!(aclrtMemcpyToSymbol(ptr::null(), b, 8, 0, H2D), INVALID);
-    assert_eq!(aclrtMemcpyToSymbolAsync(symbol, b, 0, 0, 0, ptr::null_mut()), 0);
-    assert_eq!(aclrtMemcpyToSymbolAsync(symbol, b, 8, 0, 4, ptr::null_mut()), INVALID_SYMBOL);
+    assert_eq!(
+        aclrtMemcpyToSymbolAsync(symbol, b, 0, 0, 0, ptr::null_mut()),
+        0
+    );
+    assert_eq!(
+        aclrtMemcpyToSymbolAsync(symbol, b, 8, 0, 4, ptr::null_mut()),
+        INVALID_SYMBOL
+    );
 }

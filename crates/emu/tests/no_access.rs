@@ -26,7 +26,10 @@ fn a_mapping_without_access_until_access_is_set() {
         id: 0,
     };
     e.set_access(va.get(), 2 * MIB, &[rw]).unwrap();
-    assert_eq!(e.get_access(va.get()).unwrap().flags, AccessFlags::ReadWrite);
+    assert_eq!(
+        e.get_access(va.get()).unwrap().flags,
+        AccessFlags::ReadWrite
+    );
     // An offset other than 0 is refused, as for aclrtMapMem.
     e.unmap(va).unwrap();
     let request = args::map(va.get(), 2 * MIB, h.0.get(), 0).unwrap();

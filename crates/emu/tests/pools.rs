@@ -37,7 +37,11 @@ fn blocks_are_device_memory_reused_on_their_stream() {
     assert_eq!(device_free(&e), before, "a pool reserves no memory yet");
     let s = e.create_stream(0).unwrap();
     let a = e.mem_pool_malloc_async(3 * MIB as u64, pool, s).unwrap();
-    assert_eq!(device_free(&e), before - 4 * MIB, "rounded to 2 MiB, charged");
+    assert_eq!(
+        device_free(&e),
+        before - 4 * MIB,
+        "rounded to 2 MiB, charged"
+    );
     e.write(a, b"pool block").unwrap();
     let mut seen = [0u8; 10];
     e.read(a, &mut seen).unwrap();
@@ -57,10 +61,7 @@ fn blocks_are_device_memory_reused_on_their_stream() {
     assert_eq!(attr(&e, pool, PoolAttr::ReservedMemHigh), 6 * MIB as u64);
     // Freed twice, or in the middle of a block: 107000.
     e.mem_pool_free_async(c, s).unwrap();
-    assert_eq!(
-        e.mem_pool_free_async(c, s),
-        Err(AclError::RT_PARAM_INVALID)
-    );
+    assert_eq!(e.mem_pool_free_async(c, s), Err(AclError::RT_PARAM_INVALID));
     assert_eq!(
         e.mem_pool_free_async(b + 4096, s),
         Err(AclError::RT_PARAM_INVALID)
@@ -97,7 +98,10 @@ fn other_streams_reuse_only_as_the_attributes_allow() {
     let ev = e.create_event(0).unwrap();
     e.record_event(ev, s1).unwrap();
     e.stream_wait_event(ev, s2).unwrap();
-    assert_eq!(e.mem_pool_malloc_async(2 * MIB as u64, pool, s2).unwrap(), a);
+    assert_eq!(
+        e.mem_pool_malloc_async(2 * MIB as u64, pool, s2).unwrap(),
+        a
+    );
     // A free after the event is not covered by it.
     e.mem_pool_free_async(a, s1).unwrap();
     let c = e.mem_pool_malloc_async(2 * MIB as u64, pool, s2).unwrap();
@@ -106,12 +110,15 @@ fn other_streams_reuse_only_as_the_attributes_allow() {
     // Opportunistic: any completed free (all are); the stream's own first.
     set(&e, pool, PoolAttr::ReuseFollowEventDependencies, 0).unwrap();
     set(&e, pool, PoolAttr::ReuseAllowOpportunistic, 1).unwrap();
-    assert_eq!(e.mem_pool_malloc_async(2 * MIB as u64, pool, s2).unwrap(), c);
-    assert_eq!(e.mem_pool_malloc_async(2 * MIB as u64, pool, s2).unwrap(), a);
     assert_eq!(
-        attr(&e, pool, PoolAttr::ReservedMemCurrent),
-        6 * MIB as u64
+        e.mem_pool_malloc_async(2 * MIB as u64, pool, s2).unwrap(),
+        c
     );
+    assert_eq!(
+        e.mem_pool_malloc_async(2 * MIB as u64, pool, s2).unwrap(),
+        a
+    );
+    assert_eq!(attr(&e, pool, PoolAttr::ReservedMemCurrent), 6 * MIB as u64);
     e.mem_pool_destroy(pool).unwrap();
 }
 
@@ -124,7 +131,10 @@ fn trims_and_the_release_threshold() {
         .iter()
         .map(|m| e.mem_pool_malloc_async(m * MIB as u64, pool, s).unwrap())
         .collect();
-    assert_eq!(attr(&e, pool, PoolAttr::ReservedMemCurrent), 12 * MIB as u64);
+    assert_eq!(
+        attr(&e, pool, PoolAttr::ReservedMemCurrent),
+        12 * MIB as u64
+    );
     // Full: 20 MiB pool, 12 reserved, 10 asked.
     assert_eq!(
         e.mem_pool_malloc_async(10 * MIB as u64, pool, s),
@@ -138,7 +148,10 @@ fn trims_and_the_release_threshold() {
     assert_eq!(e.mem_pool_trim_to(pool, 5 * MIB as u64), Err(POOL_ERROR));
     // Keep 9 MiB: the 2 MiB block goes; the 4 MiB one would go below.
     e.mem_pool_trim_to(pool, 9 * MIB as u64).unwrap();
-    assert_eq!(attr(&e, pool, PoolAttr::ReservedMemCurrent), 10 * MIB as u64);
+    assert_eq!(
+        attr(&e, pool, PoolAttr::ReservedMemCurrent),
+        10 * MIB as u64
+    );
     e.mem_pool_trim_to(pool, 6 * MIB as u64).unwrap();
     assert_eq!(attr(&e, pool, PoolAttr::ReservedMemCurrent), 6 * MIB as u64);
     // The threshold: at most the pool's size; applied at a synchronisation.
@@ -150,7 +163,10 @@ fn trims_and_the_release_threshold() {
     let more = e.mem_pool_malloc_async(4 * MIB as u64, pool, s).unwrap();
     e.mem_pool_free_async(more, s).unwrap();
     e.mem_pool_free_async(blocks[2], s).unwrap();
-    assert_eq!(attr(&e, pool, PoolAttr::ReservedMemCurrent), 10 * MIB as u64);
+    assert_eq!(
+        attr(&e, pool, PoolAttr::ReservedMemCurrent),
+        10 * MIB as u64
+    );
     e.synchronize_stream(s).unwrap();
     assert_eq!(attr(&e, pool, PoolAttr::ReservedMemCurrent), 6 * MIB as u64);
     set(&e, pool, PoolAttr::ReleaseThreshold, 0).unwrap();

@@ -61,7 +61,9 @@ pub extern "C" fn aclrtAllocatorCreateDesc() -> *mut c_void {
         t.descs.insert(handle, Desc::default());
         Some(handle)
     });
-    made.ok().flatten().map_or(std::ptr::null_mut(), |h| h as *mut c_void)
+    made.ok()
+        .flatten()
+        .map_or(std::ptr::null_mut(), |h| h as *mut c_void)
 }
 
 /// Runs `f` on the live descriptor `desc` (NULL or no descriptor 100000).
@@ -78,7 +80,12 @@ fn with_desc(name: &'static str, desc: *mut c_void, f: impl FnOnce(&mut Desc)) -
 }
 
 /// Sets one field of a descriptor to `value` (NULL 100000).
-fn set_field(name: &'static str, desc: *mut c_void, value: usize, field: fn(&mut Desc) -> &mut usize) -> AclErrorCode {
+fn set_field(
+    name: &'static str,
+    desc: *mut c_void,
+    value: usize,
+    field: fn(&mut Desc) -> &mut usize,
+) -> AclErrorCode {
     if value == 0 {
         return guard(name, || {
             shared::in_release(name)?;
@@ -107,32 +114,62 @@ pub extern "C" fn aclrtAllocatorDestroyDesc(allocator_desc: *mut c_void) -> AclE
 /// `aclError aclrtAllocatorSetObjToDesc(aclrtAllocatorDesc allocatorDesc,
 /// aclrtAllocator allocator)`: either NULL 100000.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtAllocatorSetObjToDesc(allocator_desc: *mut c_void, allocator: *mut c_void) -> AclErrorCode {
-    set_field("aclrtAllocatorSetObjToDesc", allocator_desc, allocator as usize, |d| &mut d.obj)
+pub extern "C" fn aclrtAllocatorSetObjToDesc(
+    allocator_desc: *mut c_void,
+    allocator: *mut c_void,
+) -> AclErrorCode {
+    set_field(
+        "aclrtAllocatorSetObjToDesc",
+        allocator_desc,
+        allocator as usize,
+        |d| &mut d.obj,
+    )
 }
 
 /// `aclError aclrtAllocatorSetAllocFuncToDesc(aclrtAllocatorDesc
 /// allocatorDesc, aclrtAllocatorAllocFunc func)`: either NULL 100000.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtAllocatorSetAllocFuncToDesc(allocator_desc: *mut c_void, func: *mut c_void) -> AclErrorCode {
-    set_field("aclrtAllocatorSetAllocFuncToDesc", allocator_desc, func as usize, |d| &mut d.alloc)
+pub extern "C" fn aclrtAllocatorSetAllocFuncToDesc(
+    allocator_desc: *mut c_void,
+    func: *mut c_void,
+) -> AclErrorCode {
+    set_field(
+        "aclrtAllocatorSetAllocFuncToDesc",
+        allocator_desc,
+        func as usize,
+        |d| &mut d.alloc,
+    )
 }
 
 /// `aclError aclrtAllocatorSetFreeFuncToDesc(aclrtAllocatorDesc
 /// allocatorDesc, aclrtAllocatorFreeFunc func)`: either NULL 100000.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtAllocatorSetFreeFuncToDesc(allocator_desc: *mut c_void, func: *mut c_void) -> AclErrorCode {
-    set_field("aclrtAllocatorSetFreeFuncToDesc", allocator_desc, func as usize, |d| &mut d.free)
+pub extern "C" fn aclrtAllocatorSetFreeFuncToDesc(
+    allocator_desc: *mut c_void,
+    func: *mut c_void,
+) -> AclErrorCode {
+    set_field(
+        "aclrtAllocatorSetFreeFuncToDesc",
+        allocator_desc,
+        func as usize,
+        |d| &mut d.free,
+    )
 }
 
 /// `aclError aclrtAllocatorSetAllocAdviseFuncToDesc(aclrtAllocatorDesc
 /// allocatorDesc, aclrtAllocatorAllocAdviseFunc func)`: either NULL
 /// 100000.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtAllocatorSetAllocAdviseFuncToDesc(allocator_desc: *mut c_void, func: *mut c_void) -> AclErrorCode {
-    set_field("aclrtAllocatorSetAllocAdviseFuncToDesc", allocator_desc, func as usize, |d| {
-        &mut d.alloc_advise
-    })
+pub extern "C" fn aclrtAllocatorSetAllocAdviseFuncToDesc(
+    allocator_desc: *mut c_void,
+    func: *mut c_void,
+) -> AclErrorCode {
+    set_field(
+        "aclrtAllocatorSetAllocAdviseFuncToDesc",
+        allocator_desc,
+        func as usize,
+        |d| &mut d.alloc_advise,
+    )
 }
 
 /// `aclError aclrtAllocatorSetGetAddrFromBlockFuncToDesc(aclrtAllocatorDesc
@@ -143,9 +180,12 @@ pub extern "C" fn aclrtAllocatorSetGetAddrFromBlockFuncToDesc(
     allocator_desc: *mut c_void,
     func: *mut c_void,
 ) -> AclErrorCode {
-    set_field("aclrtAllocatorSetGetAddrFromBlockFuncToDesc", allocator_desc, func as usize, |d| {
-        &mut d.get_addr
-    })
+    set_field(
+        "aclrtAllocatorSetGetAddrFromBlockFuncToDesc",
+        allocator_desc,
+        func as usize,
+        |d| &mut d.get_addr,
+    )
 }
 
 /// `aclError aclrtAllocatorRegister(aclrtStream stream, aclrtAllocatorDesc
@@ -154,7 +194,10 @@ pub extern "C" fn aclrtAllocatorSetGetAddrFromBlockFuncToDesc(
 /// advise function is optional); a copy is registered for the stream,
 /// replacing an earlier one.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtAllocatorRegister(stream: aclrtStream, allocator_desc: *mut c_void) -> AclErrorCode {
+pub extern "C" fn aclrtAllocatorRegister(
+    stream: aclrtStream,
+    allocator_desc: *mut c_void,
+) -> AclErrorCode {
     guard("aclrtAllocatorRegister", || {
         shared::in_release("aclrtAllocatorRegister")?;
         if stream.is_null() {

@@ -101,7 +101,12 @@ fn prefetch_only(cmo_type: u32) -> Result<(), AclError> {
 /// aclrtStream stream)`: src NULL or size 0 100000; a prefetch of device
 /// memory of the process into a cache the emulated device does not have.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtCmoAsync(src: *mut c_void, size: usize, cmo_type: u32, stream: aclrtStream) -> AclErrorCode {
+pub extern "C" fn aclrtCmoAsync(
+    src: *mut c_void,
+    size: usize,
+    cmo_type: u32,
+    stream: aclrtStream,
+) -> AclErrorCode {
     guard("aclrtCmoAsync", || {
         shared::in_release("aclrtCmoAsync")?;
         if src.is_null() || size == 0 {
@@ -109,7 +114,10 @@ pub extern "C" fn aclrtCmoAsync(src: *mut c_void, size: usize, cmo_type: u32, st
         }
         shared::on_products(CMO_PRODUCTS)?;
         prefetch_only(cmo_type)?;
-        with_global(|g| g.emu.cache_maintenance(src as usize, size, stream as usize as u64))
+        with_global(|g| {
+            g.emu
+                .cache_maintenance(src as usize, size, stream as usize as u64)
+        })
     })
 }
 
@@ -137,7 +145,10 @@ pub extern "C" fn aclrtCmoAsyncWithBarrier(
         if barrier_id != 0 && cmo_type != INVALIDATE {
             return Err(AclError::RT_PARAM_INVALID);
         }
-        with_global(|g| g.emu.cache_maintenance(src as usize, size, stream as usize as u64))
+        with_global(|g| {
+            g.emu
+                .cache_maintenance(src as usize, size, stream as usize as u64)
+        })
     })
 }
 
@@ -147,7 +158,11 @@ pub extern "C" fn aclrtCmoAsyncWithBarrier(
 /// other than 0 107000 (documented as required). Every barrier has passed
 /// when the call returns.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtCmoWaitBarrier(task_info: *mut aclrtBarrierTaskInfo, stream: aclrtStream, flag: u32) -> AclErrorCode {
+pub extern "C" fn aclrtCmoWaitBarrier(
+    task_info: *mut aclrtBarrierTaskInfo,
+    stream: aclrtStream,
+    flag: u32,
+) -> AclErrorCode {
     guard("aclrtCmoWaitBarrier", || {
         shared::in_release("aclrtCmoWaitBarrier")?;
         if task_info.is_null() {
@@ -190,7 +205,11 @@ pub extern "C" fn aclrtCmoGetDescSize(size: *mut usize) -> AclErrorCode {
 /// zero) into the device memory at `cmoDesc`, which must be device memory
 /// of the process (107000).
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtCmoSetDesc(cmo_desc: *mut c_void, src: *mut c_void, size: usize) -> AclErrorCode {
+pub extern "C" fn aclrtCmoSetDesc(
+    cmo_desc: *mut c_void,
+    src: *mut c_void,
+    size: usize,
+) -> AclErrorCode {
     guard("aclrtCmoSetDesc", || {
         shared::in_release("aclrtCmoSetDesc")?;
         shared::on_products(CMO_PRODUCTS)?;
@@ -235,7 +254,8 @@ pub extern "C" fn aclrtCmoAsyncWithDesc(
             let mut src = [0u8; 8];
             src.copy_from_slice(&record[16..24]);
             let src = u64::from_le_bytes(src) as usize;
-            g.emu.cache_maintenance(src, len as usize, stream as usize as u64)
+            g.emu
+                .cache_maintenance(src, len as usize, stream as usize as u64)
         })
     })
 }
@@ -302,13 +322,18 @@ pub extern "C" fn aclrtMemUceRepair(
             )?
         };
         // The runtime compares the first 14 bytes of `reserved`.
-        let reserved_bytes = |e: &aclrtMemUceInfo| e.reserved[0] != 0 || (e.reserved[1] & 0xffff_ffff_ffff) != 0;
+        let reserved_bytes =
+            |e: &aclrtMemUceInfo| e.reserved[0] != 0 || (e.reserved[1] & 0xffff_ffff_ffff) != 0;
         if entries.iter().any(reserved_bytes) {
             return Err(AclError::INVALID_PARAM);
         }
         shared::on_products(CMO_PRODUCTS)?;
         let errors = with_global(|g| g.emu.uce_addresses(device_id))?;
-        let known = |e: &aclrtMemUceInfo| errors.iter().any(|&(a, l)| a == e.addr as usize && l == e.len);
+        let known = |e: &aclrtMemUceInfo| {
+            errors
+                .iter()
+                .any(|&(a, l)| a == e.addr as usize && l == e.len)
+        };
         if entries.iter().all(known) {
             Ok(())
         } else {

@@ -39,7 +39,11 @@ const MAX_ENTRIES: usize = 1 << 24;
 /// 100000; `size` 0 107000 (the runtime's); memory both the host and the
 /// device reach, rounded up to 2 MiB, freed with `aclrtFree`.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtMemAllocManaged(ptr: *mut *mut c_void, size: u64, flag: u32) -> AclErrorCode {
+pub extern "C" fn aclrtMemAllocManaged(
+    ptr: *mut *mut c_void,
+    size: u64,
+    flag: u32,
+) -> AclErrorCode {
     guard("aclrtMemAllocManaged", || {
         shared::in_release("aclrtMemAllocManaged")?;
         if ptr.is_null() || flag != ATTACH_GLOBAL {
@@ -81,7 +85,13 @@ pub extern "C" fn aclrtMemManagedAdvise(
 }
 
 /// One attribute written into the caller's `data` of `data_size` bytes.
-fn get_attr(attribute: u32, ptr: usize, size: usize, data: *mut c_void, data_size: usize) -> Result<(), AclError> {
+fn get_attr(
+    attribute: u32,
+    ptr: usize,
+    size: usize,
+    data: *mut c_void,
+    data_size: usize,
+) -> Result<(), AclError> {
     let bytes = with_global(|g| g.emu.managed_attr(attribute, ptr, size, data_size))?;
     for (i, chunk) in bytes.chunks_exact(4).enumerate() {
         let word = i32::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
@@ -129,16 +139,36 @@ pub extern "C" fn aclrtMemManagedGetAttrs(
 ) -> AclErrorCode {
     guard("aclrtMemManagedGetAttrs", || {
         shared::in_release("aclrtMemManagedGetAttrs")?;
-        if ptr.is_null() || attributes.is_null() || data.is_null() || data_sizes.is_null() || size == 0 {
+        if ptr.is_null()
+            || attributes.is_null()
+            || data.is_null()
+            || data_sizes.is_null()
+            || size == 0
+        {
             return Err(AclError::INVALID_PARAM);
         }
         // SAFETY: the C caller's arrays of `num_attributes` entries, read
         // through the kernel-checked path.
         let (attrs, outs, sizes) = unsafe {
             (
-                cptr::read_array(attributes.cast_const(), num_attributes, MAX_ENTRIES, AclError::INVALID_PARAM)?,
-                cptr::read_array(data.cast_const(), num_attributes, MAX_ENTRIES, AclError::INVALID_PARAM)?,
-                cptr::read_array(data_sizes.cast_const(), num_attributes, MAX_ENTRIES, AclError::INVALID_PARAM)?,
+                cptr::read_array(
+                    attributes.cast_const(),
+                    num_attributes,
+                    MAX_ENTRIES,
+                    AclError::INVALID_PARAM,
+                )?,
+                cptr::read_array(
+                    data.cast_const(),
+                    num_attributes,
+                    MAX_ENTRIES,
+                    AclError::INVALID_PARAM,
+                )?,
+                cptr::read_array(
+                    data_sizes.cast_const(),
+                    num_attributes,
+                    MAX_ENTRIES,
+                    AclError::INVALID_PARAM,
+                )?,
             )
         };
         if attrs.iter().any(|a| !(1..=8).contains(a)) {
@@ -222,12 +252,26 @@ pub extern "C" fn aclrtMemManagedPrefetchBatchAsync(
             (
                 cptr::read_array(ptrs.cast_const(), count, MAX_ENTRIES, over)?,
                 cptr::read_array(sizes.cast_const(), count, MAX_ENTRIES, over)?,
-                cptr::read_array(prefetch_locs.cast_const(), num_prefetch_locs, MAX_ENTRIES, over)?,
-                cptr::read_array(prefetch_loc_idxs.cast_const(), num_prefetch_locs, MAX_ENTRIES, over)?,
+                cptr::read_array(
+                    prefetch_locs.cast_const(),
+                    num_prefetch_locs,
+                    MAX_ENTRIES,
+                    over,
+                )?,
+                cptr::read_array(
+                    prefetch_loc_idxs.cast_const(),
+                    num_prefetch_locs,
+                    MAX_ENTRIES,
+                    over,
+                )?,
             )
         };
         let increasing = idxs.windows(2).all(|w| w[0] < w[1]);
-        if idxs[0] != 0 || !increasing || idxs.iter().any(|&i| i >= count) || ptrs.iter().any(|p| p.is_null()) {
+        if idxs[0] != 0
+            || !increasing
+            || idxs.iter().any(|&i| i >= count)
+            || ptrs.iter().any(|p| p.is_null())
+        {
             return Err(AclError::RT_PARAM_INVALID);
         }
         let location = |i: usize| locs[idxs.partition_point(|&start| start <= i) - 1];
@@ -249,7 +293,12 @@ pub extern "C" fn aclrtMemManagedPrefetchBatchAsync(
 /// memory of the process mapped for `dstDevId`, which needs peer access
 /// enabled first (documented).
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtMemP2PMap(dev_ptr: *mut c_void, size: usize, dst_dev_id: i32, flags: u64) -> AclErrorCode {
+pub extern "C" fn aclrtMemP2PMap(
+    dev_ptr: *mut c_void,
+    size: usize,
+    dst_dev_id: i32,
+    flags: u64,
+) -> AclErrorCode {
     guard("aclrtMemP2PMap", || {
         shared::in_release("aclrtMemP2PMap")?;
         if dev_ptr.is_null() || size == 0 || flags != 0 {
@@ -264,7 +313,11 @@ pub extern "C" fn aclrtMemP2PMap(dev_ptr: *mut c_void, size: usize, dst_dev_id: 
 /// process lacks 107001; 1 when `aclrtDeviceEnablePeerAccess` enabled
 /// access from `deviceId` to `peerDeviceId`, else 0.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtDevicePeerAccessStatus(device_id: i32, peer_device_id: i32, status: *mut i32) -> AclErrorCode {
+pub extern "C" fn aclrtDevicePeerAccessStatus(
+    device_id: i32,
+    peer_device_id: i32,
+    status: *mut i32,
+) -> AclErrorCode {
     guard("aclrtDevicePeerAccessStatus", || {
         shared::in_release("aclrtDevicePeerAccessStatus")?;
         if status.is_null() {

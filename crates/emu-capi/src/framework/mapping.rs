@@ -164,7 +164,11 @@ pub extern "C" fn aclrtMemMapSetLink(handle: aclrtDrvMemHandle, advice_link: u32
 /// host memory the emulator maps for the device (A2, A3, Atlas 350:
 /// `ACL_RT_HOST_MEM_MAP_SUPPORTED`); elsewhere NOT_SUPPORTED.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtHostMemMapCapabilities(device_id: u32, hac_type: u32, capabilities: *mut u32) -> AclErrorCode {
+pub extern "C" fn aclrtHostMemMapCapabilities(
+    device_id: u32,
+    hac_type: u32,
+    capabilities: *mut u32,
+) -> AclErrorCode {
     guard("aclrtHostMemMapCapabilities", || {
         shared::in_release("aclrtHostMemMapCapabilities")?;
         if capabilities.is_null() {
@@ -175,7 +179,8 @@ pub extern "C" fn aclrtHostMemMapCapabilities(device_id: u32, hac_type: u32, cap
         if hac_type >= HAC_TYPES {
             return Err(AclError::RT_PARAM_INVALID);
         }
-        let supported = shared::on_products(&[Product::AtlasA2, Product::AtlasA3, Product::Atlas350]).is_ok();
+        let supported =
+            shared::on_products(&[Product::AtlasA2, Product::AtlasA3, Product::Atlas350]).is_ok();
         // SAFETY: the C caller's out parameter.
         unsafe { cptr::write(capabilities, u32::from(supported)) }
     })
@@ -198,7 +203,11 @@ fn key(key: *const c_char) -> Result<String, AclError> {
 /// the product lacks 207021, a product without the call 207000 (documented:
 /// A3). The link changes nothing on the emulated machine.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtIpcMemSetAttr(key_text: *const c_char, attr_type: u32, attr: u64) -> AclErrorCode {
+pub extern "C" fn aclrtIpcMemSetAttr(
+    key_text: *const c_char,
+    attr_type: u32,
+    attr: u64,
+) -> AclErrorCode {
     guard("aclrtIpcMemSetAttr", || {
         shared::in_release("aclrtIpcMemSetAttr")?;
         key(key_text)?;
@@ -229,7 +238,12 @@ pub extern "C" fn aclrtIpcMemImportPidInterServer(
         // SAFETY: the C caller's array, read through the kernel-checked
         // path.
         let servers = unsafe {
-            cptr::read_array(server_pids.cast_const(), num, MAX_ENTRIES, AclError::RT_PARAM_INVALID)?
+            cptr::read_array(
+                server_pids.cast_const(),
+                num,
+                MAX_ENTRIES,
+                AclError::RT_PARAM_INVALID,
+            )?
         };
         if servers.iter().any(|s| s.pid.is_null()) {
             return Err(AclError::RT_PARAM_INVALID);
@@ -241,7 +255,12 @@ pub extern "C" fn aclrtIpcMemImportPidInterServer(
             let count = s.num & (i32::MAX as usize);
             // SAFETY: as above.
             pids.extend(unsafe {
-                cptr::read_array(s.pid.cast_const(), count, MAX_ENTRIES, AclError::RT_PARAM_INVALID)?
+                cptr::read_array(
+                    s.pid.cast_const(),
+                    count,
+                    MAX_ENTRIES,
+                    AclError::RT_PARAM_INVALID,
+                )?
             });
         }
         let pids = args::ipc_pids(&pids)?;

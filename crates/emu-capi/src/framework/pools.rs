@@ -183,9 +183,9 @@ pub extern "C" fn aclrtMemPoolMallocAsync(
         }
         let stream = stream as usize as u64;
         with_global(|g| {
-            let addr = g
-                .emu
-                .mem_pool_malloc_async(size as u64, mem_pool as usize as u64, stream)?;
+            let addr =
+                g.emu
+                    .mem_pool_malloc_async(size as u64, mem_pool as usize as u64, stream)?;
             // SAFETY: the C caller's out parameter.
             unsafe {
                 cptr::hand_out(ptr, addr as *mut c_void, || {

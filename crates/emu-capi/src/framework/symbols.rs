@@ -33,7 +33,10 @@ fn lookup(_symbol: *const c_void) -> Result<(), AclError> {
 /// `aclError aclrtGetSymbolAddress(const void* symbol, void** devPtr)`:
 /// symbol or devPtr NULL 100000; an unknown symbol 107043.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtGetSymbolAddress(symbol: *const c_void, dev_ptr: *mut *mut c_void) -> AclErrorCode {
+pub extern "C" fn aclrtGetSymbolAddress(
+    symbol: *const c_void,
+    dev_ptr: *mut *mut c_void,
+) -> AclErrorCode {
     guard("aclrtGetSymbolAddress", || {
         shared::in_release("aclrtGetSymbolAddress")?;
         if symbol.is_null() || dev_ptr.is_null() {
@@ -59,7 +62,14 @@ pub extern "C" fn aclrtGetSymbolSize(symbol: *const c_void, size: *mut usize) ->
 /// The ACL layer's checks of a copy from a symbol: count 0 succeeds
 /// first; symbol or dst NULL, count above dstMax, a kind other than D2H or
 /// DEFAULT 100000; then the lookup.
-fn from_symbol(name: &'static str, dst: *mut c_void, dst_max: usize, symbol: *const c_void, count: usize, kind: u32) -> AclErrorCode {
+fn from_symbol(
+    name: &'static str,
+    dst: *mut c_void,
+    dst_max: usize,
+    symbol: *const c_void,
+    count: usize,
+    kind: u32,
+) -> AclErrorCode {
     guard(name, || {
         shared::in_release(name)?;
         if count == 0 {
@@ -75,7 +85,13 @@ fn from_symbol(name: &'static str, dst: *mut c_void, dst_max: usize, symbol: *co
 /// The ACL layer's checks of a copy to a symbol: count 0 succeeds first;
 /// symbol or src NULL, a kind other than H2D or DEFAULT 100000; then the
 /// lookup.
-fn to_symbol(name: &'static str, symbol: *const c_void, src: *const c_void, count: usize, kind: u32) -> AclErrorCode {
+fn to_symbol(
+    name: &'static str,
+    symbol: *const c_void,
+    src: *const c_void,
+    count: usize,
+    kind: u32,
+) -> AclErrorCode {
     guard(name, || {
         shared::in_release(name)?;
         if count == 0 {
@@ -115,7 +131,14 @@ pub extern "C" fn aclrtMemcpyFromSymbolAsync(
     kind: u32,
     _stream: aclrtStream,
 ) -> AclErrorCode {
-    from_symbol("aclrtMemcpyFromSymbolAsync", dst, dst_max, symbol, count, kind)
+    from_symbol(
+        "aclrtMemcpyFromSymbolAsync",
+        dst,
+        dst_max,
+        symbol,
+        count,
+        kind,
+    )
 }
 
 /// `aclError aclrtMemcpyToSymbol(const void* symbol, const void* src,

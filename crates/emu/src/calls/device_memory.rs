@@ -14,8 +14,8 @@ use std::num::NonZeroUsize;
 use aclmem_sys::{MallocPolicy, PagePolicy};
 
 use crate::Target;
-use crate::errors::Situation;
 use crate::args::{self, Checked};
+use crate::errors::Situation;
 use crate::{Emulator, Op};
 
 /// `aclrtMalloc`'s page choice for a policy and a size: the attribute and

@@ -18,8 +18,8 @@ use aclmem_core::{AclError, Location, Product};
 use aclmem_sys::MallocPolicy;
 
 use crate::args;
-pub use crate::process::managed::{MANAGED_PAGE, ManagedLocation, PageAdvice};
 use crate::process::Result;
+pub use crate::process::managed::{MANAGED_PAGE, ManagedLocation, PageAdvice};
 use crate::{Emulator, Op, Target};
 
 /// `ACL_MEM_LOCATIONTYPE_INVALID`, `DEVICE`, `HOST`, `HOST_NUMA`,
@@ -64,8 +64,9 @@ impl Emulator {
     pub fn malloc_managed(&self, size: u64) -> Result<usize> {
         let p = &self.process;
         p.enter_rt(Op::Query)?;
-        let size = NonZeroUsize::new(usize::try_from(size).map_err(|_| AclError::RT_MEMORY_ALLOCATION)?)
-            .ok_or(AclError::RT_PARAM_INVALID)?;
+        let size =
+            NonZeroUsize::new(usize::try_from(size).map_err(|_| AclError::RT_MEMORY_ALLOCATION)?)
+                .ok_or(AclError::RT_PARAM_INVALID)?;
         if !MANAGED_PRODUCTS.contains(&p.machine().product) {
             return Err(AclError::RT_FEATURE_NOT_SUPPORT);
         }
@@ -242,9 +243,7 @@ impl Emulator {
         let p = &self.process;
         p.enter_rt(Op::Map)?;
         let dst = p.device_id(dst)?;
-        let (start, len) = p
-            .mapping_range(addr)
-            .ok_or(AclError::RT_PARAM_INVALID)?;
+        let (start, len) = p.mapping_range(addr).ok_or(AclError::RT_PARAM_INVALID)?;
         let placed = p.placed_at(addr).ok_or(AclError::RT_PARAM_INVALID)?;
         let end = addr.checked_add(size).ok_or(AclError::RT_PARAM_INVALID)?;
         if placed.location != Location::Device || end > start + len {

@@ -15,8 +15,8 @@
 use aclmem_core::{AclError, Product};
 
 use crate::machine::PoolId;
-pub use crate::process::pools::{POOL_BLOCK, PoolAttr};
 use crate::process::Result;
+pub use crate::process::pools::{POOL_BLOCK, PoolAttr};
 use crate::{Emulator, Op};
 
 /// `RT_ERROR_MEM_POOL_NULL`, `RT_ERROR_POOL_OP_INVALID`,
@@ -111,7 +111,10 @@ impl Emulator {
         p.enter(Op::Query)?;
         p.pool_device(pool, AclError::RT_PARAM_INVALID)?;
         let attr = PoolAttr::from_raw(attr).ok_or(POOL_ERROR)?;
-        if matches!(attr, PoolAttr::ReservedMemCurrent | PoolAttr::UsedMemCurrent) {
+        if matches!(
+            attr,
+            PoolAttr::ReservedMemCurrent | PoolAttr::UsedMemCurrent
+        ) {
             return Err(AclError::RT_PARAM_INVALID);
         }
         let value = value(attr.is_u32())?;

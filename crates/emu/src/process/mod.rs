@@ -24,6 +24,7 @@ pub(crate) mod listener;
 pub(crate) mod managed;
 pub(crate) mod own_file;
 pub(crate) mod physical;
+pub(crate) mod pool_table;
 pub(crate) mod pools;
 pub(crate) mod query;
 pub(crate) mod runtime;
