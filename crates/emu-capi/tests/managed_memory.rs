@@ -20,7 +20,7 @@ const HOST: u32 = 2;
 
 fn managed(size: u64) -> (i32, *mut c_void) {
     let mut p = ptr::null_mut();
-    (aclrtMemAllocManaged(&mut p, size, GLOBAL), p)
+    (mem_alloc_managed(&mut p, size, GLOBAL), p)
 }
 
 fn loc(type_: u32, id: i32) -> aclrtMemManagedLocation {
@@ -35,7 +35,7 @@ fn attr(a: u32, p: *mut c_void, size: usize) -> (i32, i32) {
 
 fn status(d: i32, peer: i32) -> i32 {
     let mut s = -1;
-    assert_eq!(aclrtDevicePeerAccessStatus(d, peer, &mut s), 0);
+    assert_eq!(device_peer_access_status(d, peer, &mut s), 0);
     s
 }
 
@@ -81,11 +81,11 @@ fn release_9_0() {
         NOT_SUPPORTED
     );
     // Refusals.
-    assert_eq!(aclrtMemAllocManaged(ptr::null_mut(), 64, GLOBAL), INVALID);
+    assert_eq!(mem_alloc_managed(ptr::null_mut(), 64, GLOBAL), INVALID);
     let mut p = ptr::null_mut();
-    assert_eq!(aclrtMemAllocManaged(&mut p, 64, 0), INVALID);
-    assert_eq!(aclrtMemAllocManaged(&mut p, 0, GLOBAL), RT_INVALID);
-    assert_eq!(aclrtMemAllocManaged(8 as *mut _, 64, GLOBAL), INVALID);
+    assert_eq!(mem_alloc_managed(&mut p, 64, 0), INVALID);
+    assert_eq!(mem_alloc_managed(&mut p, 0, GLOBAL), RT_INVALID);
+    assert_eq!(mem_alloc_managed(0x18 as *mut _, 64, GLOBAL), INVALID);
     // Peer mappings need peer access.
     let d = device(4096);
     assert_eq!(aclrtMemP2PMap(d, 4096, 1, 0), RT_INVALID);
@@ -103,8 +103,8 @@ fn release_9_0() {
     assert_eq!(aclrtDeviceDisablePeerAccess(1), 0);
     assert_eq!(status(0, 1), 0);
     let mut s = 0;
-    assert_eq!(aclrtDevicePeerAccessStatus(0, 99, &mut s), 107_001);
-    assert_eq!(aclrtDevicePeerAccessStatus(0, 1, ptr::null_mut()), INVALID);
+    assert_eq!(device_peer_access_status(0, 99, &mut s), 107_001);
+    assert_eq!(device_peer_access_status(0, 1, ptr::null_mut()), INVALID);
     assert_eq!(aclrtFree(d), 0);
     assert_eq!(aclrtFreeHost(h), 0);
     assert_eq!(aclrtFree(m), 0);
@@ -258,7 +258,10 @@ fn release_9_1() {
         aclrtMemManagedGetAttr(1, m, two, ptr::null_mut(), 4),
         INVALID
     );
-    assert_eq!(aclrtMemManagedGetAttr(1, m, two, 8 as *mut _, 4), INVALID);
+    assert_eq!(
+        aclrtMemManagedGetAttr(1, m, two, 0x18 as *mut _, 4),
+        INVALID
+    );
     assert_eq!(
         aclrtMemManagedGetAttr(1, m, 0, (&raw mut v).cast(), 4),
         INVALID

@@ -37,7 +37,7 @@ fn props(max: usize) -> aclrtMemPoolProps {
 
 fn create(p: &aclrtMemPoolProps) -> (i32, *mut c_void) {
     let mut pool = ptr::null_mut();
-    (aclrtMemPoolCreate(&mut pool, p), pool)
+    (mem_pool_create(&mut pool, p), pool)
 }
 
 fn stream() -> *mut c_void {
@@ -65,7 +65,7 @@ fn set32(pool: *mut c_void, attr: u32, v: u32) -> i32 {
 
 fn malloc(pool: *mut c_void, size: usize, s: *mut c_void) -> (i32, *mut c_void) {
     let mut p = ptr::null_mut();
-    (aclrtMemPoolMallocAsync(&mut p, size, pool, s), p)
+    (mem_pool_malloc_async(&mut p, size, pool, s), p)
 }
 
 #[test]
@@ -116,7 +116,7 @@ fn blocks_and_bytes() {
     assert_eq!(attrs.location.type_, 1);
     // Size 0: success, *ptr untouched.
     let mut untouched = 0x1234usize as *mut c_void;
-    assert_eq!(aclrtMemPoolMallocAsync(&mut untouched, 0, pool, s), 0);
+    assert_eq!(mem_pool_malloc_async(&mut untouched, 0, pool, s), 0);
     assert_eq!(untouched as usize, 0x1234);
     assert_eq!(aclrtMemPoolFreeAsync(a, s), 0);
     assert_eq!(get64(pool, USED), 0);
@@ -189,9 +189,9 @@ fn reuse_across_streams() {
 fn refusals() {
     let p = props(0);
     let mut pool = ptr::null_mut();
-    assert_eq!(aclrtMemPoolCreate(ptr::null_mut(), &p), INVALID);
-    assert_eq!(aclrtMemPoolCreate(&mut pool, ptr::null()), INVALID);
-    assert_eq!(aclrtMemPoolCreate(&mut pool, 8 as *const _), INVALID);
+    assert_eq!(mem_pool_create(ptr::null_mut(), &p), INVALID);
+    assert_eq!(mem_pool_create(&mut pool, ptr::null()), INVALID);
+    assert_eq!(mem_pool_create(&mut pool, 0x18 as *const _), INVALID);
     for bad in [
         aclrtMemPoolProps { alloc_type: 1, ..p },
         aclrtMemPoolProps {
@@ -238,7 +238,7 @@ fn refusals() {
     let s = stream();
     // Attributes.
     assert_eq!(
-        aclrtMemPoolSetAttr(ptr::null_mut(), THRESHOLD, 8 as *mut _),
+        aclrtMemPoolSetAttr(ptr::null_mut(), THRESHOLD, 0x18 as *mut _),
         INVALID
     );
     assert_eq!(
@@ -255,20 +255,26 @@ fn refusals() {
     assert_eq!(set64(pool, THRESHOLD, u64::MAX), POOL_ERROR);
     assert_eq!(set64(pool, 9, 0), POOL_ERROR);
     assert_eq!(set64(0xdead_0000 as *mut _, THRESHOLD, 0), RT_INVALID);
-    assert_eq!(aclrtMemPoolSetAttr(pool, THRESHOLD, 8 as *mut _), INVALID);
-    assert_eq!(aclrtMemPoolGetAttr(pool, THRESHOLD, 8 as *mut _), INVALID);
+    assert_eq!(
+        aclrtMemPoolSetAttr(pool, THRESHOLD, 0x18 as *mut _),
+        INVALID
+    );
+    assert_eq!(
+        aclrtMemPoolGetAttr(pool, THRESHOLD, 0x18 as *mut _),
+        INVALID
+    );
     // Allocations.
     let mut out = ptr::null_mut();
     assert_eq!(
-        aclrtMemPoolMallocAsync(ptr::null_mut(), MIB, pool, s),
+        mem_pool_malloc_async(ptr::null_mut(), MIB, pool, s),
         INVALID
     );
     assert_eq!(
-        aclrtMemPoolMallocAsync(&mut out, MIB, ptr::null_mut(), s),
+        mem_pool_malloc_async(&mut out, MIB, ptr::null_mut(), s),
         INVALID
     );
     assert_eq!(
-        aclrtMemPoolMallocAsync(&mut out, MIB, pool, ptr::null_mut()),
+        mem_pool_malloc_async(&mut out, MIB, pool, ptr::null_mut()),
         INVALID
     );
     assert_eq!(malloc(0xdead_0000 as *mut _, MIB, s).0, POOL_ERROR);
@@ -280,7 +286,7 @@ fn refusals() {
     assert_eq!(aclrtSetDevice(0), 0);
     assert_eq!(malloc(pool, MIB, other).0, STREAM_CONTEXT);
     let (_, a) = malloc(pool, MIB, s);
-    assert_eq!(aclrtMemPoolMallocAsync(8 as *mut _, MIB, pool, s), INVALID);
+    assert_eq!(mem_pool_malloc_async(0x18 as *mut _, MIB, pool, s), INVALID);
     assert_eq!(get64(pool, USED), 2 * MIB as u64, "unwritable ptr: undone");
     assert_eq!(aclrtMemPoolFreeAsync(ptr::null_mut(), s), INVALID);
     assert_eq!(aclrtMemPoolFreeAsync(a, ptr::null_mut()), POOL_ERROR);

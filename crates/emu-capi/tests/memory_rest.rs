@@ -67,9 +67,9 @@ fn cache_maintenance() {
     assert_eq!(aclrtCmoAsync(d, 64, PREFETCH, 0x77 as *mut _), RT_INVALID);
     // Descriptors.
     let mut size = 0usize;
-    assert_eq!(aclrtCmoGetDescSize(&mut size), 0);
+    assert_eq!(cmo_get_desc_size(&mut size), 0);
     assert_eq!(size, 32);
-    assert_eq!(aclrtCmoGetDescSize(ptr::null_mut()), RT_INVALID);
+    assert_eq!(cmo_get_desc_size(ptr::null_mut()), RT_INVALID);
     let desc = device(64);
     assert_eq!(aclrtCmoSetDesc(desc, d, 4096), 0);
     let record = from_device(desc, 32);
@@ -82,7 +82,7 @@ fn cache_maintenance() {
         NOT_SUPPORTED
     );
     assert_eq!(
-        aclrtCmoAsyncWithDesc(desc, PREFETCH, s, 8 as *const _),
+        aclrtCmoAsyncWithDesc(desc, PREFETCH, s, 0x18 as *const _),
         RT_INVALID
     );
     assert_eq!(
@@ -111,13 +111,13 @@ fn cache_maintenance() {
         INVALID
     );
     let mut info = aclrtBarrierTaskInfo::default();
-    assert_eq!(aclrtCmoWaitBarrier(&mut info, s, 0), INVALID, "no barrier");
+    assert_eq!(cmo_wait_barrier(&mut info, s, 0), INVALID, "no barrier");
     info.barrier_num = 7;
-    assert_eq!(aclrtCmoWaitBarrier(&mut info, s, 0), INVALID);
+    assert_eq!(cmo_wait_barrier(&mut info, s, 0), INVALID);
     info.barrier_num = 1;
-    assert_eq!(aclrtCmoWaitBarrier(&mut info, s, 0), NOT_SUPPORTED);
-    assert_eq!(aclrtCmoWaitBarrier(ptr::null_mut(), s, 0), INVALID);
-    assert_eq!(aclrtCmoWaitBarrier(8 as *mut _, s, 0), INVALID);
+    assert_eq!(cmo_wait_barrier(&mut info, s, 0), NOT_SUPPORTED);
+    assert_eq!(cmo_wait_barrier(ptr::null_mut(), s, 0), INVALID);
+    assert_eq!(cmo_wait_barrier(0x18 as *mut _, s, 0), INVALID);
     // CANN 9.2's.
     assert_eq!(aclrtDeviceL2CacheFlush(ptr::null_mut()), NOT_SUPPORTED);
     assert_eq!(aclrtFree(desc), 0);
@@ -128,16 +128,16 @@ fn cache_maintenance() {
 fn memory_errors() {
     let mut infos = [aclrtMemUceInfo::default(); 4];
     let mut got = 99usize;
-    assert_eq!(aclrtGetMemUceInfo(0, infos.as_mut_ptr(), 4, &mut got), 0);
+    assert_eq!(get_mem_uce_info(0, infos.as_mut_ptr(), 4, &mut got), 0);
     assert_eq!(got, 0, "no uncorrectable errors");
-    assert_eq!(aclrtGetMemUceInfo(0, infos.as_mut_ptr(), 0, &mut got), 0);
-    assert_eq!(aclrtGetMemUceInfo(0, ptr::null_mut(), 4, &mut got), INVALID);
+    assert_eq!(get_mem_uce_info(0, infos.as_mut_ptr(), 0, &mut got), 0);
+    assert_eq!(get_mem_uce_info(0, ptr::null_mut(), 4, &mut got), INVALID);
     assert_eq!(
-        aclrtGetMemUceInfo(0, infos.as_mut_ptr(), 4, ptr::null_mut()),
+        get_mem_uce_info(0, infos.as_mut_ptr(), 4, ptr::null_mut()),
         INVALID
     );
     assert_eq!(
-        aclrtGetMemUceInfo(99, infos.as_mut_ptr(), 4, &mut got),
+        get_mem_uce_info(99, infos.as_mut_ptr(), 4, &mut got),
         107_001
     );
     assert_eq!(
@@ -246,10 +246,8 @@ fn allocator() {
 fn allocations_and_capabilities() {
     let mut p = ptr::null_mut();
     // SAFETY: a live local out parameter; no configuration.
-    assert_eq!(
-        unsafe { aclrtMallocForTaskScheduler(&mut p, 100, 0, ptr::null_mut()) },
-        0
-    );
+    let code = unsafe { aclrtMallocForTaskScheduler(&mut p, 100, 0, ptr::null_mut()) };
+    assert_eq!(code, 0);
     let data = pattern(100, 3);
     to_device(p, &data);
     assert_eq!(from_device(p, 100), data);
@@ -279,11 +277,11 @@ fn allocations_and_capabilities() {
         );
     }
     let mut cap = 7u32;
-    assert_eq!(aclrtHostMemMapCapabilities(0, 6, &mut cap), 0);
+    assert_eq!(host_mem_map_capabilities(0, 6, &mut cap), 0);
     assert_eq!(cap, 1, "ACL_RT_HOST_MEM_MAP_SUPPORTED");
-    assert_eq!(aclrtHostMemMapCapabilities(0, 10, &mut cap), RT_INVALID);
-    assert_eq!(aclrtHostMemMapCapabilities(99, 0, &mut cap), 107_001);
-    assert_eq!(aclrtHostMemMapCapabilities(0, 0, ptr::null_mut()), INVALID);
+    assert_eq!(host_mem_map_capabilities(0, 10, &mut cap), RT_INVALID);
+    assert_eq!(host_mem_map_capabilities(99, 0, &mut cap), 107_001);
+    assert_eq!(host_mem_map_capabilities(0, 0, ptr::null_mut()), INVALID);
 }
 
 fn absent_or_elsewhere() {
@@ -292,31 +290,32 @@ fn absent_or_elsewhere() {
     let mut va = ptr::null_mut();
     let at = (40usize << 40) as *mut c_void;
     assert_eq!(
-        aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, at, 0),
+        reserve_mem_address_no_uc_memory(&mut va, GIB, 0, at, 0),
         NOT_SUPPORTED
     );
     assert_eq!(
-        aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, at, 2),
+        reserve_mem_address_no_uc_memory(&mut va, GIB, 0, at, 2),
         INVALID
     );
     assert_eq!(
-        aclrtReserveMemAddressNoUCMemory(ptr::null_mut(), GIB, 0, at, 0),
+        reserve_mem_address_no_uc_memory(ptr::null_mut(), GIB, 0, at, 0),
         INVALID
     );
     assert_eq!(aclrtMemMapSelectedLink(at, MIB, at, 0), NOT_SUPPORTED);
     assert_eq!(
-        aclrtMemMapNoAccess(at, MIB, 0, 8 as *mut _, 0),
+        aclrtMemMapNoAccess(at, MIB, 0, 0x18 as *mut _, 0),
         NOT_SUPPORTED
     );
-    assert_eq!(aclrtMemMapSetLink(8 as *mut _, 0), NOT_SUPPORTED);
-    assert_eq!(aclrtGetSymbolAddress(8 as *const _, &mut va), NOT_SUPPORTED);
+    assert_eq!(aclrtMemMapSetLink(0x18 as *mut _, 0), NOT_SUPPORTED);
+    assert_eq!(
+        aclrtGetSymbolAddress(0x18 as *const _, &mut va),
+        NOT_SUPPORTED
+    );
     let d = device(4096);
     let mut key = [0 as c_char; 65];
     // SAFETY: a key buffer of its documented length.
-    assert_eq!(
-        unsafe { aclrtIpcMemGetExportKey(d, 4096, key.as_mut_ptr(), 65, 0) },
-        0
-    );
+    let code = unsafe { aclrtIpcMemGetExportKey(d, 4096, key.as_mut_ptr(), 65, 0) };
+    assert_eq!(code, 0);
     assert_eq!(aclrtIpcMemSetAttr(key.as_ptr(), 0, 1), NOT_SUPPORTED);
     assert_eq!(aclrtIpcMemSetAttr(ptr::null(), 0, 1), RT_INVALID);
     assert_eq!(aclrtIpcMemSetAttr(key.as_ptr(), 1, 1), RT_INVALID);
@@ -341,19 +340,19 @@ fn a3_links() {
     // A reservation at the caller's address, outside the 9.x window.
     let mut va = ptr::null_mut();
     let at = (40usize << 40) as *mut c_void;
-    assert_eq!(aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, at, 1), 0);
+    assert_eq!(reserve_mem_address_no_uc_memory(&mut va, GIB, 0, at, 1), 0);
     assert_eq!(va, at);
     assert_eq!(aclrtReleaseMemAddress(va), 0);
     assert_eq!(
-        aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, ptr::null_mut(), 0),
+        reserve_mem_address_no_uc_memory(&mut va, GIB, 0, ptr::null_mut(), 0),
         NOT_SUPPORTED
     );
     assert_eq!(
-        aclrtReserveMemAddressNoUCMemory(&mut va, 2 * MIB, 0, at, 0),
+        reserve_mem_address_no_uc_memory(&mut va, 2 * MIB, 0, at, 0),
         RT_INVALID
     );
     assert_eq!(
-        aclrtReserveMemAddressNoUCMemory(&mut va, GIB, 0, at.wrapping_byte_add(MIB), 0),
+        reserve_mem_address_no_uc_memory(&mut va, GIB, 0, at.wrapping_byte_add(MIB), 0),
         RT_INVALID
     );
     // Physical memory mapped at src, mapped again at dst.
@@ -405,10 +404,8 @@ fn a3_links() {
     let d = device(4096);
     let mut key = [0 as c_char; 65];
     // SAFETY: a key buffer of its documented length.
-    assert_eq!(
-        unsafe { aclrtIpcMemGetExportKey(d, 4096, key.as_mut_ptr(), 65, 0) },
-        0
-    );
+    let code = unsafe { aclrtIpcMemGetExportKey(d, 4096, key.as_mut_ptr(), 65, 0) };
+    assert_eq!(code, 0);
     assert_eq!(aclrtIpcMemSetAttr(key.as_ptr(), 0, 1), 0);
     assert_eq!(aclrtIpcMemSetAttr(key.as_ptr(), 0, 2), LINK_NOT_SUPPORTED);
     assert_eq!(aclrtIpcMemSetAttr(key.as_ptr(), 0, 4), RT_INVALID);

@@ -158,7 +158,7 @@ pub extern "C" fn aclrtCmoAsyncWithBarrier(
 /// other than 0 107000 (documented as required). Every barrier has passed
 /// when the call returns.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtCmoWaitBarrier(
+pub unsafe extern "C" fn aclrtCmoWaitBarrier(
     task_info: *mut aclrtBarrierTaskInfo,
     stream: aclrtStream,
     flag: u32,
@@ -186,7 +186,7 @@ pub extern "C" fn aclrtCmoWaitBarrier(
 /// descriptor (32 bytes on A2/A3, 64 on Atlas 350); size NULL 107000 (the
 /// runtime's check).
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtCmoGetDescSize(size: *mut usize) -> AclErrorCode {
+pub unsafe extern "C" fn aclrtCmoGetDescSize(size: *mut usize) -> AclErrorCode {
     guard("aclrtCmoGetDescSize", || {
         shared::in_release("aclrtCmoGetDescSize")?;
         shared::on_products(CMO_PRODUCTS)?;
@@ -280,7 +280,7 @@ pub extern "C" fn aclrtDeviceL2CacheFlush(rsv: *mut c_void) -> AclErrorCode {
 /// retSize NULL 100000; a device the process lacks 107001; the emulated
 /// device has no uncorrectable errors: `*retSize` 0, nothing written.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtGetMemUceInfo(
+pub unsafe extern "C" fn aclrtGetMemUceInfo(
     device_id: i32,
     mem_uce_info_array: *mut aclrtMemUceInfo,
     _array_size: usize,

@@ -39,7 +39,7 @@ const MAX_ENTRIES: usize = 1 << 24;
 /// 100000; `size` 0 107000 (the runtime's); memory both the host and the
 /// device reach, rounded up to 2 MiB, freed with `aclrtFree`.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtMemAllocManaged(
+pub unsafe extern "C" fn aclrtMemAllocManaged(
     ptr: *mut *mut c_void,
     size: u64,
     flag: u32,
@@ -313,7 +313,7 @@ pub extern "C" fn aclrtMemP2PMap(
 /// process lacks 107001; 1 when `aclrtDeviceEnablePeerAccess` enabled
 /// access from `deviceId` to `peerDeviceId`, else 0.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtDevicePeerAccessStatus(
+pub unsafe extern "C" fn aclrtDevicePeerAccessStatus(
     device_id: i32,
     peer_device_id: i32,
     status: *mut i32,

@@ -74,7 +74,7 @@ fn link_exists(link: u32) -> Result<(), AclError> {
 /// 0 or flags other than 0 and 1 100000; A3 only (207000); then a
 /// reservation at `expectPtr` (NULL 207000), a multiple of 1 GiB.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtReserveMemAddressNoUCMemory(
+pub unsafe extern "C" fn aclrtReserveMemAddressNoUCMemory(
     vir_ptr: *mut *mut c_void,
     size: usize,
     alignment: usize,
@@ -164,7 +164,7 @@ pub extern "C" fn aclrtMemMapSetLink(handle: aclrtDrvMemHandle, advice_link: u32
 /// host memory the emulator maps for the device (A2, A3, Atlas 350:
 /// `ACL_RT_HOST_MEM_MAP_SUPPORTED`); elsewhere NOT_SUPPORTED.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtHostMemMapCapabilities(
+pub unsafe extern "C" fn aclrtHostMemMapCapabilities(
     device_id: u32,
     hac_type: u32,
     capabilities: *mut u32,

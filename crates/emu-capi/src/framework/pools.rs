@@ -50,7 +50,7 @@ const DEVICE: u32 = 1;
 /// poolProps NULL (or unreadable), an allocation type other than PINNED,
 /// a location other than DEVICE, reserved bytes not zero.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtMemPoolCreate(
+pub unsafe extern "C" fn aclrtMemPoolCreate(
     mem_pool: *mut MemPool,
     pool_props: *const aclrtMemPoolProps,
 ) -> AclErrorCode {
@@ -167,7 +167,7 @@ pub extern "C" fn aclrtMemPoolGetAttr(
 /// default stream); size 0 succeeds without a block (and without touching
 /// `*ptr`); else a block of `size` rounded up to 2 MiB, on `stream`.
 #[unsafe(no_mangle)]
-pub extern "C" fn aclrtMemPoolMallocAsync(
+pub unsafe extern "C" fn aclrtMemPoolMallocAsync(
     ptr: *mut *mut c_void,
     size: usize,
     mem_pool: MemPool,

@@ -100,7 +100,7 @@ impl Pool {
     /// Cached blocks to release, smallest first, until RESERVED is at most
     /// `keep`; a block larger than what is left to release is kept (the
     /// runtime splits it; a block here is released whole).
-    pub(super) fn to_release(&mut self, keep: u64) -> Vec<usize> {
+    pub(super) fn take_releasable(&mut self, keep: u64) -> Vec<usize> {
         let mut order: Vec<(u64, usize)> = self.cached.iter().map(|(&a, b)| (b.size, a)).collect();
         order.sort_unstable();
         let mut out = Vec::new();

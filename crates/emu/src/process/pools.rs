@@ -238,7 +238,7 @@ impl Process {
 
     /// `aclrtMemPoolTrimTo`: `over` when `keep` exceeds the pool's size or
     /// is below what is in use; nothing when RESERVED is at most `keep`;
-    /// else cached blocks are released (see [`Pool::to_release`]).
+    /// else cached blocks are released (see [`Pool::take_releasable`]).
     pub(crate) fn pool_trim(
         &self,
         pool: u64,
@@ -256,7 +256,7 @@ impl Process {
         if keep < p.used {
             return Err(over);
         }
-        for addr in p.to_release(keep) {
+        for addr in p.take_releasable(keep) {
             let _ = self.free_device(addr);
         }
         Ok(())
@@ -268,7 +268,7 @@ impl Process {
         let mut t = self.pools.lock();
         for p in t.pools.values_mut().filter(|p| p.device == device) {
             let keep = p.threshold;
-            for addr in p.to_release(keep) {
+            for addr in p.take_releasable(keep) {
                 let _ = self.free_device(addr);
             }
         }
