@@ -48,7 +48,7 @@ def test_unknown_names_raise_value_error(args):
 def test_constants_and_releases():
     c = aclmem.constants
     assert c["ACL_HBM_MEM_HUGE"] == 4 and c["ACL_ERROR_RT_MEMORY_ALLOCATION"] == 207001
-    assert aclmem.cann_releases()[-1].startswith("9.0")
+    assert aclmem.cann_releases()[-1].startswith("9.1")
 
 
 def test_names_parse_as_the_cli_parses_them():

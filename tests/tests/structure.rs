@@ -346,8 +346,10 @@ fn the_c_abi_crate_imports_only_down_its_layers() {
         let c_functions = [
             "device",
             "framework",
+            "graphs",
             "hccl",
             "memory",
+            "opapi",
             "ops",
             "sharing",
             "stand_ins",

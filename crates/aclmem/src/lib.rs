@@ -203,7 +203,9 @@ pub mod attributes {
 /// CANN release markers, the parameter of a product marker
 /// (`AtlasA2<Cann8_3>`), and the bound for code generic over the release.
 pub mod releases {
-    group!(Cann8_0, Cann8_1, Cann8_2, Cann8_3, Cann8_5, Cann9_0);
+    group!(
+        Cann8_0, Cann8_1, Cann8_2, Cann8_3, Cann8_5, Cann9_0, Cann9_1
+    );
     pub use aclmem_core::{AtLeast, CannType};
 }
 

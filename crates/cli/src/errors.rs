@@ -50,6 +50,74 @@ const MEMORY_CHOICES: &str = "\n## Choices of the memory chapter\n\n\
     - **2D copies**: made row by row through the checked copy path; a last\n  \
     row beyond the address space is 107000.\n";
 
+/// The choices of the memory chapter's later calls (pools, managed memory,
+/// caches, the allocator, symbols, links), after the first ones.
+const MORE_CHOICES: &str = "\n\
+    ## Choices of pools, managed memory and the rest of the chapter\n\
+    \n\
+    Where CANN's runtime or documentation leaves the answer open, the calls\n\
+    of `docs/facts.md` \"The memory chapter, continued\" answer:\n\
+    \n\
+    - **Stream order**: every stream's work is done when its call returns,\n  \
+    so a block freed with `aclrtMemPoolFreeAsync` is free at once. Which\n  \
+    stream may take it again follows the pool's attributes: the freeing\n  \
+    stream always; any stream with opportunistic or internal-dependency\n  \
+    reuse (the free is complete); with event-dependency reuse, a stream\n  \
+    that waited (`aclrtStreamWaitEvent`) for an event recorded on the\n  \
+    freeing stream after the free. A stream takes its own blocks first.\n\
+    - **Pool blocks**: each block is device memory made as `aclrtMalloc`'s\n  \
+    (charged to the device, seen by leak reports), a multiple of 2 MiB,\n  \
+    handed out whole: a cached block of the size asked first, else new\n  \
+    memory while the pool has room, else the smallest larger cached block\n  \
+    (USED then counts all of it; the runtime splits it). `aclrtMemPoolTrimTo`\n  \
+    and the release threshold release cached blocks whole, smallest first,\n  \
+    and keep a block larger than what is left to release (RESERVED stays\n  \
+    above the target by less than that block). The threshold applies at\n  \
+    `aclrtSynchronizeStream` and `aclrtSynchronizeDevice` on the pool's\n  \
+    device. A device out of memory is 207001. `aclrtFree` of a block in use\n  \
+    takes it out of its pool and frees it; of any other address inside a\n  \
+    pool, 107000. `aclrtMemPoolDestroy` frees the blocks still in use (the\n  \
+    runtime checks none). Pools exist on Atlas A2 only (documented); POSIX\n  \
+    handle types from CANN 9.1 (recorded nowhere: no call exports a pool).\n\
+    - **Managed memory**: device memory of the current device that the host\n  \
+    reaches at the same address; advice and prefetches move nothing and are\n  \
+    recorded per 2 MiB page; a range not inside one managed allocation, or\n  \
+    advice and prefetches whose size is not a multiple of 2 MiB, are 107000.\n  \
+    `aclrtMemP2PMap` needs peer access enabled between the memory's device\n  \
+    and `dstDevId` (either way), else 107000. Peer access enabled and\n  \
+    disabled is recorded (`aclrtDevicePeerAccessStatus`).\n\
+    - **Cache maintenance**: the emulated device has no cache; PREFETCH is the\n  \
+    only type documented as supported, so the others are 207000 (the\n  \
+    runtime's code accepts WRITEBACK, INVALID and FLUSH); the address must\n  \
+    be device memory of the process (107000). A CMO descriptor holds the\n  \
+    runtime's 32-byte record (64 bytes on Atlas 350, the first 32 the same);\n  \
+    a barrier id with a type other than INVALID, a barrier wait with a type\n  \
+    other than INVALID or a flag other than 0, are 107000. The products are\n  \
+    the documented ones (207000 elsewhere); `aclrtDeviceL2CacheFlush`,\n  \
+    undocumented, answers on the CMO products.\n\
+    - **Uncorrectable memory errors**: there are none; `aclrtGetMemUceInfo`\n  \
+    answers no entries, `aclrtMemUceRepair` of no entries succeeds and of any\n  \
+    entry (an address without a recorded error) is 107000.\n\
+    - **Custom allocator**: stored per stream as the runtime stores it; the\n  \
+    emulated operators need no device workspace, so no allocator function is\n  \
+    ever called.\n\
+    - **Device variables**: no kernel binary is ever loaded, so every symbol\n  \
+    is unknown, 107043, after the ACL layer's checks and the thread's device\n  \
+    (107002).\n\
+    - **Links and IPC**: A3 has SIO and HCCS, Atlas 350 the UB paths (207021\n  \
+    for a link the product lacks, 207000 on other products); a link changes\n  \
+    nothing. `aclrtIpcMemSetAttr` checks that the key is one the emulator\n  \
+    writes. `aclrtIpcMemImportPidInterServer` whitelists every pid of every\n  \
+    server as `aclrtIpcMemSetImportPid` does: the emulated machine is one\n  \
+    server. `aclrtReserveMemAddressNoUCMemory` takes a 1 GiB aligned address\n  \
+    of the caller's, outside the release's window rule (NULL is 207000, as\n  \
+    the header says).\n\
+    - **`aclrtHostMemMapCapabilities`**: every accelerator type reaches\n  \
+    registered host memory on A2, A3 and Atlas 350 (SUPPORTED), none on the\n  \
+    other products (NOT_SUPPORTED).\n\
+    - **`aclrtPointerGetAttributes` of managed memory under CANN 9.0**: 107000,\n  \
+    as the 9.0 runtime's code answers a memory type it has no case for.\n";
+
 /// The table in `format`.
 pub fn render(format: Format) -> String {
     match format {
@@ -126,6 +194,7 @@ pub fn render(format: Format) -> String {
                 );
             }
             out += MEMORY_CHOICES;
+            out += MORE_CHOICES;
             out
         }
     }

@@ -386,11 +386,11 @@ fn a_misspelt_release_or_attribute_gets_one_good_suggestion() {
     );
     assert_eq!(err.matches("did you mean").count(), 1, "{err}");
     assert!(
-        err.contains("expected one of: 8.0, 8.1, 8.2, 8.3, 8.5, 9.0"),
+        err.contains("expected one of: 8.0, 8.1, 8.2, 8.3, 8.5, 9.0, 9.1"),
         "{err}"
     );
     // Newer than every modelled release: the newest, whose rules apply.
-    assert!(refused(&["diff", "8.3", "9.1"]).contains("did you mean `9.0`?"));
+    assert!(refused(&["diff", "8.3", "9.2"]).contains("did you mean `9.1`?"));
     assert!(refused(&["matrix", "--cann", "7.0"]).contains("did you mean `8.0`?"));
     assert!(refused(&["matrix", "--cann", "8,3"]).contains("did you mean `8.3`?"));
     assert!(!refused(&["matrix", "--cann", "latest"]).contains("did you mean"));

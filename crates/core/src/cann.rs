@@ -515,6 +515,9 @@ releases! {
     V9_0 Cann9_0 = (9, 0) release "9.0.0" covers "9.0.0"
         acl (1, 17, 0) expected_address Window16To24TiB granularity Allocatable
         reserve_alignment_zero true;
+    V9_1 Cann9_1 = (9, 1) release "9.1.0" covers "9.1.0"
+        acl (1, 17, 0) expected_address Window16To24TiB granularity Allocatable
+        reserve_alignment_zero true;
     // A release that does not exist, in this crate's own tests only: it
     // proves that a row is all a new release needs (`docs/extending.md`).
     #[cfg(test)]

@@ -101,6 +101,9 @@ acl_codes! {
     RT_INVALID_DEVICEID = 107001 => "ACL_ERROR_RT_INVALID_DEVICEID", InvalidDevice;
     /// `ACL_ERROR_RT_CONTEXT_NULL`: no current context (no device set).
     RT_CONTEXT_NULL = 107002 => "ACL_ERROR_RT_CONTEXT_NULL", InvalidState;
+    /// `ACL_ERROR_RT_STREAM_CONTEXT`: the stream belongs to another
+    /// context than the current one.
+    RT_STREAM_CONTEXT = 107003 => "ACL_ERROR_RT_STREAM_CONTEXT", InvalidState;
     /// `ACL_ERROR_RT_ADDR_UNALIGNED`: an address is not aligned as required.
     RT_ADDR_UNALIGNED = 107008 => "ACL_ERROR_RT_ADDR_UNALIGNED", InvalidParam;
     /// `ACL_ERROR_RT_INVALID_MEMORY_TYPE`: wrong memory type for the call.
@@ -136,6 +139,9 @@ acl_codes! {
     /// `ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC`: an asynchronous call made
     /// synchronous (pageable memory) while a capture's mode forbids it.
     RT_CAPTURE_MODE_BLOCK_ASYNC = 107041 => "ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC", InvalidState;
+    /// `ACL_ERROR_RT_INVALID_SYMBOL`: no device variable is registered
+    /// for the symbol.
+    RT_INVALID_SYMBOL = 107043 => "ACL_ERROR_RT_INVALID_SYMBOL", InvalidParam;
     /// `ACL_ERROR_BAD_ALLOC`: a host-side allocation failed.
     BAD_ALLOC = 200000 => "ACL_ERROR_BAD_ALLOC", OutOfMemory;
     /// `ACL_ERROR_API_NOT_SUPPORT`: the API is not supported.
@@ -168,6 +174,9 @@ acl_codes! {
     RT_OVER_LIMIT = 207012 => "ACL_ERROR_RT_OVER_LIMIT", OutOfMemory;
     /// `ACL_ERROR_RT_DEVICE_OOM`: the device is out of memory.
     RT_DEVICE_OOM = 207018 => "ACL_ERROR_RT_DEVICE_OOM", OutOfMemory;
+    /// `ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED`: the interconnect asked for
+    /// does not exist between the devices.
+    RT_LINK_TYPE_NOT_SUPPORTED = 207021 => "ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED", NotSupported;
     /// `ACL_ERROR_STORAGE_OVER_LIMIT`: storage over limit.
     STORAGE_OVER_LIMIT = 300000 => "ACL_ERROR_STORAGE_OVER_LIMIT", OutOfMemory;
     /// `ACL_ERROR_INTERNAL_ERROR`: internal error.

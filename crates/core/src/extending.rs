@@ -24,7 +24,7 @@ fn the_row_is_a_release() {
     assert_eq!(FAKE.acl_interface(), (1, 99, 0));
     assert_eq!(FAKE.expected_address(), ExpectedAddress::Window16To24TiB);
     assert!(FAKE.granularity_answers(MemAttr::DdrMemHuge));
-    assert!(FAKE > CannVersion::V9_0);
+    assert!(FAKE > CannVersion::V9_1);
 }
 
 #[test]
@@ -37,11 +37,11 @@ fn parsing_and_help_text_list_it() {
     // `--cann`'s help and every "expected one of" message are built from
     // these.
     assert!(
-        CannVersion::LIST.ends_with("9.0, 9.9"),
+        CannVersion::LIST.ends_with("9.1, 9.9"),
         "{}",
         CannVersion::LIST
     );
-    assert!(CannVersion::EXPECTED.ends_with("9.0 or 9.9"));
+    assert!(CannVersion::EXPECTED.ends_with("9.1 or 9.9"));
     assert!(UnknownCannVersion.to_string().contains("9.9"));
 }
 

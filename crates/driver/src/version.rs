@@ -158,7 +158,7 @@ mod tests {
         );
         assert_eq!(from_version_cfg("runtime_running_version=[]"), None);
         let d = DetectedCann::new("9.2.0".into(), CannSource::LibraryCall);
-        assert_eq!(d.rules, Some(CannVersion::V9_0));
+        assert_eq!(d.rules, Some(CannVersion::V9_1), "newer: the newest rules");
         let d = DetectedCann::new("7.0.0".into(), CannSource::LibraryCall);
         assert_eq!(d.rules_or_err(), Err(AclError::RT_FEATURE_NOT_SUPPORT));
     }

@@ -382,14 +382,15 @@ pub unsafe extern "C" fn aclrtDeviceCanAccessPeer(
 /// `aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t
 /// flags)`: flags other than 0 are `ACL_ERROR_FEATURE_UNSUPPORTED`
 /// (200006); the current device itself is 100000. Access between devices
-/// is always possible in the emulator; this records nothing.
+/// is always possible in the emulator; this records that it was enabled
+/// (`aclrtDevicePeerAccessStatus`, `aclrtMemP2PMap`).
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtDeviceEnablePeerAccess(peer: i32, flags: u32) -> AclErrorCode {
     guard("aclrtDeviceEnablePeerAccess", || {
         if flags != 0 {
             return Err(AclError::FEATURE_UNSUPPORTED);
         }
-        with_global(|g| g.emu.peer_access(peer))
+        with_global(|g| g.emu.set_peer_access(peer, true))
     })
 }
 
@@ -397,6 +398,6 @@ pub extern "C" fn aclrtDeviceEnablePeerAccess(peer: i32, flags: u32) -> AclError
 #[unsafe(no_mangle)]
 pub extern "C" fn aclrtDeviceDisablePeerAccess(peer: i32) -> AclErrorCode {
     guard("aclrtDeviceDisablePeerAccess", || {
-        with_global(|g| g.emu.peer_access(peer))
+        with_global(|g| g.emu.set_peer_access(peer, false))
     })
 }

@@ -1,11 +1,14 @@
-//! `include/acl/acl_rt_memory_ext.h` (included by `acl_rt.h`) agrees with
-//! the catalogue and the library: each declaration is a catalogue
-//! function's prototype, to the character, of a function the library
-//! carries out; every catalogue function that takes one of the header's
-//! types is declared there; the types' layouts are the library's; and
-//! `<acl/acl_rt.h>` compiles with every declaration used as C11 and
-//! C++17 (`-Wall -Wextra -Werror -pedantic`), as vllm-ascend's build check
-//! of `aclrtMemcpyBatchAsync` includes it.
+//! The memory chapter's headers agree with the catalogue and the library:
+//! `include/acl/acl_rt_memory_ext.h` (included by `acl_rt.h`),
+//! `acl_rt_allocator.h` (included by `acl_rt.h`, as CANN's is) and
+//! `acl_rt_memory_soma.h` (included on its own, as CANN's is). Each
+//! declaration is a catalogue function's prototype, to the character, of
+//! a function the library carries out; every catalogue function that
+//! takes one of a header's types is declared there; the types' layouts
+//! are the library's; and `<acl/acl_rt.h>` with
+//! `<acl/acl_rt_memory_soma.h>` compiles with every declaration used as
+//! C11 and C++17 (`-Wall -Wextra -Werror -pedantic`), as vllm-ascend's
+//! build check of `aclrtMemcpyBatchAsync` includes it.
 //!
 //! The compilers are `$CC` / `$CXX` (default `cc` / `c++`).
 
@@ -13,20 +16,40 @@ use std::mem::{offset_of, size_of};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use aclmem_emu_capi::{aclrtMallocAttribute, aclrtMallocConfig, aclrtMemcpyBatchAttr};
+use aclmem_emu_capi::{
+    aclrtBarrierTaskInfo, aclrtMallocAttribute, aclrtMallocConfig, aclrtMemManagedLocation,
+    aclrtMemPoolProps, aclrtMemUceInfo, aclrtMemcpyBatchAttr, aclrtServerPid,
+};
 use aclmem_sys::catalogue::{Answer, Library, entries, find};
 
-const HEADER: &str = "acl/acl_rt_memory_ext.h";
-/// The types the header defines that a prototype may take.
-const TYPES: &[&str] = &["aclrtMemcpyBatchAttr", "aclrtMallocConfig"];
+/// Each header, with the types it defines that a prototype may take.
+const HEADERS: &[(&str, &[&str])] = &[
+    (
+        "acl/acl_rt_memory_ext.h",
+        &[
+            "aclrtMemcpyBatchAttr",
+            "aclrtMallocConfig",
+            "aclrtMemManaged",
+            "aclrtCmoType",
+            "aclrtBarrierTaskInfo",
+            "aclrtMemUceInfo",
+            "aclrtMemLinkType",
+            "aclrtHacType",
+            "aclrtIpcMemAttrType",
+            "aclrtServerPid",
+        ],
+    ),
+    ("acl/acl_rt_allocator.h", &["aclrtAllocator"]),
+    ("acl/acl_rt_memory_soma.h", &["aclrtMemPool"]),
+];
 
 fn include_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
 }
 
-/// The header's declarations: `(name, prototype)`, one line each.
-fn declarations() -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(include_dir().join(HEADER)).expect(HEADER);
+/// A header's declarations: `(name, prototype)`, one line each.
+fn declarations_of(header: &str) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(include_dir().join(header)).expect(header);
     text.lines()
         .filter_map(|l| l.strip_prefix("ACL_FUNC_VISIBILITY "))
         .map(|l| {
@@ -41,9 +64,23 @@ fn declarations() -> Vec<(String, String)> {
         .collect()
 }
 
+/// Every header's declarations.
+fn declarations() -> Vec<(String, String)> {
+    HEADERS
+        .iter()
+        .flat_map(|(h, _)| declarations_of(h))
+        .collect()
+}
+
 #[test]
 fn each_declaration_is_the_catalogue_s_prototype_of_an_emulated_function() {
-    let declared = declarations();
+    for (header, types) in HEADERS {
+        each_declaration_of(header, types);
+    }
+}
+
+fn each_declaration_of(header: &str, types: &[&str]) {
+    let declared = declarations_of(header);
     assert!(!declared.is_empty());
     for (name, proto) in &declared {
         let e = find(name).unwrap_or_else(|| panic!("{name} is not in the catalogue"));
@@ -58,11 +95,11 @@ fn each_declaration_is_the_catalogue_s_prototype_of_an_emulated_function() {
     for e in entries() {
         let takes = e
             .prototype
-            .is_some_and(|p| TYPES.iter().any(|t| p.contains(t)));
+            .is_some_and(|p| types.iter().any(|t| p.contains(t)));
         if takes {
             assert!(
                 declared.iter().any(|(n, _)| n == e.name),
-                "{} takes a type of {HEADER}, so it is declared there",
+                "{} takes a type of {header}, so it is declared there",
                 e.name
             );
         }
@@ -124,6 +161,42 @@ fn acl_rt_h_compiles_with_every_declaration_and_the_library_s_layouts() {
             "offsetof(aclrtMallocConfig, numAttrs)",
             offset_of!(aclrtMallocConfig, num_attrs),
         ),
+        ("sizeof(aclrtMemPoolProps)", size_of::<aclrtMemPoolProps>()),
+        (
+            "offsetof(aclrtMemPoolProps, location)",
+            offset_of!(aclrtMemPoolProps, location),
+        ),
+        (
+            "offsetof(aclrtMemPoolProps, maxSize)",
+            offset_of!(aclrtMemPoolProps, max_size),
+        ),
+        (
+            "offsetof(aclrtMemPoolProps, reserved)",
+            offset_of!(aclrtMemPoolProps, reserved),
+        ),
+        ("ACL_RT_MEM_POOL_ATTR_USED_MEM_HIGH", 8),
+        (
+            "sizeof(aclrtBarrierTaskInfo)",
+            size_of::<aclrtBarrierTaskInfo>(),
+        ),
+        ("sizeof(aclrtMemUceInfo)", size_of::<aclrtMemUceInfo>()),
+        ("sizeof(aclrtServerPid)", size_of::<aclrtServerPid>()),
+        (
+            "offsetof(aclrtServerPid, num)",
+            offset_of!(aclrtServerPid, num),
+        ),
+        ("ACL_RT_HAC_TYPE_CCU", 9),
+        ("ACL_RT_MEM_ACCESS_UB_MULTI_PORT_PATH", 3),
+        (
+            "sizeof(aclrtMemManagedLocation)",
+            size_of::<aclrtMemManagedLocation>(),
+        ),
+        (
+            "offsetof(aclrtMemManagedLocation, id)",
+            offset_of!(aclrtMemManagedLocation, id),
+        ),
+        ("ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID", 8),
+        ("ACL_MEM_ADVISE_UNSET_ACCESSED_BY", 5),
         ("ACL_STREAM_WAIT_VALUE_NOR", 3),
         ("ACL_RT_MEM_ATTR_VA_FLAG", 3),
         ("ACL_MEM_LOCATION_TYPE_HOST", 0),
@@ -144,7 +217,9 @@ fn acl_rt_h_compiles_with_every_declaration_and_the_library_s_layouts() {
         } else {
             "_Static_assert"
         };
-        let mut c = String::from("#include <stddef.h>\n#include <acl/acl_rt.h>\n\n");
+        let mut c = String::from(
+            "#include <stddef.h>\n#include <acl/acl_rt.h>\n#include <acl/acl_rt_memory_soma.h>\n\n",
+        );
         for (what, value) in layouts {
             c += &format!("{assert}({what} == {value}, \"{what}\");\n");
         }

@@ -138,7 +138,7 @@ impl EmuConfig {
     /// | `ACLMEM_EMU_HBM` | device memory per device (`64GiB`, `512MiB`, bytes) | `64GiB` |
     /// | `ACLMEM_EMU_HOST` | host memory for `aclrtMallocPhysical` | `64GiB` |
     /// | `ACLMEM_EMU_RUN_MODE` | `host` (EP, `ACL_HOST`) or `device` (RC, `ACL_DEVICE`); `ep` or `rc` too, any case | `host` |
-    /// | `ACLMEM_EMU_CANN` | the CANN release emulated (`8.0` … `9.0`, `8.3.RC1` style) | `9.0` |
+    /// | `ACLMEM_EMU_CANN` | the CANN release emulated (`8.0` … `9.1`, `8.3.RC1` style) | `9.0` |
     ///
     /// `get` reads one variable (`std::env::var` in a program; a map in
     /// tests and the fuzzer). An empty value counts as unset.

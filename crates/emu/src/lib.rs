@@ -89,6 +89,8 @@ pub use calls::host_register::{
     HOST_REGISTER_IOMEMORY, HOST_REGISTER_MAPPED, HOST_REGISTER_READONLY,
 };
 pub use calls::ipc::{ipc_key, ipc_key_id};
+pub use calls::managed::{MANAGED_PAGE, ManagedLocation, PageAdvice};
+pub use calls::pools::{POOL_BLOCK, POOL_HANDLE_NONE, POOL_HANDLE_POSIX, PoolAttr};
 pub use calls::query::MEM_USAGE_COMPONENTS;
 pub use calls::sharing::{FABRIC_MAGIC, fabric_handle, fabric_id};
 pub use calls::values::{VALUE_WAIT_BOUND, WaitCondition};

@@ -17,6 +17,7 @@ fn release_strings_parse_back() {
         ("8.3.RC1.alpha003", CannVersion::V8_3),
         ("8.5.0-beta.1", CannVersion::V8_5),
         ("9.0.0-beta.1", CannVersion::V9_0),
+        ("9.1.0-beta.3", CannVersion::V9_1),
         (" 8.3.rc1 ", CannVersion::V8_3),
     ] {
         assert_eq!(CannVersion::parse(text), Ok(v), "{text}");
@@ -31,7 +32,7 @@ fn anything_else_is_refused() {
         "8.",
         "8.4",
         "7.0.0",
-        "9.1",
+        "9.2",
         "x.y",
         "8.3x",
         "eight",

@@ -300,5 +300,7 @@ ACL_FUNC_VISIBILITY aclError aclrtIpcMemClose(const char *key);
 #include "acl_rt_memory_ext.h"
 /* ACL graphs and host functions. */
 #include "acl_rt_graph.h"
+/* The custom allocator: CANN's acl_rt.h includes acl_rt_allocator.h. */
+#include "acl_rt_allocator.h"
 
 #endif /* ACLMEM_ACL_ACL_RT_H */

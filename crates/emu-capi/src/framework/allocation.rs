@@ -96,8 +96,40 @@ pub unsafe extern "C" fn aclrtMallocWithCfg(
     policy: u32,
     cfg: *mut aclrtMallocConfig,
 ) -> AclErrorCode {
-    guard("aclrtMallocWithCfg", || {
-        shared::in_release("aclrtMallocWithCfg")?;
+    // SAFETY: the C caller's arguments, passed on.
+    unsafe { malloc_with_cfg("aclrtMallocWithCfg", dev_ptr, size, policy, cfg) }
+}
+
+/// `aclError aclrtMallocForTaskScheduler(void **devPtr, size_t size,
+/// aclrtMemMallocPolicy policy, aclrtMallocConfig *cfg)` (CANN 8.5):
+/// `aclrtMallocWithCfg` for memory the task scheduler uses (the runtime
+/// asks for TS memory within 4 GiB; every emulated device address serves
+/// the scheduler), with the same checks.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMallocForTaskScheduler(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: u32,
+    cfg: *mut aclrtMallocConfig,
+) -> AclErrorCode {
+    // SAFETY: the C caller's arguments, passed on.
+    unsafe { malloc_with_cfg("aclrtMallocForTaskScheduler", dev_ptr, size, policy, cfg) }
+}
+
+/// The work of `aclrtMallocWithCfg` and `aclrtMallocForTaskScheduler`,
+/// in `name`'s guard.
+///
+/// # Safety
+/// The C caller's arguments.
+unsafe fn malloc_with_cfg(
+    name: &'static str,
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: u32,
+    cfg: *mut aclrtMallocConfig,
+) -> AclErrorCode {
+    guard(name, || {
+        shared::in_release(name)?;
         if dev_ptr.is_null() {
             return Err(AclError::INVALID_PARAM);
         }

@@ -11,27 +11,45 @@
 //!   a device synchronisation, and cache maintenance;
 //! * [`options`]: compile options, versions;
 //! * [`values`]: stream value operations (`aclrtValueWrite`, `aclrtValueWait`);
+//! * [`pools`]: stream-ordered memory pools (`aclrtMemPool*`);
+//! * [`managed`]: managed memory, peer mappings and peer access status;
+//! * [`cache`]: cache maintenance (`aclrtCmo*`) and memory errors (UCE);
+//! * [`mapping`]: CANN 9.x's reservations and mappings, and IPC links;
+//! * [`allocator`]: the custom allocator's descriptors and registrations;
+//! * [`symbols`]: device variables (every symbol unknown: no kernel binaries);
 //! * [`mstx`]: the mstx range and marker API.
 //!
 //! The ones answered from the catalogue without emulation are generated in
 //! `stand_ins`.
 
 pub mod allocation;
+pub mod allocator;
 pub mod batch;
+pub mod cache;
 pub mod copies;
 pub mod host_memory;
+pub mod managed;
+pub mod mapping;
 pub mod mstx;
 pub mod options;
+pub mod pools;
 pub mod reduce;
 pub mod runtime;
+pub mod symbols;
 pub mod values;
 
 pub use allocation::*;
+pub use allocator::*;
 pub use batch::*;
+pub use cache::*;
 pub use copies::*;
 pub use host_memory::*;
+pub use managed::*;
+pub use mapping::*;
 pub use mstx::*;
 pub use options::*;
+pub use pools::*;
 pub use reduce::*;
 pub use runtime::*;
+pub use symbols::*;
 pub use values::*;

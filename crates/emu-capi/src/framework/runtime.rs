@@ -155,7 +155,12 @@ pub extern "C" fn aclrtResetEvent(e: aclrtEvent, stream: aclrtStream) -> AclErro
         capture::enqueue(
             s,
             || format!("event reset {e:#x}"),
-            move |on| with_global(|g| g.emu.reset_event(e, on)),
+            // As a recorded event record: a destroyed event has nothing
+            // left to reset.
+            move |on| {
+                let _ = with_global(|g| g.emu.reset_event(e, on));
+                Ok(())
+            },
         )
     })
 }
@@ -174,9 +179,8 @@ pub extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, e: aclrtEvent) -> Ac
     guard("aclrtStreamWaitEvent", || {
         let (e, s) = (event(e)?, stream as usize as u64);
         with_global(|g| {
-            g.emu.wait_event(e, s)?;
-            // A stream waiting on an event of a capture joins it; nothing
-            // else ever waits here.
+            g.emu.stream_wait_event(e, s)?;
+            // A stream waiting on an event of a capture joins it.
             g.emu.capture_event_wait(s, e).map(drop)
         })
     })

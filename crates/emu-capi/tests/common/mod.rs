@@ -142,3 +142,29 @@ impl OneBatch {
         (code, fail)
     }
 }
+
+// Safe forms of the C functions that dereference their pointers (the
+// library checks every pointer it is given: NULL or garbage is an error
+// code, never a crash).
+
+macro_rules! checked {
+    ($($name:ident = $c:ident($($arg:ident: $t:ty),*);)*) => {$(
+        pub fn $name($($arg: $t),*) -> i32 {
+            // SAFETY: the C prototype; every pointer is checked by the
+            // library, which answers an error code for one it cannot use.
+            unsafe { $c($($arg),*) }
+        }
+    )*};
+}
+
+checked! {
+    cmo_get_desc_size = aclrtCmoGetDescSize(size: *mut usize);
+    cmo_wait_barrier = aclrtCmoWaitBarrier(info: *mut aclrtBarrierTaskInfo, stream: *mut c_void, flag: u32);
+    device_peer_access_status = aclrtDevicePeerAccessStatus(device: i32, peer: i32, status: *mut i32);
+    get_mem_uce_info = aclrtGetMemUceInfo(device: i32, infos: *mut aclrtMemUceInfo, size: usize, got: *mut usize);
+    host_mem_map_capabilities = aclrtHostMemMapCapabilities(device: u32, hac: u32, cap: *mut u32);
+    mem_alloc_managed = aclrtMemAllocManaged(ptr: *mut *mut c_void, size: u64, flag: u32);
+    mem_pool_create = aclrtMemPoolCreate(pool: *mut *mut c_void, props: *const aclrtMemPoolProps);
+    mem_pool_malloc_async = aclrtMemPoolMallocAsync(ptr: *mut *mut c_void, size: usize, pool: *mut c_void, stream: *mut c_void);
+    reserve_mem_address_no_uc_memory = aclrtReserveMemAddressNoUCMemory(va: *mut *mut c_void, size: usize, alignment: usize, at: *mut c_void, flags: u64);
+}

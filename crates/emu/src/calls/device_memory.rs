@@ -15,6 +15,7 @@ use aclmem_sys::{MallocPolicy, PagePolicy};
 
 use crate::Target;
 use crate::args::{self, Checked};
+use crate::errors::Situation;
 use crate::{Emulator, Op};
 
 /// `aclrtMalloc`'s page choice for a policy and a size: the attribute and
@@ -99,7 +100,17 @@ impl Emulator {
         let p = &self.process;
         let addr = addr.into_inner().get();
         p.enter_rt(Op::FreeDevice)?;
-        p.free_device(addr)
+        // A memory pool's block in use leaves its pool and is freed (the
+        // runtime frees it and returns it to its pool); anything else
+        // inside a pool is not an allocation.
+        match p.pool_owns(addr) {
+            Some(_) => p.pool_free_now(addr, Situation::NotAllocated.code()),
+            None => {
+                p.free_device(addr)?;
+                p.managed_forget(addr);
+                Ok(())
+            }
+        }
     }
 
     /// `aclrtMallocHost`: page-locked host memory (plain anonymous memory

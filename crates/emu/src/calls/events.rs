@@ -44,10 +44,14 @@ impl Emulator {
 
     /// `aclrtRecordEvent(event, stream)`: complete at once (0 is the
     /// default stream).
+    /// The event also stands for the memory-pool frees on `stream` so
+    /// far (what a stream that waits for it may reuse).
     pub fn record_event(&self, event: u64, stream: u64) -> Result<()> {
         self.process.on_device()?;
         self.check_stream(stream)?;
-        self.with_event(event, |e| e.recorded = Some(Instant::now()))
+        self.with_event(event, |e| e.recorded = Some(Instant::now()))?;
+        self.process.pool_record(event, stream);
+        Ok(())
     }
 
     /// `aclrtResetEvent(event, stream)`: not recorded any more.
@@ -61,6 +65,16 @@ impl Emulator {
     pub fn wait_event(&self, event: u64, stream: u64) -> Result<()> {
         self.check_stream(stream)?;
         self.with_event(event, |_| ())
+    }
+
+    /// `aclrtStreamWaitEvent(stream, event)`: as [`Emulator::wait_event`];
+    /// then `stream` is ordered after what the event stands for, so a
+    /// memory pool that follows event dependencies lets it reuse blocks
+    /// freed before the event on the recording stream.
+    pub fn stream_wait_event(&self, event: u64, stream: u64) -> Result<()> {
+        self.wait_event(event, stream)?;
+        self.process.pool_wait(event, stream);
+        Ok(())
     }
 
     /// `aclrtQueryEventStatus`: whether the event has been recorded (then

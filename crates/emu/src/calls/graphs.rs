@@ -191,7 +191,13 @@ impl Emulator {
     /// records it. `false` when `stream` does not capture.
     pub fn capture_event_record(&self, event: u64, stream: u64) -> Result<bool> {
         let emu = self.clone();
-        let work: Arc<TaskFn> = Arc::new(move |s| emu.record_event(event, s));
+        // The model holds the record, not the event: an event destroyed
+        // after the capture (torch_npu's `wait_stream` destroys its own)
+        // leaves the replay's record with nothing to mark.
+        let work: Arc<TaskFn> = Arc::new(move |s| {
+            let _ = emu.record_event(event, s);
+            Ok(())
+        });
         self.graphs(|g| {
             let Some(c) = g.captures.get_mut(&stream) else {
                 return Ok(false);

@@ -3,7 +3,7 @@
 //! `aclrtMemGetAllocationPropertiesFromHandle`, `aclrtMemSetAccess`,
 //! `aclrtMemGetAccess`, `aclrtCheckMemType`.
 
-use aclmem_core::{GIB, Location, MIB, MemAttr, PageClass, RawPhysicalMemProp};
+use aclmem_core::{AclError, GIB, Location, MIB, MemAttr, PageClass, RawPhysicalMemProp};
 use aclmem_hal::RawHandle;
 
 use crate::calls::physical::raw_handle;
@@ -88,9 +88,21 @@ impl Emulator {
 
     /// `aclrtPointerGetAttributes`: where `ptr` is and its page size;
     /// memory not from ACL is `Unregistered`.
+    /// Managed memory is `Managed` (with its device) from CANN 9.1, whose
+    /// runtime added the type; 9.0's has no case for it: 107000.
     pub fn pointer_attributes(&self, ptr: usize) -> Result<PointerAttributes> {
         let p = &self.process;
         p.enter(Op::Query)?;
+        if let Some(device) = self.managed_user_device(ptr) {
+            if p.machine().config.cann.major_minor() < (9, 1) {
+                return Err(AclError::RT_PARAM_INVALID);
+            }
+            return Ok(PointerAttributes {
+                location: LocationType::Managed,
+                id: device,
+                page_size: 2 * MIB as u32,
+            });
+        }
         if let Some(a) = p.placed_at(ptr) {
             let page = match a.attr.page_class() {
                 PageClass::Huge1G => GIB,

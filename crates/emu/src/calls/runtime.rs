@@ -143,19 +143,38 @@ impl Emulator {
 
     /// `aclrtSynchronizeDevice(WithTimeout)`: nothing runs asynchronously,
     /// so there is nothing to wait for (a timeout is checked by
-    /// [`args::sync_timeout`](crate::args::sync_timeout)).
-    /// While any stream captures: 107027.
+    /// [`args::sync_timeout`](crate::args::sync_timeout)); the memory
+    /// pools of the thread's device release cached memory above their
+    /// release threshold, as at a stream synchronisation. While any stream
+    /// captures: 107027.
     pub fn synchronize_device(&self) -> Result<()> {
-        self.process.on_device()?;
-        self.refuse_if_any_capturing()
+        let p = &self.process;
+        p.on_device()?;
+        self.refuse_if_any_capturing()?;
+        if let Ok((device, _)) = p.current() {
+            p.pool_sync(device);
+        }
+        Ok(())
     }
 
-    /// `aclrtSynchronizeStream(WithTimeout)` (0 is the default stream).
-    /// A capturing stream is 107027.
+    /// `aclrtSynchronizeStream(WithTimeout)` (0 is the default stream):
+    /// the memory pools of the stream's device release cached memory
+    /// above their release threshold (`ACL_RT_MEM_POOL_ATTR_RELEASE_THRESHOLD`,
+    /// documented as released at the next stream synchronisation). A
+    /// capturing stream is 107027.
     pub fn synchronize_stream(&self, stream: u64) -> Result<()> {
-        self.process.on_device()?;
+        let p = &self.process;
+        p.on_device()?;
         self.check_stream(stream)?;
-        self.refuse_if_capturing(stream)
+        self.refuse_if_capturing(stream)?;
+        let device = match self.stream_device(stream) {
+            Some(d) => Some(d),
+            None => p.current().ok().map(|(d, _)| d),
+        };
+        if let Some(device) = device {
+            p.pool_sync(device);
+        }
+        Ok(())
     }
 
     /// `aclrtDeviceCanAccessPeer`: every pair of distinct devices can; a
@@ -167,16 +186,5 @@ impl Emulator {
         self.process.device_id(device)?;
         self.process.device_id(peer)?;
         Ok(true)
-    }
-
-    /// `aclrtDeviceEnablePeerAccess` / `aclrtDeviceDisablePeerAccess`:
-    /// access between devices is always possible here; this records
-    /// nothing. The current device itself is 100000.
-    pub fn peer_access(&self, peer: i32) -> Result<()> {
-        let d = self.current_device()?;
-        if peer == d as i32 {
-            return Err(AclError::INVALID_PARAM);
-        }
-        self.process.device_id(peer).map(drop)
     }
 }

@@ -168,6 +168,30 @@ impl Process {
         {
             return Err(Situation::ExpectedAddress.code());
         }
+        self.take_range(size, span, align, expected, plain)
+    }
+
+    /// A reservation of `size` bytes at exactly `want` (1 GiB aligned),
+    /// outside the release's window rule: `aclrtReserveMemAddressNoUCMemory`,
+    /// whose addresses are the caller's (documented: 40–224 TiB suggested).
+    pub(crate) fn reserve_range_at(&self, size: usize, want: usize) -> Result<usize> {
+        if !want.is_multiple_of(GIB) {
+            return Err(Situation::ExpectedAddress.code());
+        }
+        let span = size
+            .checked_next_multiple_of(2 * MIB)
+            .ok_or(Situation::ExpectedAddress.code())?;
+        self.take_range(size, span, GIB, Some(want), false)
+    }
+
+    fn take_range(
+        &self,
+        size: usize,
+        span: usize,
+        align: usize,
+        expected: Option<usize>,
+        plain: bool,
+    ) -> Result<usize> {
         let mut va = self.va.lock();
         let addr = va.arenas.take(span, align, expected).map_err(|t| match t {
             Taken::InUse => Situation::ExpectedAddressTaken.code(),

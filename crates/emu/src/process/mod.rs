@@ -4,7 +4,8 @@
 //! never a round trip. The API methods are in the calls
 //! module, which asks this one for its operations.
 //!
-//! **Lock order**, kept by construction: the address space, then a shard;
+//! **Lock order**, kept by construction: the pools' table ([`pools`]),
+//! then the address space, then a shard;
 //! the machine's shared lock is never taken while either is held. A call
 //! that needs both a process lock and the machine's lock, or a system call,
 //! runs in steps: *claim* (under the process locks: check and mark, take a
@@ -21,8 +22,11 @@ pub(crate) mod imports;
 pub(crate) mod instrument;
 pub(crate) mod join;
 pub(crate) mod listener;
+pub(crate) mod managed;
 pub(crate) mod own_file;
 pub(crate) mod physical;
+pub(crate) mod pool_table;
+pub(crate) mod pools;
 pub(crate) mod query;
 pub(crate) mod runtime;
 pub(crate) mod sharing;
@@ -65,6 +69,10 @@ pub(crate) struct Process {
     runtime: Mutex<Runtime>,
     /// ACL graphs: captures, models, task groups (`calls::graphs`).
     pub(crate) graphs: Mutex<graphs::Graphs>,
+    /// Managed memory (`aclrtMemAllocManaged`) and its advice.
+    managed: Mutex<managed::ManagedTable>,
+    /// Stream-ordered memory pools (`aclrtMemPool*`).
+    pools: Mutex<pools::PoolTable>,
     imported: Mutex<Vec<ImportedPool>>,
     instrument: Instrument,
     maps: MapBudget,
@@ -100,6 +108,8 @@ impl Process {
             registered: Mutex::new(BTreeMap::new()),
             runtime: Mutex::new(Runtime::default()),
             graphs: Mutex::new(graphs::Graphs::default()),
+            pools: Mutex::new(pools::PoolTable::default()),
+            managed: Mutex::new(BTreeMap::new()),
             imported: Mutex::new(Vec::new()),
             instrument: Instrument::default(),
             maps: MapBudget::new(),
@@ -245,6 +255,8 @@ impl Process {
                     .collect::<Vec<_>>()
             })
             .collect();
+        self.pools_clear();
+        self.managed_clear();
         self.va.lock().tear_down();
         self.maps.reset();
         // Host allocations of a process that is leaving go with their

@@ -23,6 +23,8 @@ pub(crate) struct Runtime {
     next: u64,
     /// `aclrtSetDevice` minus `aclrtResetDevice`, per device.
     device_refs: BTreeMap<u32, u32>,
+    /// Peer access enabled: (device, peer), machine ids.
+    peers: std::collections::BTreeSet<(u32, u32)>,
 }
 
 impl Runtime {
@@ -213,6 +215,21 @@ impl Process {
     /// The device of a live stream.
     pub(crate) fn stream_device(&self, stream: u64) -> Option<u32> {
         self.runtime.lock().streams.get(&stream).copied()
+    }
+
+    /// Records peer access from `device` to `peer` as enabled or not.
+    pub(crate) fn set_peer(&self, device: u32, peer: u32, enable: bool) {
+        let mut rt = self.runtime.lock();
+        if enable {
+            rt.peers.insert((device, peer));
+        } else {
+            rt.peers.remove(&(device, peer));
+        }
+    }
+
+    /// Whether peer access from `device` to `peer` is enabled.
+    pub(crate) fn peer_enabled(&self, device: u32, peer: u32) -> bool {
+        self.runtime.lock().peers.contains(&(device, peer))
     }
 
     /// A new event on `device`, not recorded.

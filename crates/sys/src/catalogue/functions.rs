@@ -26,7 +26,7 @@
 #[macro_export]
 macro_rules! with_framework_functions {
     ($callback:ident) => {
-        $callback! {
+        $crate::__with_memory_chapter! { $callback;
             aclAppLog in AscendCl: Accepted -> Void =
                 "void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_t line, const char *fmt, ...)";
             aclCreateDataBuffer in AscendCl: Emulated -> Pointer =
@@ -129,7 +129,7 @@ macro_rules! with_framework_functions {
                 "aclError aclrtBinaryLoadFromData(const void *data, size_t length, const aclrtBinaryLoadOptions *options, aclrtBinHandle *binHandle)";
             aclrtCheckMemType in AscendCl since (8, 5): Emulated -> Code =
                 "aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType, uint32_t *checkResult, uint32_t reserve)";
-            aclrtCmoAsync in AscendCl: Unsupported -> Code =
+            aclrtCmoAsync in AscendCl: Emulated -> Code =
                 "aclError aclrtCmoAsync(void *src, size_t size, aclrtCmoType cmoType, aclrtStream stream)";
             aclrtCreateEvent in AscendCl: Emulated -> Code =
                 "aclError aclrtCreateEvent(aclrtEvent *event)";
@@ -173,7 +173,7 @@ macro_rules! with_framework_functions {
                 "aclError aclrtGetLastError(aclrtLastErrLevel level)";
             aclrtGetLogicDevIdByUserDevId in AscendCl: Unsupported -> Code =
                 "aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t *const logicDevId)";
-            aclrtGetMemUceInfo in AscendCl: Unsupported -> Code =
+            aclrtGetMemUceInfo in AscendCl: Emulated -> Code =
                 "aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize, size_t *retSize)";
             aclrtGetMemUsageInfo in AscendCl: Emulated -> Code =
                 "aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo, size_t inputNum, size_t *outputNum)";
@@ -215,7 +215,7 @@ macro_rules! with_framework_functions {
                 "aclError aclrtMemFlush(void *devPtr, size_t size)";
             aclrtMemInvalidate in AscendCl: Emulated -> Code =
                 "aclError aclrtMemInvalidate(void *devPtr, size_t size)";
-            aclrtMemUceRepair in AscendCl: Unsupported -> Code =
+            aclrtMemUceRepair in AscendCl: Emulated -> Code =
                 "aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize)";
             aclrtMemcpy2d in AscendCl: Emulated -> Code =
                 "aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, aclrtMemcpyKind kind)";

@@ -25,6 +25,10 @@ use crate::FUNCTIONS;
 
 #[macro_use]
 mod functions;
+#[macro_use]
+mod memory;
+#[macro_use]
+mod opapi;
 
 /// The CANN shared object that holds a function in a real installation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -56,11 +60,17 @@ pub enum Library {
     /// markers and ranges), opened by name by frameworks that mark their
     /// phases.
     MsToolsExt,
+    /// `libopapi.so`: the operator API's operators (`aclnn*`), found by
+    /// name by frameworks (torch_npu's `GetOpApiFuncAddr`).
+    OpApi,
+    /// `libnnopbase.so`: the operator API's objects (`aclCreateTensor`
+    /// and the others), reached through `libopapi.so`.
+    NnOpBase,
 }
 
 impl Library {
     /// Every library, in a fixed order.
-    pub const ALL: [Library; 11] = [
+    pub const ALL: [Library; 13] = [
         Library::AscendCl,
         Library::OpCompiler,
         Library::Hccl,
@@ -72,6 +82,8 @@ impl Library {
         Library::MsProfiler,
         Library::Runtime,
         Library::MsToolsExt,
+        Library::OpApi,
+        Library::NnOpBase,
     ];
 
     /// The library's file name and soname.
@@ -88,6 +100,8 @@ impl Library {
             Library::MsProfiler => "libmsprofiler.so",
             Library::Runtime => "libruntime.so",
             Library::MsToolsExt => "libms_tools_ext.so",
+            Library::OpApi => "libopapi.so",
+            Library::NnOpBase => "libnnopbase.so",
         }
     }
 }

@@ -1,0 +1,149 @@
+//! The operator API (`aclnn*`): the objects of `libnnopbase.so` and the
+//! operators of `libopapi.so` the emulator carries out, appended to the
+//! framework functions by
+//! [`with_framework_functions!`](crate::with_framework_functions) after
+//! the memory chapter (one list for every consumer). Prototypes are CANN's
+//! operator headers (`aclnn/acl_meta.h`, `aclnn_add.h`, `aclnn_mul.h`,
+//! `aclnn_matmul.h`, ...; docs/operators.md).
+
+/// The operator API's entries after `$rest`, handed to `$callback` (see
+/// [`with_framework_functions!`](crate::with_framework_functions)).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_operator_api {
+    ($callback:ident; $($rest:tt)*) => {
+        $callback! {
+            $($rest)*
+            aclCreateTensor in NnOpBase: Emulated -> Pointer =
+                "aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t *stride, int64_t offset, aclFormat format, const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData)";
+            aclCreateScalar in NnOpBase: Emulated -> Pointer =
+                "aclScalar *aclCreateScalar(void *value, aclDataType dataType)";
+            aclCreateIntArray in NnOpBase: Emulated -> Pointer =
+                "aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size)";
+            aclCreateFloatArray in NnOpBase: Emulated -> Pointer =
+                "aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size)";
+            aclCreateBoolArray in NnOpBase: Emulated -> Pointer =
+                "aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size)";
+            aclCreateTensorList in NnOpBase: Emulated -> Pointer =
+                "aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size)";
+            aclCreateScalarList in NnOpBase: Emulated -> Pointer =
+                "aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size)";
+            aclDestroyTensor in NnOpBase: Emulated -> Code =
+                "aclnnStatus aclDestroyTensor(const aclTensor *tensor)";
+            aclDestroyScalar in NnOpBase: Emulated -> Code =
+                "aclnnStatus aclDestroyScalar(const aclScalar *scalar)";
+            aclDestroyIntArray in NnOpBase: Emulated -> Code =
+                "aclnnStatus aclDestroyIntArray(const aclIntArray *intArray)";
+            aclDestroyFloatArray in NnOpBase: Emulated -> Code =
+                "aclnnStatus aclDestroyFloatArray(const aclFloatArray *floatArray)";
+            aclDestroyBoolArray in NnOpBase: Emulated -> Code =
+                "aclnnStatus aclDestroyBoolArray(const aclBoolArray *boolArray)";
+            aclDestroyTensorList in NnOpBase: Emulated -> Code =
+                "aclnnStatus aclDestroyTensorList(const aclTensorList *tensorList)";
+            aclDestroyScalarList in NnOpBase: Emulated -> Code =
+                "aclnnStatus aclDestroyScalarList(const aclScalarList *scalarList)";
+            aclDestroyAclOpExecutor in NnOpBase: Emulated -> Code =
+                "aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)";
+            aclnnAddGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor *self, const aclTensor *other, const aclScalar *alpha, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnAdd in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnAddsGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor *self, const aclScalar *other, const aclScalar *alpha, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnAdds in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceAddGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor *selfRef, const aclTensor *other, const aclScalar *alpha, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceAdd in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceAddsGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceAddsGetWorkspaceSize(const aclTensor *selfRef, const aclScalar *other, const aclScalar *alpha, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceAdds in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnSubGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnSubGetWorkspaceSize(const aclTensor *self, const aclTensor *other, const aclScalar *alpha, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnSub in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnSub(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnSubsGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor *self, const aclScalar *other, const aclScalar *alpha, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnSubs in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnSubs(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceSubGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceSubGetWorkspaceSize(const aclTensor *selfRef, const aclTensor *other, const aclScalar *alpha, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceSub in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceSub(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceSubsGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceSubsGetWorkspaceSize(const aclTensor *selfRef, const aclScalar *other, const aclScalar *alpha, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceSubs in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceSubs(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnMulGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor *self, const aclTensor *other, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnMul in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnMulsGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor *self, const aclScalar *other, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnMuls in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMuls(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceMulGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceMulGetWorkspaceSize(aclTensor *selfRef, const aclTensor *other, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceMul in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceMul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceMulsGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor *selfRef, const aclScalar *other, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceMuls in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceMuls(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnDivGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnDivGetWorkspaceSize(const aclTensor *self, const aclTensor *other, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnDiv in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnDiv(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnDivsGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnDivsGetWorkspaceSize(const aclTensor *self, const aclScalar *other, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnDivs in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnDivs(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceDivGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceDivGetWorkspaceSize(aclTensor *selfRef, const aclTensor *other, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceDiv in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceDiv(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceDivsGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceDivsGetWorkspaceSize(aclTensor *selfRef, const aclScalar *other, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceDivs in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceDivs(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnMmGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMmGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out, int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnMm in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnMatmulGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out, int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnMatmul in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMatmul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnBatchMatMulGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnBatchMatMulGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out, int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnBatchMatMul in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnBatchMatMul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnAddmmGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor *self, const aclTensor *mat1, const aclTensor *mat2, const aclScalar *beta, const aclScalar *alpha, aclTensor *out, int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnAddmm in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAddmm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceAddmmGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceAddmmGetWorkspaceSize(const aclTensor *selfRef, const aclTensor *mat1, const aclTensor *mat2, const aclScalar *beta, const aclScalar *alpha, int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceAddmm in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceAddmm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceCopyGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor *selfRef, const aclTensor *src, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceCopy in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceCopy(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnCastGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor *self, const aclDataType dtype, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnCast in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnCast(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceFillScalarGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor *selfRef, const aclScalar *value, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceFillScalar in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceFillScalar(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceZeroGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceZero in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceZero(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+        }
+    };
+}
