@@ -579,5 +579,42 @@ def graphs():
     report(checks=checks)
 
 
+def graph_compute():
+    """A step of compute captured in an NPUGraph (the operator API's add,
+    mul, div, matmul and addmm, which torch_npu takes during capture) and
+    replayed on new input: each replay's output equals the same step on
+    the CPU."""
+    import torch
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    torch.manual_seed(5)
+    checks = {}
+    w1, b1 = torch.randn(16, 32), torch.randn(32)
+    w2 = torch.randn(32, 8)
+
+    def step(x, w1, b1, w2):
+        h = torch.addmm(b1, x, w1)
+        h = h * 0.5 + h / 4.0
+        return (h @ w2) - 1.0
+
+    x = torch.randn(4, 16)
+    dx, dw1, db1, dw2 = (t.npu() for t in (x, w1, b1, w2))
+    s = torch.npu.Stream()
+    with torch.npu.stream(s):
+        step(dx, dw1, db1, dw2)
+    torch.npu.synchronize()
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g, stream=s):
+        out = step(dx, dw1, db1, dw2)
+    for i in range(3):
+        x = torch.randn(4, 16)
+        dx.copy_(x)
+        g.replay()
+        torch.npu.synchronize()
+        checks[f"replay {i}"] = bool(torch.allclose(out.cpu(), step(x, w1, b1, w2), rtol=1e-4, atol=1e-4))
+    report(checks=checks)
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

@@ -279,6 +279,14 @@ def test_npu_graphs_capture_replay_and_keep_their_pools(machine):
     assert "is not supported" not in err, err
 
 
+def test_a_captured_step_of_compute_replays_as_the_cpu_computes(machine):
+    r, err, _ = run_scenario("graph_compute", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    assert len(r["checks"]) == 3
+    assert "is not supported" not in err, err
+
+
 def test_an_operator_is_refused_and_reported_and_memory_still_works(machine):
     r, err, _ = run_scenario("operator", machine)
     assert r["outcome"].startswith("raised:")

@@ -184,3 +184,6 @@ pub fn destroy_executor(handle: usize) -> i32 {
 pub fn live() -> usize {
     OBJECTS.lock().as_ref().map_or(0, HashMap::len)
 }
+
+#[cfg(test)]
+mod tests;

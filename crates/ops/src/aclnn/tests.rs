@@ -1,0 +1,293 @@
+//! The operator API's plans on host memory: strided views gathered and
+//! scattered, each operator family against values computed by hand.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use aclmem_core::AclError;
+
+use super::plan::{Arg, Kind, Memory, Plan};
+use super::{Scalar, View};
+use crate::tensor::{DType, Num, Tensor};
+
+/// Memory as a map of byte addresses (unwritten bytes read as zero).
+#[derive(Default)]
+struct Host(RefCell<BTreeMap<usize, u8>>);
+
+impl Memory for Host {
+    fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
+        let m = self.0.borrow();
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = m.get(&(addr + i)).copied().unwrap_or(0);
+        }
+        Ok(())
+    }
+
+    fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
+        let mut m = self.0.borrow_mut();
+        for (i, b) in data.iter().enumerate() {
+            m.insert(addr + i, *b);
+        }
+        Ok(())
+    }
+}
+
+impl Host {
+    fn put(&self, at: usize, dtype: DType, values: &[f64]) {
+        let t = Tensor::from_nums(dtype, vec![values.len()], values.iter().map(|&v| Num::F(v)));
+        self.write(at, &t.bytes).unwrap();
+    }
+
+    fn get(&self, at: usize, dtype: DType, n: usize) -> Vec<f64> {
+        let mut b = vec![0; n * dtype.size()];
+        self.read(at, &mut b).unwrap();
+        let t = Tensor {
+            dtype,
+            dims: vec![n],
+            bytes: b,
+        };
+        t.nums().map(Num::f64).collect()
+    }
+}
+
+fn view(dims: &[usize], at: usize) -> View {
+    View::contiguous_at(DType::F32, dims.to_vec(), at)
+}
+
+fn scalar(v: f64) -> Arg {
+    Arg::Scalar(Scalar {
+        dtype: DType::F64,
+        value: Num::F(v),
+    })
+}
+
+#[test]
+fn a_view_refuses_what_leaves_its_storage() {
+    let ok = View::new(DType::F32, &[2, 2], &[2, 1], 0, 2, &[4], 0x1000);
+    assert!(ok.is_ok());
+    for (dims, strides, offset, storage) in [
+        (&[2i64, 2][..], &[2i64, 1][..], 1i64, &[4i64][..]),
+        (&[2, 2], &[2, 1], -1, &[4]),
+        (&[2, -2], &[2, 1], 0, &[4]),
+        (&[2, 2], &[1], 0, &[4]),
+        (&[3], &[2], 0, &[4]),
+    ] {
+        assert_eq!(
+            View::new(DType::F32, dims, strides, offset, 2, storage, 0x1000),
+            Err(AclError::INVALID_PARAM),
+            "{dims:?} {strides:?} {offset} {storage:?}"
+        );
+    }
+    // An empty view needs no storage.
+    assert!(View::new(DType::F32, &[0, 3], &[3, 1], 0, 2, &[0], 0).is_ok());
+}
+
+#[test]
+fn a_strided_view_gathers_and_scatters_only_its_elements() {
+    let mem = Host::default();
+    mem.put(0x100, DType::F32, &[0., 1., 2., 3., 4., 5.]);
+    // The transpose of a 2x3 row-major matrix, from offset 0.
+    let t = View::new(DType::F32, &[3, 2], &[1, 3], 0, 2, &[6], 0x100).unwrap();
+    assert!(!t.is_contiguous());
+    let g = t.gather(&mem).unwrap();
+    let got: Vec<f64> = g.nums().map(Num::f64).collect();
+    assert_eq!(got, [0., 3., 1., 4., 2., 5.]);
+    // Every other element of the storage, from element 1.
+    let odd = View::new(DType::F32, &[3], &[2], 1, 2, &[6], 0x100).unwrap();
+    let ones = Tensor::from_nums(DType::F32, vec![3], [Num::F(-1.0); 3]);
+    odd.scatter(&mem, &ones.bytes).unwrap();
+    assert_eq!(mem.get(0x100, DType::F32, 6), [0., -1., 2., -1., 4., -1.]);
+}
+
+#[test]
+fn add_with_alpha_broadcasts_into_a_strided_output() {
+    let mem = Host::default();
+    mem.put(0x100, DType::F32, &[1., 2., 3., 4., 5., 6.]); // a: 2x3
+    mem.put(0x200, DType::F32, &[10., 20., 30.]); // b: 3
+    // The output: the transpose view of a 3x2 buffer.
+    let out = View::new(DType::F32, &[2, 3], &[1, 2], 0, 2, &[6], 0x300).unwrap();
+    let plan = Plan::new(
+        "aclnnAdd",
+        Kind::Binary {
+            kernel: "Add",
+            alpha: Some(Num::F(0.5)),
+        },
+        vec![
+            Arg::Tensor(view(&[2, 3], 0x100)),
+            Arg::Tensor(view(&[3], 0x200)),
+        ],
+        out,
+    )
+    .unwrap();
+    plan.run(&mem).unwrap();
+    // Row-major 3x2 storage holding the transpose of [[6, 12, 18], [9, 15, 21]].
+    assert_eq!(mem.get(0x300, DType::F32, 6), [6., 9., 12., 15., 18., 21.]);
+}
+
+#[test]
+fn a_scalar_is_promoted_to_the_output_type() {
+    let mem = Host::default();
+    let ints = Tensor::from_nums(DType::I32, vec![3], [Num::I(1), Num::I(2), Num::I(3)]);
+    mem.write(0x100, &ints.bytes).unwrap();
+    let a = View::contiguous_at(DType::I32, vec![3], 0x100);
+    let plan = Plan::new(
+        "aclnnMuls",
+        Kind::Binary {
+            kernel: "Mul",
+            alpha: None,
+        },
+        vec![Arg::Tensor(a), scalar(2.5)],
+        view(&[3], 0x200),
+    )
+    .unwrap();
+    plan.run(&mem).unwrap();
+    assert_eq!(mem.get(0x200, DType::F32, 3), [2.5, 5., 7.5]);
+}
+
+#[test]
+fn shapes_that_do_not_fit_are_refused_when_planned() {
+    let bad = Plan::new(
+        "aclnnAdd",
+        Kind::Binary {
+            kernel: "Add",
+            alpha: None,
+        },
+        vec![
+            Arg::Tensor(view(&[2, 3], 0x100)),
+            Arg::Tensor(view(&[2], 0x200)),
+        ],
+        view(&[2, 3], 0x300),
+    );
+    assert_eq!(bad, Err(AclError::INVALID_PARAM));
+    let bad = Plan::new(
+        "aclnnMm",
+        Kind::Matmul,
+        vec![
+            Arg::Tensor(view(&[2, 3], 0x100)),
+            Arg::Tensor(view(&[2, 3], 0x200)),
+        ],
+        view(&[2, 3], 0x300),
+    );
+    assert_eq!(bad, Err(AclError::INVALID_PARAM));
+    let wrong_out = Plan::new(
+        "aclnnMm",
+        Kind::Matmul,
+        vec![
+            Arg::Tensor(view(&[2, 3], 0x100)),
+            Arg::Tensor(view(&[3, 2], 0x200)),
+        ],
+        view(&[3, 3], 0x300),
+    );
+    assert_eq!(wrong_out, Err(AclError::INVALID_PARAM));
+}
+
+#[test]
+fn products_follow_torch_matmul_for_vectors_matrices_and_batches() {
+    let mem = Host::default();
+    mem.put(0x100, DType::F32, &[1., 2., 3., 4., 5., 6.]); // 2x3
+    mem.put(0x200, DType::F32, &[1., 0., 0., 1., 1., 1.]); // 3x2
+    let mm = Plan::new(
+        "aclnnMm",
+        Kind::Matmul,
+        vec![
+            Arg::Tensor(view(&[2, 3], 0x100)),
+            Arg::Tensor(view(&[3, 2], 0x200)),
+        ],
+        view(&[2, 2], 0x300),
+    )
+    .unwrap();
+    mm.run(&mem).unwrap();
+    assert_eq!(mem.get(0x300, DType::F32, 4), [4., 5., 10., 11.]);
+    // A vector times a matrix: a row.
+    let vm = Plan::new(
+        "aclnnMatmul",
+        Kind::Matmul,
+        vec![
+            Arg::Tensor(view(&[3], 0x100)),
+            Arg::Tensor(view(&[3, 2], 0x200)),
+        ],
+        view(&[2], 0x400),
+    )
+    .unwrap();
+    vm.run(&mem).unwrap();
+    assert_eq!(mem.get(0x400, DType::F32, 2), [4., 5.]);
+    // A batch of two, the second operand broadcast over it.
+    mem.put(
+        0x500,
+        DType::F32,
+        &[1., 2., 3., 4., 5., 6., 0., 0., 0., 1., 1., 1.],
+    ); // 2x2x3
+    let bmm = Plan::new(
+        "aclnnMatmul",
+        Kind::Matmul,
+        vec![
+            Arg::Tensor(view(&[2, 2, 3], 0x500)),
+            Arg::Tensor(view(&[3, 2], 0x200)),
+        ],
+        view(&[2, 2, 2], 0x600),
+    )
+    .unwrap();
+    bmm.run(&mem).unwrap();
+    assert_eq!(
+        mem.get(0x600, DType::F32, 8),
+        [4., 5., 10., 11., 0., 0., 2., 2.]
+    );
+}
+
+#[test]
+fn addmm_scales_both_terms() {
+    let mem = Host::default();
+    mem.put(0x100, DType::F32, &[1., 2., 3., 4.]); // 2x2
+    mem.put(0x200, DType::F32, &[1., 0., 0., 1.]); // identity
+    mem.put(0x300, DType::F32, &[10., 20.]); // bias, broadcast over rows
+    let plan = Plan::new(
+        "aclnnAddmm",
+        Kind::Addmm {
+            beta: Num::F(0.5),
+            alpha: Num::F(2.0),
+        },
+        vec![
+            Arg::Tensor(view(&[2], 0x300)),
+            Arg::Tensor(view(&[2, 2], 0x100)),
+            Arg::Tensor(view(&[2, 2], 0x200)),
+        ],
+        view(&[2, 2], 0x400),
+    )
+    .unwrap();
+    plan.run(&mem).unwrap();
+    assert_eq!(mem.get(0x400, DType::F32, 4), [7., 14., 11., 18.]);
+}
+
+#[test]
+fn copy_casts_and_broadcasts_and_fill_writes_only_the_view() {
+    let mem = Host::default();
+    mem.put(0x100, DType::F32, &[1.5, -2.5]);
+    let copy = Plan::new(
+        "aclnnInplaceCopy",
+        Kind::Copy,
+        vec![Arg::Tensor(view(&[2], 0x100))],
+        View::contiguous_at(DType::I32, vec![2, 2], 0x200),
+    )
+    .unwrap();
+    copy.run(&mem).unwrap();
+    let mut b = vec![0; 16];
+    mem.read(0x200, &mut b).unwrap();
+    let t = Tensor {
+        dtype: DType::I32,
+        dims: vec![4],
+        bytes: b,
+    };
+    assert_eq!(t.ints(), [1, -2, 1, -2]);
+    mem.put(0x300, DType::F32, &[0.; 4]);
+    let column = View::new(DType::F32, &[2], &[2], 1, 2, &[4], 0x300).unwrap();
+    Plan::new(
+        "aclnnInplaceFillScalar",
+        Kind::Fill(Num::F(7.0)),
+        Vec::new(),
+        column,
+    )
+    .unwrap()
+    .run(&mem)
+    .unwrap();
+    assert_eq!(mem.get(0x300, DType::F32, 4), [0., 7., 0., 7.]);
+}
