@@ -27,7 +27,18 @@ impl Emulator {
 
     /// A live, non-default stream (107000 for the default stream, which
     /// cannot capture; the stream's own error when it is not live).
+    ///
+    /// Capture exists on the products CANN 9.0's reference lists for it
+    /// (Atlas 350, A3, A2, the inference series); 8.5's listed every
+    /// product, 9.0's leaves out the Atlas 200I/500 A2 and the training
+    /// series: there, the conservative answer, 207000 (docs/graphs.md).
     fn capture_stream(&self, stream: u64) -> Result<u32> {
+        if matches!(
+            self.product(),
+            aclmem_core::Product::Atlas200IA2 | aclmem_core::Product::AtlasTraining
+        ) {
+            return Err(AclError::RT_FEATURE_NOT_SUPPORT);
+        }
         if stream == 0 {
             return Err(AclError::RT_PARAM_INVALID);
         }
