@@ -12,16 +12,18 @@ use aclmem_emu::TaskFn;
 
 use crate::state::with_global;
 
-/// Runs `work` on `stream` now, or records it (described by `label`) when
+/// Runs `work` on `stream` now, or records it (of the runtime's task type
+/// `kind`, named `name`) when
 /// `stream` captures or updates a task group. A failure while recording
 /// is the call's error; a recorded task's failure is its replay's.
 pub(crate) fn enqueue(
     stream: u64,
-    label: impl FnOnce() -> String,
+    kind: &'static str,
+    name: impl FnOnce() -> String,
     work: impl Fn(u64) -> Result<(), AclError> + Send + Sync + 'static,
 ) -> Result<(), AclError> {
     let work: Arc<TaskFn> = Arc::new(work);
-    match with_global(|g| g.emu.capture_record(stream, label, work))? {
+    match with_global(|g| g.emu.capture_record(stream, kind, name, work))? {
         Some(now) => now(stream),
         None => Ok(()),
     }

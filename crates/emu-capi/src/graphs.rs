@@ -173,7 +173,10 @@ pub extern "C" fn aclmdlRIDebugPrint(model: Handle) -> AclErrorCode {
 }
 
 /// `aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path,
-/// uint32_t flags)`: the model and its tasks as JSON, written to `path`.
+/// uint32_t flags)`: the model's tasks written to `path` as the runtime
+/// writes them, a Chrome trace (an array of complete events, one per task,
+/// in order, each stream a `tid` `stream<N>` and the task type in
+/// `args`), which torch_npu's `debug_dump` aligns for viewing.
 #[unsafe(no_mangle)]
 pub extern "C" fn aclmdlRIDebugJsonPrint(
     model: Handle,
@@ -186,11 +189,30 @@ pub extern "C" fn aclmdlRIDebugJsonPrint(
         if path.is_empty() {
             return Err(AclError::INVALID_PARAM);
         }
-        let (id, lines) =
-            with_global(|g| Ok((g.emu.model_id(model)?, g.emu.model_description(model)?)))?;
-        let tasks: Vec<&str> = lines.iter().skip(1).map(|l| l.trim()).collect();
-        let json = serde_json::json!({ "model_id": id, "summary": lines[0], "tasks": tasks });
-        std::fs::write(&path, json.to_string()).map_err(|_| AclError::INVALID_FILE)
+        let (id, tasks) =
+            with_global(|g| Ok((g.emu.model_id(model)?, g.emu.model_tasks(model)?.1)))?;
+        let events: Vec<serde_json::Value> = tasks
+            .iter()
+            .enumerate()
+            .map(|(i, (kind, name, stream))| {
+                let name = if kind.starts_with("EVENT_") {
+                    format!("{kind}_{name}")
+                } else {
+                    name.clone()
+                };
+                serde_json::json!({
+                    "name": name,
+                    "ph": "X",
+                    "ts": i as f64,
+                    "dur": 1.0,
+                    "pid": format!("model{id}"),
+                    "tid": format!("stream{stream}"),
+                    "args": { "Task Type": kind, "Stream Id": stream, "Task Id": i },
+                })
+            })
+            .collect();
+        let text = serde_json::Value::Array(events).to_string();
+        std::fs::write(&path, text).map_err(|_| AclError::INVALID_FILE)
     })
 }
 
@@ -258,6 +280,7 @@ fn launch(
     let arg = arg as usize;
     capture::enqueue(
         s,
+        "HOST_FUNC",
         || format!("{what} {:#x}", f as usize),
         move |_| {
             // SAFETY: the caller's function with the caller's argument, called

@@ -476,7 +476,8 @@ fn execute(
         // (V2's output shapes are not handed back from a replay).
         return capture::enqueue(
             stream,
-            || format!("operator {name}"),
+            "KERNEL",
+            || name,
             move |_| run(kernel, &ins, &outs, attrs.clone()).map(drop),
         );
     }

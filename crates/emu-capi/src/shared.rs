@@ -55,12 +55,8 @@ pub(crate) fn copy(
     }
     capture::enqueue(
         stream,
-        || {
-            format!(
-                "aclrtMemcpyAsync {} bytes {:#x} -> {:#x}",
-                r.count, r.src, r.dst
-            )
-        },
+        "MEMCPY_ASYNC",
+        || format!("{} bytes {:#x} -> {:#x}", r.count, r.src, r.dst),
         move |on| {
             // SAFETY: as for the synchronous copy: the caller's buffers,
             // which a capture's contract keeps valid (and the caller's to
@@ -118,7 +114,8 @@ pub(crate) fn memset_async(
         };
         capture::enqueue(
             stream,
-            || format!("aclrtMemsetAsync {count} bytes at {:#x}", dev_ptr as usize),
+            "MEMSET_ASYNC",
+            || format!("{count} bytes at {:#x}", dev_ptr as usize),
             move |_| with_global(|g| g.emu.memset_checked(request)),
         )
     })

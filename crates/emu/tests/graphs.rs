@@ -96,7 +96,7 @@ fn a_replay_runs_the_recorded_tasks_in_order_each_time() {
             Ok(())
         });
         assert!(
-            emu.capture_record(s, || format!("task {k}"), work)
+            emu.capture_record(s, "HOST_FUNC", || format!("task {k}"), work)
                 .unwrap()
                 .is_none()
         );

@@ -154,7 +154,8 @@ pub extern "C" fn aclrtResetEvent(e: aclrtEvent, stream: aclrtStream) -> AclErro
         with_global(|g| g.emu.wait_event(e, s))?;
         capture::enqueue(
             s,
-            || format!("event reset {e:#x}"),
+            "EVENT_RESET",
+            || format!("{e:x}"),
             // As a recorded event record: a destroyed event has nothing
             // left to reset.
             move |on| {

@@ -115,6 +115,7 @@ pub(crate) fn execute(executor: *mut c_void, stream: *mut c_void) -> Result<(), 
     let plan = aclnn::take_executor(executor as usize).ok_or(ERR_PARAM_NULLPTR)?;
     let stream = stream as usize as u64;
     with_global(|g| g.emu.check_stream(stream)).map_err(aclnn::status)?;
-    let label = format!("{} on {} elements", plan.name, plan.out.numel());
-    crate::capture::enqueue(stream, || label, move |_| plan.run(&Device)).map_err(aclnn::status)
+    let name = plan.name.to_owned();
+    crate::capture::enqueue(stream, "KERNEL", || name, move |_| plan.run(&Device))
+        .map_err(aclnn::status)
 }

@@ -182,7 +182,8 @@ impl Emulator {
     pub fn capture_record(
         &self,
         stream: u64,
-        label: impl FnOnce() -> String,
+        kind: &'static str,
+        name: impl FnOnce() -> String,
         work: Arc<TaskFn>,
     ) -> Result<Option<Arc<TaskFn>>> {
         self.graphs(|g| {
@@ -190,7 +191,9 @@ impl Emulator {
                 return Ok(Some(work));
             }
             let task = Task {
-                label: label(),
+                kind,
+                name: name(),
+                stream,
                 work,
             };
             Ok(g.record(stream, task).map(|t| t.work))
@@ -218,7 +221,9 @@ impl Emulator {
             g.events.insert(event, model);
             if let Some(m) = g.models.get_mut(&model) {
                 m.tasks.push(Task {
-                    label: format!("event record {event:#x}"),
+                    kind: "EVENT_RECORD",
+                    name: format!("{event:x}"),
+                    stream,
                     work,
                 });
             }
@@ -233,11 +238,11 @@ impl Emulator {
     pub fn capture_event_wait(&self, stream: u64, event: u64) -> Result<bool> {
         self.graphs(|g| {
             let captured = g.events.get(&event).copied();
-            match (captured, g.captures.get(&stream)) {
-                (None, None) => Ok(false),
-                (None, Some(_)) => Ok(true),
-                (Some(m), Some(c)) if c.model == m => Ok(true),
-                (Some(_), Some(_)) => Err(AclError::RT_CAPTURE_DEPENDENCY),
+            let model = match (captured, g.captures.get(&stream)) {
+                (None, None) => return Ok(false),
+                (None, Some(c)) => c.model,
+                (Some(m), Some(c)) if c.model == m => m,
+                (Some(_), Some(_)) => return Err(AclError::RT_CAPTURE_DEPENDENCY),
                 (Some(m), None) => {
                     let mode = g
                         .captures
@@ -247,9 +252,20 @@ impl Emulator {
                     let mut joined = origin(m, mode);
                     joined.origin = false;
                     g.captures.insert(stream, joined);
-                    Ok(true)
+                    m
                 }
+            };
+            // The wait is a task of the model (nothing to wait for when
+            // replayed: the replay runs in order).
+            if let Some(m) = g.models.get_mut(&model) {
+                m.tasks.push(Task {
+                    kind: "EVENT_WAIT",
+                    name: format!("{event:x}"),
+                    stream,
+                    work: Arc::new(|_| Ok(())),
+                });
             }
+            Ok(true)
         })
     }
 
@@ -298,23 +314,43 @@ impl Emulator {
 
     /// What `aclmdlRIDebugPrint` prints: the model, then one line per task.
     pub fn model_description(&self, model: u64) -> Result<Vec<String>> {
+        let (head, tasks) = self.model_tasks(model)?;
+        let mut lines = vec![head];
+        lines.extend(tasks.iter().enumerate().map(|(i, (kind, name, stream))| {
+            format!("  task {i}: {kind} {name} (stream {stream})")
+        }));
+        Ok(lines)
+    }
+
+    /// A model's summary and its tasks: (kind, name, stream index), the
+    /// streams numbered from 0 in the order they first appear.
+    pub fn model_tasks(&self, model: u64) -> Result<(String, Vec<(&'static str, String, usize)>)> {
         self.graphs(|g| {
             let m = g.models.get(&model).ok_or(AclError::INVALID_PARAM)?;
-            let mut lines = vec![format!(
+            let head = format!(
                 "model {} (device {}): {} tasks, {} task groups{}",
                 m.id,
                 m.device,
                 m.tasks.len(),
                 m.groups.len(),
                 if m.capturing { ", capturing" } else { "" }
-            )];
-            lines.extend(
-                m.tasks
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| format!("  task {i}: {}", t.label)),
             );
-            Ok(lines)
+            let mut streams: Vec<u64> = Vec::new();
+            let tasks = m
+                .tasks
+                .iter()
+                .map(|t| {
+                    let i = streams
+                        .iter()
+                        .position(|&s| s == t.stream)
+                        .unwrap_or_else(|| {
+                            streams.push(t.stream);
+                            streams.len() - 1
+                        });
+                    (t.kind, t.name.clone(), i)
+                })
+                .collect();
+            Ok((head, tasks))
         })
     }
 

@@ -66,19 +66,23 @@ pub enum CaptureStatus {
 /// the model is executed on.
 pub type TaskFn = dyn Fn(u64) -> Result<()> + Send + Sync;
 
-/// One task of a model: what it is (for the debug print and the trace)
-/// and its work.
+/// One task of a model: its kind and name (for the debug prints), the
+/// stream it was enqueued on, and its work.
 #[derive(Clone)]
 pub struct Task {
-    /// What the task is (`aclrtMemcpyAsync 4096 bytes`, `operator Add`).
-    pub label: String,
+    /// The runtime's task type (`MEMCPY_ASYNC`, `KERNEL`, `EVENT_RECORD`).
+    pub kind: &'static str,
+    /// What it is (`4096 bytes 0x.. -> 0x..`, `Add`, an event's handle).
+    pub name: String,
+    /// The stream it was enqueued on.
+    pub stream: u64,
     /// The work a replay runs.
     pub work: Arc<TaskFn>,
 }
 
 impl fmt::Debug for Task {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.label)
+        write!(f, "{} {}", self.kind, self.name)
     }
 }
 
