@@ -271,6 +271,24 @@ def test_convolutions_compute_what_the_cpu_computes(machine):
     assert "is not supported" not in err, err
 
 
+def test_activations_and_softmax_forward_and_backward_match_the_cpu(machine):
+    r, err, _ = run_scenario("activations", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    # 9 functions x (forward, gradient) x 3 types, and GELU's erf form.
+    assert len(r["checks"]) == 9 * 2 * 3 + 1
+    assert "is not supported" not in err, err
+
+
+def test_a_small_models_training_step_matches_the_cpu(machine):
+    r, err, _ = run_scenario("training_operators", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    assert len(r["checks"]) == 42
+    assert r["losses"]["npu"][1] < r["losses"]["npu"][0]
+    assert "is not supported" not in err, err
+
+
 def test_an_operator_is_refused_and_reported_and_memory_still_works(machine):
     r, err, _ = run_scenario("operator", machine)
     assert r["outcome"].startswith("raised:")
