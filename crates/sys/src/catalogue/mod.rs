@@ -25,6 +25,8 @@ use crate::FUNCTIONS;
 
 #[macro_use]
 mod functions;
+#[macro_use]
+mod operators;
 
 /// The CANN shared object that holds a function in a real installation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -205,7 +207,7 @@ pub struct Entry {
     pub prototype: Option<&'static str>,
 }
 
-// The tables, from the two lists of `functions.rs`.
+// The tables, from the lists of `functions.rs` and `operators.rs`.
 
 macro_rules! operator_table {
     ($($name:ident: $what:literal;)*) => {
