@@ -541,7 +541,7 @@ def _forward_backward(fn, x, *extra):
 def activations():
     """The activations, softmax and log-softmax torch_npu launches (Relu,
     Gelu, Swish, Sigmoid, Tanh, SoftplusV2, ThresholdV2D, SoftmaxV2,
-    LogSoftmaxV2) and their gradients, forward and backward in float32,
+    LogSoftmaxV2, LeakyRelu, Elu for elu and selu, Mish) and their gradients, forward and backward in float32,
     float16 and bfloat16, against the same computation on the CPU (float32
     for the half types)."""
     import torch
@@ -563,6 +563,10 @@ def activations():
         "threshold": lambda t: F.threshold(t, 0.25, -1.0),
         "softmax": lambda t: F.softmax(t, dim=1),
         "log_softmax": lambda t: F.log_softmax(t, dim=-1),
+        "leaky_relu": lambda t: F.leaky_relu(t, 0.1),
+        "elu": lambda t: F.elu(t, 0.7),
+        "selu": F.selu,
+        "mish": F.mish,
     }
     x = torch.randn(6, 5, 7) * 3
     for dtype, tol in ((torch.float32, 1e-5), (torch.float16, 1e-2), (torch.bfloat16, 5e-2)):

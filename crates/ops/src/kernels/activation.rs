@@ -5,7 +5,11 @@
 //! `GeluGrad(dy, x, y)`; `silu` is `Swish` (`scale` 1) and
 //! `SiluGrad(dy, x)`; `Sigmoid` / `SigmoidGrad(y, dy)`, `Tanh` /
 //! `TanhGrad(y, dy)`; `softplus` is `SoftplusV2` / `SoftplusV2Grad(dy, x)`
-//! with `beta` and `threshold`; `threshold` is `ThresholdV2D`.
+//! with `beta` and `threshold`; `threshold` is `ThresholdV2D`;
+//! `leaky_relu` is `LeakyRelu` / `LeakyReluGrad(dy, x)` with
+//! `negative_slope`; `elu` (and `selu`, `celu`) is `Elu` /
+//! `EluGradV2(dy, x or y)` with `alpha`, `scale`, `input_scale`
+//! (`is_result`); `mish` is `Mish` / `MishGrad(dy, x)`.
 //!
 //! Floating types (float32, float16, bfloat16, float64; `Relu` also the
 //! integer types), every input of the output's type (100020 otherwise),
@@ -208,6 +212,113 @@ pub(super) fn SoftplusV2Grad(call: &Call<'_>) -> Result<Written, AclError> {
         })
     }
     by_type(out_type(call, 2)?, || run::<f32>(call), || run::<f64>(call))
+}
+
+/// `LeakyRelu(x) -> y`, attribute `negative_slope` (default 0): `x`, or
+/// `negative_slope·x` where `x ≤ 0`.
+pub(super) fn LeakyRelu(call: &Call<'_>) -> Result<Written, AclError> {
+    fn run<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
+        let slope = attr::<T>(call, "negative_slope", 0.0)?;
+        pointwise::<T>(
+            call,
+            1,
+            |v| if v[0] > T::ZERO { v[0] } else { slope * v[0] },
+        )
+    }
+    by_type(out_type(call, 1)?, || run::<f32>(call), || run::<f64>(call))
+}
+
+/// `LeakyReluGrad(gradients, features) -> backprops`, attribute
+/// `negative_slope`: the gradient where the feature is positive, else the
+/// gradient times `negative_slope`.
+pub(super) fn LeakyReluGrad(call: &Call<'_>) -> Result<Written, AclError> {
+    fn run<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
+        let slope = attr::<T>(call, "negative_slope", 0.0)?;
+        pointwise::<T>(
+            call,
+            2,
+            |v| if v[1] > T::ZERO { v[0] } else { slope * v[0] },
+        )
+    }
+    by_type(out_type(call, 2)?, || run::<f32>(call), || run::<f64>(call))
+}
+
+/// ELU's attributes: `alpha`, `scale`, `input_scale` (each default 1).
+fn elu_attrs<T: Real>(call: &Call<'_>) -> Result<[T; 3], AclError> {
+    Ok([
+        attr::<T>(call, "alpha", 1.0)?,
+        attr::<T>(call, "scale", 1.0)?,
+        attr::<T>(call, "input_scale", 1.0)?,
+    ])
+}
+
+/// `Elu(x) -> y`, attributes `alpha`, `scale`, `input_scale`:
+/// `scale·x` where `x > 0`, else `scale·alpha·(e^(input_scale·x) − 1)`
+/// (`elu`, `selu`, `celu`).
+pub(super) fn Elu(call: &Call<'_>) -> Result<Written, AclError> {
+    fn run<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
+        let [alpha, scale, input] = elu_attrs::<T>(call)?;
+        pointwise::<T>(call, 1, |v| {
+            if v[0] > T::ZERO {
+                scale * v[0]
+            } else {
+                scale * alpha * ((input * v[0]).exp() - T::ONE)
+            }
+        })
+    }
+    by_type(out_type(call, 1)?, || run::<f32>(call), || run::<f64>(call))
+}
+
+/// `EluGradV2(grads, activations) -> y`, attributes as `Elu` and
+/// `is_result` (whether `activations` is the forward's output or its
+/// input): `scale·dy` on the positive side, else
+/// `input_scale·(y + scale·alpha)·dy` from the output or
+/// `input_scale·scale·alpha·e^(input_scale·x)·dy` from the input.
+pub(super) fn EluGradV2(call: &Call<'_>) -> Result<Written, AclError> {
+    fn run<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
+        let [alpha, scale, input] = elu_attrs::<T>(call)?;
+        let is_result = call.attr_bool("is_result", false)?;
+        pointwise::<T>(call, 2, |v| {
+            let (dy, a) = (v[0], v[1]);
+            if a > T::ZERO {
+                scale * dy
+            } else if is_result {
+                input * (a + scale * alpha) * dy
+            } else {
+                input * scale * alpha * (input * a).exp() * dy
+            }
+        })
+    }
+    by_type(out_type(call, 2)?, || run::<f32>(call), || run::<f64>(call))
+}
+
+/// `ln(1 + eˣ)`, without overflow for large `x`.
+fn softplus<T: Real>(x: T) -> T {
+    if x > T::of(20.0) { x } else { x.exp().ln_1p() }
+}
+
+/// `Mish(x) -> y`: `x·tanh(ln(1 + eˣ))`.
+pub(super) fn Mish(call: &Call<'_>) -> Result<Written, AclError> {
+    by_type(
+        out_type(call, 1)?,
+        || pointwise::<f32>(call, 1, |v| v[0] * softplus(v[0]).tanh()),
+        || pointwise::<f64>(call, 1, |v| v[0] * softplus(v[0]).tanh()),
+    )
+}
+
+fn mish_grad<T: Real>(dy: T, x: T) -> T {
+    let t = softplus(x).tanh();
+    dy * (t + x * sigmoid(x) * (T::ONE - t * t))
+}
+
+/// `MishGrad(grad, x) -> x_grad`: `dy·(tanh(sp) + x·σ(x)·(1 − tanh²(sp)))`,
+/// `sp = ln(1 + eˣ)`.
+pub(super) fn MishGrad(call: &Call<'_>) -> Result<Written, AclError> {
+    by_type(
+        out_type(call, 2)?,
+        || pointwise::<f32>(call, 2, |v| mish_grad(v[0], v[1])),
+        || pointwise::<f64>(call, 2, |v| mish_grad(v[0], v[1])),
+    )
 }
 
 #[cfg(test)]

@@ -33,6 +33,8 @@ macro_rules! with_operators {
             Conv2DBackpropInput: "the gradient of Conv2D's input (input_size, filter, out_backprop; Conv2D's attributes): a transposed convolution";
             Conv2DTranspose: "a transposed 2-D convolution in NCHW into input_size (strides, pads, dilations, groups, output_padding; optional bias)";
             Dot: "the inner product of two 1-D tensors (a scalar)";
+            Elu: "scale * x above 0, else scale * alpha * (exp(input_scale * x) - 1): elu, selu, celu";
+            EluGradV2: "the gradient of Elu from its input or output (is_result)";
             EmbeddingDenseGrad: "the gradient of an embedding: grad's rows summed into the rows indices name (num_weights, padding_idx, scale_grad_by_freq)";
             Equal: "x1 == x2, broadcast (bool)";
             Fill: "a tensor of dims filled with a value";
@@ -47,6 +49,8 @@ macro_rules! with_operators {
             IsFinite: "x is neither infinite nor NaN (bool)";
             LayerNorm: "rows from begin_norm_axis normalised by mean and variance, times gamma plus beta (epsilon); outputs y, mean, variance";
             LayerNormGrad: "the gradients of LayerNorm from dy, x, variance, mean, gamma: dx, dgamma, dbeta";
+            LeakyRelu: "x, or negative_slope * x where x <= 0";
+            LeakyReluGrad: "the gradient of LeakyRelu (negative_slope)";
             Less: "x1 < x2, broadcast (bool)";
             LessEqual: "x1 <= x2, broadcast (bool)";
             LogSoftmaxGrad: "dy - exp(y) * sum(dy) along axis";
@@ -59,6 +63,8 @@ macro_rules! with_operators {
             MatMulV2: "as MatMul (offset_x 0 only: no quantised form)";
             Maximum: "the larger of x1 and x2, broadcast";
             Minimum: "the smaller of x1 and x2, broadcast";
+            Mish: "x * tanh(ln(1 + exp(x)))";
+            MishGrad: "the gradient of Mish at x";
             Mul: "x1 * x2, broadcast";
             NLLLoss: "-weight[t] * x[i, t] per row, reduced (reduction none/mean/sum, ignore_index); and the total weight";
             NLLLossGrad: "the gradient of NLLLoss";

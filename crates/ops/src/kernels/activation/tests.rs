@@ -239,3 +239,55 @@ fn gradients_broadcast_and_bad_calls_are_refused() {
         Err(AclError::OP_ATTR_NOT_MATCH)
     );
 }
+
+#[test]
+fn leaky_elu_and_mish_with_their_gradients() {
+    let x = [-2.0, -0.5, 0.5, 3.0];
+    let n = [4];
+    let one = |op: &str, a: OpAttr| run1(op, vec![t(F64, &n, &x)], spec(F64, &n), a).unwrap();
+    let slope = [("negative_slope", AttrValue::Float(0.25))];
+    close(
+        &one("LeakyRelu", attrs(&slope)),
+        &[-0.5, -0.125, 0.5, 3.0],
+        0.0,
+    );
+    let elu = [th("alpha", 1.5), th("scale", 2.0), th("input_scale", 0.5)];
+    let want: Vec<f64> = x
+        .iter()
+        .map(|&v| {
+            if v > 0.0 {
+                2.0 * v
+            } else {
+                3.0 * ((0.5 * v).exp() - 1.0)
+            }
+        })
+        .collect();
+    close(&one("Elu", attrs(&elu)), &want, 1e-7);
+    // mish(1) = tanh(ln(1 + e)) = 0.8650983882673103.
+    let m = run1(
+        "Mish",
+        vec![t(F64, &[1], &[1.0])],
+        spec(F64, &[1]),
+        OpAttr::new(),
+    )
+    .unwrap();
+    close(&m, &[0.865_098_388_267_310_3], 1e-12);
+
+    let (x, dy) = (wavy(9, 14), wavy(9, 15));
+    let n = [9];
+    let grad = |op: &str, a: &[f64], a2: OpAttr| {
+        run1(op, vec![t(F64, &n, &dy), t(F64, &n, a)], spec(F64, &n), a2).unwrap()
+    };
+    let leaky = numeric_grad(fwd("LeakyRelu", &slope), &x, &dy);
+    close(&grad("LeakyReluGrad", &x, attrs(&slope)), &leaky, 1e-6);
+    let mish = numeric_grad(fwd("Mish", &[]), &x, &dy);
+    close(&grad("MishGrad", &x, OpAttr::new()), &mish, 1e-6);
+    let numeric = numeric_grad(fwd("Elu", &elu), &x, &dy);
+    let mut from_x = elu.to_vec();
+    from_x.push(("is_result", AttrValue::Bool(false)));
+    close(&grad("EluGradV2", &x, attrs(&from_x)), &numeric, 1e-6);
+    let y = fwd("Elu", &elu)(&x);
+    let mut from_y = elu.to_vec();
+    from_y.push(("is_result", AttrValue::Bool(true)));
+    close(&grad("EluGradV2", &y, attrs(&from_y)), &numeric, 1e-6);
+}
