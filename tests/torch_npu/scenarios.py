@@ -616,5 +616,177 @@ def graph_compute():
     report(checks=checks)
 
 
+def _compare(checks, torch):
+    """A check recorder: NPU values against CPU ones, within a tolerance."""
+
+    def close(name, npu, cpu, tol):
+        npu, cpu = npu.detach().cpu().float(), cpu.detach().float()
+        checks[name] = npu.shape == cpu.shape and bool(torch.allclose(npu, cpu, rtol=tol, atol=tol))
+
+    return close
+
+
+def _forward_backward(fn, x, *extra):
+    """fn(x, *extra) and the gradient of x (and of each extra tensor that
+    wants one) for a fixed upstream gradient."""
+    import torch
+
+    x = x.detach().clone().requires_grad_()
+    extra = [e.detach().clone().requires_grad_() if e.is_floating_point() else e for e in extra]
+    y = fn(x, *extra)
+    torch.manual_seed(5)
+    g = torch.randn(y.shape).to(y.dtype).to(y.device)
+    y.backward(g)
+    return [y, x.grad] + [e.grad for e in extra if e.is_floating_point()]
+
+
+def activations():
+    """The activations, softmax and log-softmax torch_npu launches (Relu,
+    Gelu, Swish, Sigmoid, Tanh, SoftplusV2, ThresholdV2D, SoftmaxV2,
+    LogSoftmaxV2, LeakyRelu, Elu for elu and selu, Mish) and their gradients, forward and backward in float32,
+    float16 and bfloat16, against the same computation on the CPU (float32
+    for the half types)."""
+    import torch
+    import torch.nn.functional as F
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    torch.manual_seed(3)
+    checks = {}
+    close = _compare(checks, torch)
+    fns = {
+        "relu": F.relu,
+        # The NPU's Gelu is the tanh form, whatever `approximate` says.
+        "gelu": lambda t: F.gelu(t, approximate="tanh"),
+        "silu": F.silu,
+        "sigmoid": torch.sigmoid,
+        "tanh": torch.tanh,
+        "softplus": lambda t: F.softplus(t, beta=2.0, threshold=3.0),
+        "threshold": lambda t: F.threshold(t, 0.25, -1.0),
+        "softmax": lambda t: F.softmax(t, dim=1),
+        "log_softmax": lambda t: F.log_softmax(t, dim=-1),
+        "leaky_relu": lambda t: F.leaky_relu(t, 0.1),
+        "elu": lambda t: F.elu(t, 0.7),
+        "selu": F.selu,
+        "mish": F.mish,
+    }
+    x = torch.randn(6, 5, 7) * 3
+    for dtype, tol in ((torch.float32, 1e-5), (torch.float16, 1e-2), (torch.bfloat16, 5e-2)):
+        kind = str(dtype).split(".")[1]
+        xd = x.to(dtype)
+        for name, fn in fns.items():
+            npu = _forward_backward(fn, xd.npu())
+            cpu = _forward_backward(fn, xd.float())
+            close(f"{name}_{kind}", npu[0], cpu[0], tol)
+            close(f"{name}_grad_{kind}", npu[1], cpu[1], tol)
+    # GELU's default (erf) form on the CPU is within 1e-3 of the NPU's.
+    close("gelu_default_erf", F.gelu(x.npu()), F.gelu(x), 1e-3)
+    report(checks=checks)
+
+
+def training_operators():
+    """Normalisation, convolution gradients, embeddings and the
+    cross-entropy loss on the emulated NPU, forward and backward, against
+    the CPU: LayerNorm/LayerNormGrad, RmsNorm, Conv2DBackpropInput/Filter
+    (nn.Conv2d, and nn.Conv1d as a 2-D convolution of height 1), GatherV2
+    and EmbeddingDenseGrad (nn.Embedding), and NLLLoss/NLLLossGrad after
+    LogSoftmaxV2 (F.cross_entropy); then a small model's training step."""
+    import torch
+    import torch.nn.functional as F
+    import torch_npu
+
+    torch.npu.set_device(0)
+    torch.manual_seed(13)
+    checks = {}
+    close = _compare(checks, torch)
+
+    def both(name, module_fn, x, tol, inputs_grad=True):
+        torch.manual_seed(17)
+        cpu = module_fn()
+        npu = module_fn().npu()
+        npu.load_state_dict(cpu.state_dict())
+        xc = x.clone().requires_grad_(inputs_grad)
+        xn = x.npu().requires_grad_(inputs_grad)
+        yc, yn = cpu(xc), npu(xn)
+        g = torch.randn(yc.shape)
+        yc.backward(g)
+        yn.backward(g.npu())
+        close(f"{name}_forward", yn, yc, tol)
+        if inputs_grad:
+            close(f"{name}_input_grad", xn.grad, xc.grad, tol)
+        for (pn, p), (_, q) in zip(cpu.named_parameters(), npu.named_parameters()):
+            close(f"{name}_{pn}_grad", q.grad, p.grad, tol)
+
+    both("layer_norm", lambda: torch.nn.LayerNorm([5, 6]), torch.randn(4, 5, 6) * 2 + 1, 1e-4)
+    both("conv2d", lambda: torch.nn.Conv2d(4, 6, 3, stride=2, padding=1, groups=2), torch.randn(2, 4, 9, 8), 1e-4)
+    both("conv1d", lambda: torch.nn.Conv1d(3, 5, 4, dilation=2, padding=3), torch.randn(2, 3, 16), 1e-4)
+    both("embedding", lambda: torch.nn.Embedding(11, 4, padding_idx=2),
+         torch.tensor([[1, 2, 3, 1], [10, 0, 2, 1]]), 1e-5, inputs_grad=False)
+    # fp16 layer norm and conv: accumulated in fp32, rounded once.
+    both("layer_norm_fp16", lambda: torch.nn.LayerNorm(8).half(), torch.randn(3, 8).half(), 1e-2)
+    both("conv2d_bf16", lambda: torch.nn.Conv2d(2, 3, 3).bfloat16(), torch.randn(1, 2, 5, 5).bfloat16(), 5e-2)
+
+    logits, target = torch.randn(6, 5), torch.tensor([0, 4, 2, 2, 1, 3])
+    weight = torch.rand(5) + 0.5
+    for kw in ({}, {"reduction": "sum"}, {"reduction": "none", "weight": weight}, {"ignore_index": 2}):
+        name = "cross_entropy_" + "_".join(kw) if kw else "cross_entropy"
+        fn = lambda t, k=kw: F.cross_entropy(t, target.to(t.device), **{
+            a: (b.to(t.device) if torch.is_tensor(b) else b) for a, b in k.items()})
+        npu, cpu = _forward_backward(fn, logits.npu()), _forward_backward(fn, logits)
+        close(name, npu[0], cpu[0], 1e-5)
+        close(name + "_grad", npu[1], cpu[1], 1e-5)
+
+    # RMS normalisation (torch_npu's own operator), forward.
+    x, gamma = torch.randn(3, 4, 8), torch.rand(8) + 0.5
+    y, rstd = torch_npu.npu_rms_norm(x.npu(), gamma.npu(), epsilon=1e-6)
+    want = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+    close("rms_norm", y, want * gamma, 1e-5)
+    close("rms_norm_rstd", rstd, torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6), 1e-5)
+
+    # A small model's training step: embedding, layer norm, linear, GELU,
+    # a 1-D convolution, softmax attention weights, cross-entropy; SGD.
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(20, 16)
+            self.norm = torch.nn.LayerNorm(16)
+            self.conv = torch.nn.Conv1d(16, 16, 3, padding=1)
+            self.fc1 = torch.nn.Linear(16, 32)
+            self.fc2 = torch.nn.Linear(32, 20)
+
+        def forward(self, tokens):
+            h = self.norm(self.emb(tokens))
+            h = h + self.conv(h.transpose(1, 2)).transpose(1, 2)
+            # bmm, not `@`: matmul's backward on 3-D tensors is aclnn-only
+            # in torch_npu (no operator fallback).
+            att = torch.softmax(torch.bmm(h, h.transpose(1, 2)) / 4.0, dim=-1)
+            h = torch.bmm(att, h)
+            return self.fc2(F.gelu(self.fc1(h), approximate="tanh"))
+
+    torch.manual_seed(23)
+    cpu_model = Tiny()
+    npu_model = Tiny().npu()
+    npu_model.load_state_dict(cpu_model.state_dict())
+    tokens = torch.randint(0, 20, (2, 7))
+    labels = torch.randint(0, 20, (2 * 7,))
+    losses = {}
+    for tag, model, dev in (("cpu", cpu_model, "cpu"), ("npu", npu_model, "npu")):
+        # foreach=False: the foreach kernels are aclnn-only in torch_npu
+        # with jit compile disabled.
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, foreach=False)
+        step = []
+        for _ in range(2):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(tokens.to(dev)).reshape(-1, 20), labels.to(dev))
+            loss.backward()
+            opt.step()
+            step.append(loss.item())
+        losses[tag] = step
+    checks["model_losses"] = all(abs(a - b) < 1e-4 for a, b in zip(losses["cpu"], losses["npu"]))
+    for (name, p), (_, q) in zip(cpu_model.named_parameters(), npu_model.named_parameters()):
+        close(f"model_{name}_after_step", q, p, 1e-4)
+    report(checks=checks, losses=losses)
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

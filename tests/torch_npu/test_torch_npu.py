@@ -284,6 +284,21 @@ def test_a_captured_step_of_compute_replays_as_the_cpu_computes(machine):
     failed = [name for name, ok in r["checks"].items() if not ok]
     assert not failed, failed
     assert len(r["checks"]) == 3
+def test_activations_and_softmax_forward_and_backward_match_the_cpu(machine):
+    r, err, _ = run_scenario("activations", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    # 13 functions x (forward, gradient) x 3 types, and GELU's erf form.
+    assert len(r["checks"]) == 13 * 2 * 3 + 1
+    assert "is not supported" not in err, err
+
+
+def test_a_small_models_training_step_matches_the_cpu(machine):
+    r, err, _ = run_scenario("training_operators", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    assert len(r["checks"]) == 42
+    assert r["losses"]["npu"][1] < r["losses"]["npu"][0]
     assert "is not supported" not in err, err
 
 

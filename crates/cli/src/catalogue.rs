@@ -96,7 +96,9 @@ fn markdown(all: &[Entry], cann: Option<CannVersion>) -> String {
             (`aclmem catalogue --cann 8.5` lists them as absent).\n\n";
     out += &format!(
         "## Operators\n\n`aclopCompileAndExecute(V2)` carries out {} operators (the data\n\
-         operators, the matrix products and the convolutions) on the emulated device's memory,\n\
+         operators, the matrix products, the convolutions and their gradients, and\n\
+         the activations, softmax, normalisation, embedding and loss operators of a\n\
+         training step) on the emulated device's memory,\n\
          as frameworks launch them when no operator library (`libopapi.so`) is\n\
          installed (docs/operators.md). Any other\n\
          operator answers `ACL_ERROR_OP_NOT_FOUND` (100024) and is reported as\n\

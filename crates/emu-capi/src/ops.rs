@@ -493,9 +493,8 @@ fn execute(
     Ok(())
 }
 
-/// Runs `kernel` on `ins` into `outs`: every output is checked before any
-/// is written, so a failed call changes nothing. The outputs whose shape
-/// the kernel decided (index, dims).
+/// Runs `kernel` on `ins` into `outs` (all checked before any is written):
+/// the outputs whose shape the kernel decided (index, dims).
 fn run(
     kernel: kernels::Kernel,
     ins: &[Operand],

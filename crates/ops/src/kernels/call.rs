@@ -204,6 +204,26 @@ impl Call<'_> {
         }
     }
 
+    pub(crate) fn attr_int(&self, name: &str, default: i64) -> Result<i64, AclError> {
+        match self.attr(name) {
+            None => Ok(default),
+            Some(AttrValue::Int(v)) => Ok(*v),
+            Some(_) => Err(AclError::OP_ATTR_NOT_MATCH),
+        }
+    }
+
+    pub(crate) fn attr_string<'s>(
+        &'s self,
+        name: &str,
+        default: &'s str,
+    ) -> Result<&'s str, AclError> {
+        match self.attr(name) {
+            None => Ok(default),
+            Some(AttrValue::String(v)) => Ok(v),
+            Some(_) => Err(AclError::OP_ATTR_NOT_MATCH),
+        }
+    }
+
     pub(crate) fn attr_type(&self, name: &str) -> Result<Option<DType>, AclError> {
         match self.attr(name) {
             None => Ok(None),

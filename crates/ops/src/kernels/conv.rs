@@ -23,15 +23,15 @@ use crate::linalg::{self, Element, View};
 
 /// The spatial parameters of a 2-D convolution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Geometry {
+pub(super) struct Geometry {
     /// Strides (H, W).
-    s: [usize; 2],
+    pub(super) s: [usize; 2],
     /// Pads (top, bottom, left, right).
-    p: [usize; 4],
+    pub(super) p: [usize; 4],
     /// Dilations (H, W).
-    d: [usize; 2],
+    pub(super) d: [usize; 2],
     /// Groups.
-    groups: usize,
+    pub(super) groups: usize,
 }
 
 fn list(call: &Call<'_>, name: &str, len: usize, default: i64) -> Result<Vec<usize>, AclError> {
@@ -46,7 +46,7 @@ fn list(call: &Call<'_>, name: &str, len: usize, default: i64) -> Result<Vec<usi
         .collect()
 }
 
-fn geometry(call: &Call<'_>) -> Result<Geometry, AclError> {
+pub(super) fn geometry(call: &Call<'_>) -> Result<Geometry, AclError> {
     match call.attr("data_format") {
         None => {}
         Some(AttrValue::String(f)) if f == "NCHW" => {}
@@ -73,12 +73,12 @@ fn geometry(call: &Call<'_>) -> Result<Geometry, AclError> {
     Ok(g)
 }
 
-fn dims4(t: &Tensor) -> Result<[usize; 4], AclError> {
+pub(super) fn dims4(t: &Tensor) -> Result<[usize; 4], AclError> {
     <[usize; 4]>::try_from(t.dims.as_slice()).map_err(|_| AclError::OP_INPUT_NOT_MATCH)
 }
 
 /// The output extent of a convolution along one axis, if positive.
-fn conv_extent(
+pub(super) fn conv_extent(
     input: usize,
     pad: usize,
     dil: usize,
@@ -93,7 +93,7 @@ fn conv_extent(
 /// The patches of one image's channels `c0..c0 + cg` as columns: row
 /// `(c, ky, kx)`, column `(oy, ox)`, zero where the patch lies in the pads.
 #[allow(clippy::too_many_arguments)]
-fn im2col<T: Element>(
+pub(super) fn im2col<T: Element>(
     x: &[T],
     base: usize,
     cg: usize,
@@ -174,7 +174,7 @@ fn conv2d<T: Element + AddAssign>(
 /// `Conv2DTranspose` on one element type: `x` `[n, ci, h, w]`, filter
 /// `[ci, cog, kh, kw]`, into `[n, cog * groups, ho, wo]`.
 #[allow(clippy::too_many_arguments)]
-fn conv2d_transpose<T: Element + AddAssign>(
+pub(super) fn conv2d_transpose<T: Element + AddAssign>(
     x: &[T],
     xd: [usize; 4],
     f: &[T],

@@ -1,4 +1,4 @@
-//! The data operators, computed on host copies of their tensors.
+//! The operators, computed on host copies of their tensors.
 //!
 //! One function per operator of the catalogue's list
 //! ([`aclmem_sys::with_operators!`]), named as the operator is; the list
@@ -14,29 +14,44 @@
 
 #![allow(non_snake_case)]
 
+mod activation;
 mod basic;
 mod call;
 mod conv;
+mod conv_backprop;
 mod elementwise;
+mod embedding;
+mod float;
 mod layout;
+mod loss;
 mod matmul;
+mod norm;
 mod random;
 mod reduce;
 mod select;
 mod shape;
+mod softmax;
+#[cfg(test)]
+mod testing;
 #[cfg(test)]
 mod tests;
 
 pub use call::{Call, HostInputs, Inputs, Kernel, Spec, Written, plain_format};
 
+use activation::*;
 use basic::*;
 use conv::*;
+use conv_backprop::*;
 use elementwise::*;
+use embedding::*;
 use layout::*;
+use loss::*;
 use matmul::*;
+use norm::*;
 use random::*;
 use reduce::*;
 use select::*;
+use softmax::*;
 
 macro_rules! kernel_table {
     ($($name:ident: $what:literal;)*) => {

@@ -1,5 +1,5 @@
-//! The catalogue's two hand-kept lists, as macros (each fact once): the
-//! framework functions and the operators the emulator carries out. The
+//! The catalogue's hand-kept list of framework functions, as a macro (each
+//! fact once); the operators' list is its sibling `operators.rs`. The
 //! types they use and everything derived from them are in the parent
 //! module.
 
@@ -519,81 +519,6 @@ macro_rules! with_framework_functions {
                 "rtError_t rtGetC2cCtrlAddr(uint64_t *addr, uint32_t *len)";
             rtKernelLaunch in Runtime: Unsupported -> Code =
                 "rtError_t rtKernelLaunch(const void *stubFunc, uint32_t numBlocks, void *args, uint32_t argsSize, rtSmDesc_t *smDesc, rtStream_t stm)";
-        }
-    };
-}
-
-/// Calls `$callback! { Name: "what it does"; ... }` with every operator
-/// the emulated `aclopCompileAndExecute(V2)` carries out (by the operator
-/// type a framework names), in one fixed order. Any other operator answers
-/// `ACL_ERROR_OP_NOT_FOUND` (100024).
-///
-/// ```
-/// macro_rules! names {
-///     ($($name:ident: $what:literal;)*) => { [$(stringify!($name)),*] };
-/// }
-/// assert!(aclmem_sys::with_operators!(names).contains(&"ViewCopy"));
-/// assert_eq!(aclmem_sys::with_operators!(names).len(), aclmem_sys::catalogue::OPERATORS.len());
-/// ```
-#[macro_export]
-macro_rules! with_operators {
-    ($callback:ident) => {
-        $callback! {
-            Abs: "absolute value";
-            Add: "x1 + x2, broadcast";
-            AsStrided: "a strided view of x's storage (size, stride, storage_offset), made contiguous";
-            AxpyV2: "x1 + alpha * x2, broadcast";
-            BatchMatMul: "matrices [..., m, k] times [..., k, n] (adj_x1, adj_x2 transpose them), batch dims broadcast; float types, fp16/bf16 accumulated in fp32";
-            BatchMatMulV2: "as BatchMatMul, with an optional bias of n added to every row";
-            BroadcastTo: "x broadcast to a shape";
-            Cast: "each element converted to dst_type";
-            Ceil: "the least integer not below x";
-            ConcatD: "the inputs joined along concat_dim";
-            Conv2D: "a 2-D convolution in NCHW (strides, pads, dilations, groups; optional bias), im2col and a matrix product";
-            Conv2DTranspose: "a transposed 2-D convolution in NCHW into input_size (strides, pads, dilations, groups, output_padding; optional bias)";
-            Dot: "the inner product of two 1-D tensors (a scalar)";
-            Equal: "x1 == x2, broadcast (bool)";
-            Fill: "a tensor of dims filled with a value";
-            Greater: "x1 > x2, broadcast (bool)";
-            GreaterEqual: "x1 >= x2, broadcast (bool)";
-            Identity: "a copy";
-            IndexPutV2: "x with the elements index tensors pick set to (accumulate: increased by) value";
-            IsClose: "|x1 - x2| <= atol + rtol * |x2| (rtol, atol, equal_nan)";
-            IsFinite: "x is neither infinite nor NaN (bool)";
-            Less: "x1 < x2, broadcast (bool)";
-            LessEqual: "x1 <= x2, broadcast (bool)";
-            LogicalAnd: "x1 and x2, broadcast (bool)";
-            LogicalNot: "not x (bool)";
-            LogicalOr: "x1 or x2, broadcast (bool)";
-            MaskedSelect: "the elements of x where mask is true, 1-D (the real shape goes to the output descriptor)";
-            MatMul: "x1 (m, k) times x2 (k, n), each transposed where transpose_x1/transpose_x2 say, plus an optional bias of n; float types, fp16/bf16 accumulated in fp32";
-            MatMulV2: "as MatMul (offset_x 0 only: no quantised form)";
-            Maximum: "the larger of x1 and x2, broadcast";
-            Minimum: "the smaller of x1 and x2, broadcast";
-            Mul: "x1 * x2, broadcast";
-            Neg: "-x";
-            NonZero: "coordinates of the non-zero elements, [count, rank] or transposed (the real shape goes to the output descriptor)";
-            NotEqual: "x1 != x2, broadcast (bool)";
-            OnesLike: "ones of x's shape";
-            Pack: "the inputs stacked along a new axis";
-            PadV3: "x surrounded by a constant on each axis (mode constant, paddings before/after)";
-            Range: "start, start + delta, ... below limit";
-            RealDiv: "x1 / x2, broadcast, in floating point";
-            ReduceAll: "and over axes (keep_dims)";
-            ReduceAny: "or over axes (keep_dims)";
-            ReduceMax: "maximum over axes (keep_dims)";
-            ReduceMean: "mean over axes (keep_dims)";
-            ReduceMin: "minimum over axes (keep_dims)";
-            ReduceSum: "sum over axes (keep_dims)";
-            Slice: "the block at offsets of a size";
-            StatelessRandomNormalV2: "standard normal values from a key and counter (reproducible; not an NPU's numbers)";
-            StatelessRandomUniformV2: "uniform values in [0, 1) from a key and counter (reproducible; not an NPU's numbers)";
-            StridedSlice: "begin:end:strides per axis (masks 0 but shrink_axis_mask)";
-            Sub: "x1 - x2, broadcast";
-            TensorEqual: "same shape and every element equal (bool [1])";
-            Transpose: "axes permuted by perm";
-            ViewCopy: "a strided view of src written into a strided view of dst";
-            ZerosLike: "zeros of x's shape";
         }
     };
 }

@@ -29,6 +29,8 @@ mod functions;
 mod memory;
 #[macro_use]
 mod opapi;
+#[macro_use]
+mod operators;
 
 /// The CANN shared object that holds a function in a real installation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -219,7 +221,7 @@ pub struct Entry {
     pub prototype: Option<&'static str>,
 }
 
-// The tables, from the two lists of `functions.rs`.
+// The tables, from the lists of `functions.rs` and `operators.rs`.
 
 macro_rules! operator_table {
     ($($name:ident: $what:literal;)*) => {

@@ -1,0 +1,112 @@
+//! The catalogue's hand-kept list of the operators the emulator carries
+//! out, as a macro (each fact once): the source of the kernel table
+//! (`aclmem-ops`), the catalogue and `docs/catalogue.md`.
+
+/// Calls `$callback! { Name: "what it does"; ... }` with every operator
+/// the emulated `aclopCompileAndExecute(V2)` carries out (by the operator
+/// type a framework names), in one fixed order. Any other operator answers
+/// `ACL_ERROR_OP_NOT_FOUND` (100024).
+///
+/// ```
+/// macro_rules! names {
+///     ($($name:ident: $what:literal;)*) => { [$(stringify!($name)),*] };
+/// }
+/// assert!(aclmem_sys::with_operators!(names).contains(&"ViewCopy"));
+/// assert_eq!(aclmem_sys::with_operators!(names).len(), aclmem_sys::catalogue::OPERATORS.len());
+/// ```
+#[macro_export]
+macro_rules! with_operators {
+    ($callback:ident) => {
+        $callback! {
+            Abs: "absolute value";
+            Add: "x1 + x2, broadcast";
+            AsStrided: "a strided view of x's storage (size, stride, storage_offset), made contiguous";
+            AxpyV2: "x1 + alpha * x2, broadcast";
+            BatchMatMul: "matrices [..., m, k] times [..., k, n] (adj_x1, adj_x2 transpose them), batch dims broadcast; float types, fp16/bf16 accumulated in fp32";
+            BatchMatMulV2: "as BatchMatMul, with an optional bias of n added to every row";
+            BroadcastTo: "x broadcast to a shape";
+            Cast: "each element converted to dst_type";
+            Ceil: "the least integer not below x";
+            ConcatD: "the inputs joined along concat_dim";
+            Conv2D: "a 2-D convolution in NCHW (strides, pads, dilations, groups; optional bias), im2col and a matrix product";
+            Conv2DBackpropFilter: "the gradient of Conv2D's filter (x, filter_size, out_backprop; Conv2D's attributes), summed over the images; im2col and a matrix product";
+            Conv2DBackpropInput: "the gradient of Conv2D's input (input_size, filter, out_backprop; Conv2D's attributes): a transposed convolution";
+            Conv2DTranspose: "a transposed 2-D convolution in NCHW into input_size (strides, pads, dilations, groups, output_padding; optional bias)";
+            Dot: "the inner product of two 1-D tensors (a scalar)";
+            Elu: "scale * x above 0, else scale * alpha * (exp(input_scale * x) - 1): elu, selu, celu";
+            EluGradV2: "the gradient of Elu from its input or output (is_result)";
+            EmbeddingDenseGrad: "the gradient of an embedding: grad's rows summed into the rows indices name (num_weights, padding_idx, scale_grad_by_freq)";
+            Equal: "x1 == x2, broadcast (bool)";
+            Fill: "a tensor of dims filled with a value";
+            GatherV2: "the slices of x along axis that indices name (batch_dims 0): embedding, index_select";
+            Gelu: "GELU, the tanh form (as the NPU computes it, whatever approximate says)";
+            GeluGrad: "dy times the derivative of Gelu at x";
+            Greater: "x1 > x2, broadcast (bool)";
+            GreaterEqual: "x1 >= x2, broadcast (bool)";
+            Identity: "a copy";
+            IndexPutV2: "x with the elements index tensors pick set to (accumulate: increased by) value";
+            IsClose: "|x1 - x2| <= atol + rtol * |x2| (rtol, atol, equal_nan)";
+            IsFinite: "x is neither infinite nor NaN (bool)";
+            LayerNorm: "rows from begin_norm_axis normalised by mean and variance, times gamma plus beta (epsilon); outputs y, mean, variance";
+            LayerNormGrad: "the gradients of LayerNorm from dy, x, variance, mean, gamma: dx, dgamma, dbeta";
+            LeakyRelu: "x, or negative_slope * x where x <= 0";
+            LeakyReluGrad: "the gradient of LeakyRelu (negative_slope)";
+            Less: "x1 < x2, broadcast (bool)";
+            LessEqual: "x1 <= x2, broadcast (bool)";
+            LogSoftmaxGrad: "dy - exp(y) * sum(dy) along axis";
+            LogSoftmaxV2: "x - max - ln(sum(exp(x - max))) along axes (one axis)";
+            LogicalAnd: "x1 and x2, broadcast (bool)";
+            LogicalNot: "not x (bool)";
+            LogicalOr: "x1 or x2, broadcast (bool)";
+            MaskedSelect: "the elements of x where mask is true, 1-D (the real shape goes to the output descriptor)";
+            MatMul: "x1 (m, k) times x2 (k, n), each transposed where transpose_x1/transpose_x2 say, plus an optional bias of n; float types, fp16/bf16 accumulated in fp32";
+            MatMulV2: "as MatMul (offset_x 0 only: no quantised form)";
+            Maximum: "the larger of x1 and x2, broadcast";
+            Minimum: "the smaller of x1 and x2, broadcast";
+            Mish: "x * tanh(ln(1 + exp(x)))";
+            MishGrad: "the gradient of Mish at x";
+            Mul: "x1 * x2, broadcast";
+            NLLLoss: "-weight[t] * x[i, t] per row, reduced (reduction none/mean/sum, ignore_index); and the total weight";
+            NLLLossGrad: "the gradient of NLLLoss";
+            Neg: "-x";
+            NonZero: "coordinates of the non-zero elements, [count, rank] or transposed (the real shape goes to the output descriptor)";
+            NotEqual: "x1 != x2, broadcast (bool)";
+            OnesLike: "ones of x's shape";
+            Pack: "the inputs stacked along a new axis";
+            PadV3: "x surrounded by a constant on each axis (mode constant, paddings before/after)";
+            Range: "start, start + delta, ... below limit";
+            RealDiv: "x1 / x2, broadcast, in floating point";
+            ReduceAll: "and over axes (keep_dims)";
+            ReduceAny: "or over axes (keep_dims)";
+            ReduceMax: "maximum over axes (keep_dims)";
+            ReduceMean: "mean over axes (keep_dims)";
+            ReduceMin: "minimum over axes (keep_dims)";
+            ReduceSum: "sum over axes (keep_dims)";
+            Relu: "max(x, 0)";
+            ReluGrad: "the gradient where the feature is positive, else 0";
+            RmsNorm: "rows times 1/sqrt(mean(x^2) + epsilon) and gamma; outputs y and rstd";
+            RmsNormGrad: "the gradients of RmsNorm from dy, x, rstd, gamma: dx, dgamma";
+            Sigmoid: "1 / (1 + exp(-x))";
+            SigmoidGrad: "dy * y * (1 - y), y the sigmoid";
+            SiluGrad: "the gradient of SiLU (Swish of scale 1) at x";
+            Slice: "the block at offsets of a size";
+            SoftmaxGrad: "y * (dy - sum(dy * y)) along axes";
+            SoftmaxV2: "exp(x) / sum(exp(x)) along axes (one axis)";
+            SoftplusV2: "ln(1 + exp(beta * x)) / beta, x above threshold";
+            SoftplusV2Grad: "the gradient of SoftplusV2";
+            StatelessRandomNormalV2: "standard normal values from a key and counter (reproducible; not an NPU's numbers)";
+            StatelessRandomUniformV2: "uniform values in [0, 1) from a key and counter (reproducible; not an NPU's numbers)";
+            StridedSlice: "begin:end:strides per axis (masks 0 but shrink_axis_mask)";
+            Sub: "x1 - x2, broadcast";
+            Swish: "x * sigmoid(scale * x): SiLU";
+            Tanh: "the hyperbolic tangent";
+            TanhGrad: "dy * (1 - y^2), y the tanh";
+            TensorEqual: "same shape and every element equal (bool [1])";
+            ThresholdGradV2D: "the gradient where the feature is above threshold, else 0";
+            ThresholdV2D: "x above threshold, else value";
+            Transpose: "axes permuted by perm";
+            ViewCopy: "a strided view of src written into a strided view of dst";
+            ZerosLike: "zeros of x's shape";
+        }
+    };
+}
