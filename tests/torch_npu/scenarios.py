@@ -788,5 +788,39 @@ def training_operators():
     report(checks=checks, losses=losses)
 
 
+def private_formats():
+    """The NPU's private formats (torch_npu with allow_internal_format):
+    npu_format_cast to FRACTAL_NZ, NC1HWC0 and FRACTAL_Z and back, the
+    tensors' values unchanged and their storage the padded size torch_npu
+    computes; a half-precision batched product whose output torch_npu
+    keeps in FRACTAL_NZ."""
+    import torch
+    import torch_npu
+
+    torch.npu.set_device(0)
+    torch.npu.config.allow_internal_format = True
+    torch.manual_seed(3)
+    checks = {}
+    for fmt, base, t in [
+        (29, 2, torch.randn(3, 33, 20)),
+        (29, 2, torch.randn(40, 70).half()),
+        (3, 0, torch.randn(2, 19, 3, 2)),
+        (4, 0, torch.randn(17, 18, 2, 3)),
+    ]:
+        name = f"{fmt}_{'x'.join(map(str, t.shape))}_{str(t.dtype)[6:]}"
+        y = torch_npu.npu_format_cast(t.npu(), fmt)
+        back = torch_npu.npu_format_cast(y, base)
+        checks[name] = (
+            int(torch_npu.get_npu_format(y)) == fmt
+            and bool(torch.equal(y.cpu(), t))
+            and bool(torch.equal(back.cpu(), t))
+            and int(torch_npu.get_npu_format(back)) == base
+        )
+    a, b = torch.randn(8, 300, 100).half(), torch.randn(8, 100, 300).half()
+    got = torch.bmm(a.npu(), b.npu()).cpu().float()
+    checks["bmm_float16"] = bool(torch.allclose(got, torch.bmm(a.float(), b.float()), rtol=1e-2, atol=1e-1))
+    report(checks=checks)
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

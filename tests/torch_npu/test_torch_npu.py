@@ -302,6 +302,14 @@ def test_a_small_models_training_step_matches_the_cpu(machine):
     assert "is not supported" not in err, err
 
 
+def test_private_formats_convert_and_keep_their_values(machine):
+    r, err, _ = run_scenario("private_formats", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    assert len(r["checks"]) == 5
+    assert "is not supported" not in err, err
+
+
 def test_an_operator_is_refused_and_reported_and_memory_still_works(machine):
     r, err, _ = run_scenario("operator", machine)
     assert r["outcome"].startswith("raised:")

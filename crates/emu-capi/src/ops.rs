@@ -384,9 +384,9 @@ impl kernels::Inputs for Buffers<'_> {
         }
         match o.desc.placement {
             Placement::Device => {
-                let mut bytes = vec![0u8; len];
+                let mut bytes = vec![0u8; o.stored_len(self.spec(i)?, len)?];
                 self.emu.read(o.buffer.data, &mut bytes)?;
-                Ok(bytes)
+                o.plain(self.spec(i)?, bytes, len)
             }
             // SAFETY: bytes accept any value; the kernel checks the read.
             Placement::Host => unsafe {
@@ -399,25 +399,6 @@ impl kernels::Inputs for Buffers<'_> {
             },
         }
     }
-}
-
-/// The operator names refused so far, kept once each for the record
-/// (bounded: a program cannot grow it without limit).
-fn refused_name(op: &str) -> &'static str {
-    use aclmem_fork::ForkMutex;
-    use std::collections::BTreeSet;
-    static NAMES: ForkMutex<BTreeSet<&'static str>> = ForkMutex::new(BTreeSet::new);
-    const MAX_NAMES: usize = 512;
-    let mut names = NAMES.lock();
-    if let Some(n) = names.get(op) {
-        return n;
-    }
-    if names.len() >= MAX_NAMES || op.len() > 128 {
-        return "operator (other)";
-    }
-    let leaked: &'static str = Box::leak(format!("operator {op}").into_boxed_str());
-    names.insert(leaked);
-    leaked
 }
 
 /// What `aclopCompileAndExecute(V2)` does, for both.
@@ -438,7 +419,7 @@ fn execute(
     let name = cptr::read_cstr(op_type, MAX_NAME)?;
     let Some(kernel) = kernels::find(&name) else {
         record::record(
-            refused_name(&name),
+            record::refused_operator(&name),
             Library::OpCompiler,
             Answer::Unsupported,
             Returns::OpStatus,
@@ -508,13 +489,21 @@ fn run(
             operands: ins.to_vec(),
             specs,
         };
-        let call = kernels::Call::new(&buffers, outputs, attrs);
+        let call = kernels::Call::new(&buffers, outputs.clone(), attrs);
         let written = kernel(&call)?;
+        // Outputs in a private format are written in it.
+        let written = (outs.iter().zip(&outputs).zip(&written))
+            .map(|((o, spec), bytes)| {
+                if bytes.is_empty() {
+                    Ok(Vec::new())
+                } else {
+                    o.stored(spec, bytes)
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         operand::check_written(outs, &written)?;
-        for (o, bytes) in outs.iter().zip(&written) {
-            if !bytes.is_empty() {
-                g.emu.write(o.buffer.data, bytes)?;
-            }
+        for (o, bytes) in outs.iter().zip(&written).filter(|(_, b)| !b.is_empty()) {
+            g.emu.write(o.buffer.data, bytes)?;
         }
         Ok(call.reshaped.take())
     })

@@ -185,3 +185,22 @@ pub extern "C" fn aclmem_emu_calls_json() -> *const std::ffi::c_char {
     let mut slot = TEXT.lock();
     slot.insert(text).as_ptr()
 }
+
+/// The operator names refused so far, kept once each for the record
+/// (bounded: a program cannot grow it without limit).
+pub(crate) fn refused_operator(op: &str) -> &'static str {
+    use aclmem_fork::ForkMutex;
+    use std::collections::BTreeSet;
+    static NAMES: ForkMutex<BTreeSet<&'static str>> = ForkMutex::new(BTreeSet::new);
+    const MAX_NAMES: usize = 512;
+    let mut names = NAMES.lock();
+    if let Some(n) = names.get(op) {
+        return n;
+    }
+    if names.len() >= MAX_NAMES || op.len() > 128 {
+        return "operator (other)";
+    }
+    let leaked: &'static str = Box::leak(format!("operator {op}").into_boxed_str());
+    names.insert(leaked);
+    leaked
+}

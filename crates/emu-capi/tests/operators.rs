@@ -384,13 +384,22 @@ unsafe fn bad_descriptors() {
             run("ZerosLike", &[&gone], &[&y], ptr::null_mut()),
             AclError::INVALID_PARAM.code()
         );
-        // A private format, a type the kernels do not compute on, a buffer
-        // too small for the shape, an output outside device memory.
+        // A private format the kernels cannot convert (NC1HWC0_C04), one
+        // they can whose padded storage the buffer cannot hold (FRACTAL_NZ
+        // of [4] float32 is 16x16 elements), a type the kernels do not
+        // compute on, a buffer too small for the shape, an output outside
+        // device memory.
+        let c04 = operand(F32, &[4], p, 16);
+        assert_eq!(aclSetTensorFormat(c04.desc, 12), 0);
+        assert_eq!(
+            run("ZerosLike", &[&c04], &[&y], ptr::null_mut()),
+            AclError::FORMAT_NOT_MATCH.code()
+        );
         let nz = operand(F32, &[4], p, 16);
         assert_eq!(aclSetTensorFormat(nz.desc, 29), 0);
         assert_eq!(
             run("ZerosLike", &[&nz], &[&y], ptr::null_mut()),
-            AclError::FORMAT_NOT_MATCH.code()
+            AclError::INVALID_PARAM.code()
         );
         let string = operand(13, &[4], p, 16);
         assert_eq!(

@@ -1,11 +1,12 @@
 //! An operator call's tensors, resolved from their handles and checked
 //! against what the kernels need: a type they know, dims not negative, a
-//! plain (not a private, tiled) format, and a buffer large enough for the
-//! elements. The codes are the runtime's operator codes
+//! plain format or a private storage format the kernels see converted
+//! (`formats`), and a buffer large enough for the elements. The codes are the runtime's operator codes
 //! (`docs/operators.md`).
 
 use aclmem_core::AclError;
 
+use crate::formats;
 use crate::kernels::{self, Spec};
 use crate::objects::{self, DataBuffer, Placement, TensorDesc};
 use crate::tensor::{DType, Tensor};
@@ -40,21 +41,68 @@ impl Operand {
             .iter()
             .map(|&d| usize::try_from(d).map_err(|_| AclError::INVALID_PARAM))
             .collect::<Result<Vec<_>, _>>()?;
-        for format in [Some(self.desc.format), self.desc.storage_format]
-            .into_iter()
-            .flatten()
-        {
-            if !kernels::plain_format(format) {
+        if !kernels::plain_format(self.desc.format) {
+            return Err(AclError::FORMAT_NOT_MATCH);
+        }
+        let elements = match self.private() {
+            Some(format) => Tensor::numel_of(&formats::storage_dims(format, &dims, dtype.size())?)?,
+            None if self
+                .desc
+                .storage_format
+                .is_some_and(|f| !kernels::plain_format(f)) =>
+            {
                 return Err(AclError::FORMAT_NOT_MATCH);
             }
-        }
-        let bytes = Tensor::numel_of(&dims)?
+            None => Tensor::numel_of(&dims)?,
+        };
+        let bytes = elements
             .checked_mul(dtype.size())
             .ok_or(AclError::INVALID_PARAM)?;
         if bytes > self.buffer.size {
             return Err(AclError::INVALID_PARAM);
         }
         Ok(Spec { dtype, dims })
+    }
+
+    /// The private storage format the data is in (`formats`), if it is in
+    /// one: the kernels see it converted to plain.
+    pub fn private(&self) -> Option<i32> {
+        self.desc.storage_format.filter(|&f| formats::is_private(f))
+    }
+
+    /// How many bytes to read from the buffer for `len` plain bytes of
+    /// type `spec`: `len`, or the whole storage of a private format.
+    pub fn stored_len(&self, spec: &Spec, len: usize) -> Result<usize, AclError> {
+        match self.private() {
+            Some(f) => Ok(Tensor::numel_of(&formats::storage_dims(
+                f,
+                &spec.dims,
+                spec.dtype.size(),
+            )?)? * spec.dtype.size()),
+            None => Ok(len),
+        }
+    }
+
+    /// The first `len` plain bytes of what was read from the buffer
+    /// ([`Operand::stored_len`] of them).
+    pub fn plain(&self, spec: &Spec, read: Vec<u8>, len: usize) -> Result<Vec<u8>, AclError> {
+        match self.private() {
+            Some(f) => {
+                let mut plain = formats::to_plain(f, &spec.dims, spec.dtype.size(), &read)?;
+                plain.truncate(len);
+                Ok(plain)
+            }
+            None => Ok(read),
+        }
+    }
+
+    /// What to write into the buffer for the plain bytes `written` of an
+    /// output of type `spec`: themselves, or their private layout.
+    pub fn stored(&self, spec: &Spec, written: &[u8]) -> Result<Vec<u8>, AclError> {
+        match self.private() {
+            Some(f) => formats::from_plain(f, &spec.dims, spec.dtype.size(), written),
+            None => Ok(written.to_vec()),
+        }
     }
 
     /// The bytes of the first `elements` elements of this operand of type
