@@ -78,6 +78,11 @@ fn a_view_refuses_what_leaves_its_storage() {
             "{dims:?} {strides:?} {offset} {storage:?}"
         );
     }
+    // A private format is not a strided view.
+    assert_eq!(
+        View::new(DType::F32, &[2, 2], &[2, 1], 0, 29, &[1, 1, 16, 16], 0x1000),
+        Err(AclError::FORMAT_NOT_MATCH)
+    );
     // An empty view needs no storage.
     assert!(View::new(DType::F32, &[0, 3], &[3, 1], 0, 2, &[0], 0).is_ok());
 }

@@ -42,7 +42,8 @@ fn dims(raw: &[i64]) -> Result<Vec<usize>, AclError> {
 
 impl View {
     /// A view as `aclCreateTensor` is given it: negative sizes, strides or
-    /// offsets, or a view reaching past its storage, are refused.
+    /// offsets, a view reaching past its storage, or a private storage
+    /// format (the operator API's views are plain here), are refused.
     pub fn new(
         dtype: DType,
         view_dims: &[i64],
@@ -52,6 +53,9 @@ impl View {
         storage_dims: &[i64],
         data: usize,
     ) -> Result<View, AclError> {
+        if crate::formats::is_private(format) {
+            return Err(AclError::FORMAT_NOT_MATCH);
+        }
         let view = View {
             dtype,
             dims: dims(view_dims)?,
