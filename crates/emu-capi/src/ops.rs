@@ -25,7 +25,7 @@ use aclmem_ops::operand::{self, Operand};
 
 use crate::entry::{AclErrorCode, guard};
 use crate::state::with_global;
-use crate::{capture, cptr, record};
+use crate::{capture, cptr, record, shared};
 
 /// The longest attribute name or string value read (bytes).
 const MAX_NAME: usize = 4096;
@@ -385,7 +385,7 @@ impl kernels::Inputs for Buffers<'_> {
         match o.desc.placement {
             Placement::Device => {
                 let mut bytes = vec![0u8; o.stored_len(self.spec(i)?, len)?];
-                self.emu.read(o.buffer.data, &mut bytes)?;
+                shared::read_reachable(self.emu, o.buffer.data, &mut bytes)?;
                 o.plain(self.spec(i)?, bytes, len)
             }
             // SAFETY: bytes accept any value; the kernel checks the read.
@@ -503,7 +503,7 @@ fn run(
             .collect::<Result<Vec<_>, _>>()?;
         operand::check_written(outs, &written)?;
         for (o, bytes) in outs.iter().zip(&written).filter(|(_, b)| !b.is_empty()) {
-            g.emu.write(o.buffer.data, bytes)?;
+            shared::write_reachable(&g.emu, o.buffer.data, bytes)?;
         }
         Ok(call.reshaped.take())
     })

@@ -227,3 +227,40 @@ pub(crate) fn malloc_host(host_ptr: *mut *mut c_void, size: usize) -> Result<(),
         }
     })
 }
+
+/// Reads `buf.len()` bytes at `addr` as the device reads them: mapped
+/// device memory through the emulator, or host memory the device reaches
+/// (`aclrtMallocHost`, or registered mapped for it: torch_npu's swapped
+/// memory) under the kernel's check.
+pub(crate) fn read_reachable(
+    emu: &aclmem_emu::Emulator,
+    addr: usize,
+    buf: &mut [u8],
+) -> Result<(), AclError> {
+    match emu.read(addr, buf) {
+        Err(e) if emu.device_reaches_host(addr, buf.len()) => {
+            aclmem_cmem::read_bytes(addr, buf).then_some(()).ok_or(e)
+        }
+        other => other,
+    }
+}
+
+/// Writes `data` at `addr` as the device writes it (see [`read_reachable`]).
+pub(crate) fn write_reachable(
+    emu: &aclmem_emu::Emulator,
+    addr: usize,
+    data: &[u8],
+) -> Result<(), AclError> {
+    match emu.write(addr, data) {
+        Err(e) if emu.device_reaches_host(addr, data.len()) => {
+            // SAFETY: host memory the process allocated or registered for
+            // the device, which the device may write as the runtime's
+            // contract says; Rust holds no reference into it, and the
+            // kernel checks the write.
+            unsafe { aclmem_cmem::write_bytes(addr, data) }
+                .then_some(())
+                .ok_or(e)
+        }
+        other => other,
+    }
+}

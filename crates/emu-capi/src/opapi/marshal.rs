@@ -62,11 +62,11 @@ struct Device;
 
 impl aclnn::Memory for Device {
     fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-        with_global(|g| g.emu.read(addr, buf))
+        with_global(|g| crate::shared::read_reachable(&g.emu, addr, buf))
     }
 
     fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-        with_global(|g| g.emu.write(addr, data))
+        with_global(|g| crate::shared::write_reachable(&g.emu, addr, data))
     }
 }
 

@@ -37,6 +37,15 @@ pub const HOST_REG_READONLY: u32 = 0x8;
 pub const HOST_REG_PINNED: u32 = 0x1000_0000;
 
 impl Emulator {
+    /// Whether `addr..addr + len` is host memory the device reaches: an
+    /// `aclrtMallocHost` block, or a range registered mapped for the device
+    /// (whose device pointer is its host address here). Operators read and
+    /// write such memory as the device would.
+    pub fn device_reaches_host(&self, addr: usize, len: usize) -> bool {
+        let p = &self.process;
+        p.is_host_allocation(addr, len) || p.registered_covers(addr, len)
+    }
+
     /// `aclrtHostRegister(ptr, size, type, &devPtr)`: registers
     /// `ptr..ptr + size` for the device and returns its device pointer.
     ///

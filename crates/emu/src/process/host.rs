@@ -92,6 +92,21 @@ impl Process {
             .ok_or(Situation::HostNotRegistered.code())
     }
 
+    /// Whether `addr..addr + len` lies in one range registered mapped for
+    /// the device.
+    pub(crate) fn registered_covers(&self, addr: usize, len: usize) -> bool {
+        self.registered
+            .lock()
+            .range(..=addr)
+            .next_back()
+            .is_some_and(|(&start, r)| {
+                r.mapped
+                    && addr
+                        .checked_add(len)
+                        .is_some_and(|end| end <= start + r.len)
+            })
+    }
+
     /// The registered ranges: (start, length, mapped), in address order.
     pub(crate) fn host_registrations(&self) -> Vec<(usize, usize, bool)> {
         self.registered
