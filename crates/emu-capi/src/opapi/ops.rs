@@ -7,6 +7,7 @@
 //! lists them with their types.
 
 use std::ffi::c_void;
+use std::ptr;
 
 use aclmem_core::AclError;
 use aclmem_ops::aclnn::plan::{Arg, Kind, Plan};
@@ -76,6 +77,21 @@ runners!(
     aclnnCast,
     aclnnInplaceFillScalar,
     aclnnInplaceZero,
+    aclnnInplaceOne,
+    aclnnRelu,
+    aclnnInplaceRelu,
+    aclnnSigmoid,
+    aclnnInplaceSigmoid,
+    aclnnTanh,
+    aclnnInplaceTanh,
+    aclnnGelu,
+    aclnnNeg,
+    aclnnInplaceNeg,
+    aclnnAbs,
+    aclnnInplaceNormal,
+    aclnnInplaceNormalTensor,
+    aclnnInplaceUniform,
+    aclnnInplaceUniformTensor,
 );
 
 /// `out = self op alpha·other` with `other` a tensor or a scalar.
@@ -339,6 +355,25 @@ pub extern "C" fn aclnnInplaceFillScalarGetWorkspaceSize(
     )
 }
 
+/// `aclnnStatus aclnnInplaceOneGetWorkspaceSize(aclTensor *selfRef,
+/// ...)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnInplaceOneGetWorkspaceSize(this: T, workspace: Out, executor: Exec) -> i32 {
+    plan(
+        "aclnnInplaceOneGetWorkspaceSize",
+        workspace,
+        executor,
+        || {
+            checked(Plan::new(
+                "aclnnInplaceOne",
+                Kind::Fill(Num::I(1)),
+                Vec::new(),
+                tensor(this)?,
+            ))
+        },
+    )
+}
+
 /// `aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor *selfRef,
 /// ...)`.
 #[unsafe(no_mangle)]
@@ -356,4 +391,199 @@ pub extern "C" fn aclnnInplaceZeroGetWorkspaceSize(this: T, workspace: Out, exec
             ))
         },
     )
+}
+
+fn random(
+    name: &'static str,
+    this: T,
+    normal: bool,
+    a: f64,
+    b: f64,
+    seed: Option<i64>,
+    offset: i64,
+    state: [T; 2],
+) -> Result<Plan, i32> {
+    let args = match seed {
+        Some(_) => Vec::new(),
+        None => vec![
+            Arg::Tensor(tensor(state[0])?),
+            Arg::Tensor(tensor(state[1])?),
+        ],
+    };
+    let kind = Kind::Random {
+        normal,
+        a,
+        b,
+        seed,
+        offset,
+    };
+    checked(Plan::new(name, kind, args, tensor(this)?))
+}
+
+/// `aclnnStatus aclnnInplaceNormalGetWorkspaceSize(const aclTensor
+/// *selfRef, float mean, float std, int64_t seed, int64_t offset, ...)`:
+/// normal values, reproducible from the seed and offset (not an NPU's
+/// numbers).
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnInplaceNormalGetWorkspaceSize(
+    this: T,
+    mean: f32,
+    std: f32,
+    seed: i64,
+    offset: i64,
+    workspace: Out,
+    executor: Exec,
+) -> i32 {
+    plan(
+        "aclnnInplaceNormalGetWorkspaceSize",
+        workspace,
+        executor,
+        || {
+            let none = [ptr::null(); 2];
+            random(
+                "aclnnInplaceNormal",
+                this,
+                true,
+                mean.into(),
+                std.into(),
+                Some(seed),
+                offset,
+                none,
+            )
+        },
+    )
+}
+
+/// `aclnnStatus aclnnInplaceNormalTensorGetWorkspaceSize(const aclTensor
+/// *selfRef, float mean, float std, const aclTensor *seedTensor, const
+/// aclTensor *offsetTensor, int64_t offset, ...)`: the seed and offset read
+/// from the tensors when it runs (each replay of a captured graph: the
+/// generator's state then, plus `offset`).
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnInplaceNormalTensorGetWorkspaceSize(
+    this: T,
+    mean: f32,
+    std: f32,
+    seed: T,
+    offset_tensor: T,
+    offset: i64,
+    workspace: Out,
+    executor: Exec,
+) -> i32 {
+    plan(
+        "aclnnInplaceNormalTensorGetWorkspaceSize",
+        workspace,
+        executor,
+        || {
+            random(
+                "aclnnInplaceNormalTensor",
+                this,
+                true,
+                mean.into(),
+                std.into(),
+                None,
+                offset,
+                [seed, offset_tensor],
+            )
+        },
+    )
+}
+
+/// `aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor
+/// *selfRef, double from, double to, uint64_t seed, uint64_t offset,
+/// ...)`: uniform values in `[from, to)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnInplaceUniformGetWorkspaceSize(
+    this: T,
+    from: f64,
+    to: f64,
+    seed: u64,
+    offset: u64,
+    workspace: Out,
+    executor: Exec,
+) -> i32 {
+    plan(
+        "aclnnInplaceUniformGetWorkspaceSize",
+        workspace,
+        executor,
+        || {
+            let none = [ptr::null(); 2];
+            random(
+                "aclnnInplaceUniform",
+                this,
+                false,
+                from,
+                to,
+                Some(seed as i64),
+                offset as i64,
+                none,
+            )
+        },
+    )
+}
+
+/// `aclnnStatus aclnnInplaceUniformTensorGetWorkspaceSize(const aclTensor
+/// *selfRef, double from, double to, const aclTensor *seedTensor, const
+/// aclTensor *offsetTensor, uint64_t offset, ...)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnInplaceUniformTensorGetWorkspaceSize(
+    this: T,
+    from: f64,
+    to: f64,
+    seed: T,
+    offset_tensor: T,
+    offset: u64,
+    workspace: Out,
+    executor: Exec,
+) -> i32 {
+    plan(
+        "aclnnInplaceUniformTensorGetWorkspaceSize",
+        workspace,
+        executor,
+        || {
+            random(
+                "aclnnInplaceUniformTensor",
+                this,
+                false,
+                from,
+                to,
+                None,
+                offset as i64,
+                [seed, offset_tensor],
+            )
+        },
+    )
+}
+
+/// The unary operators: `aclnnXGetWorkspaceSize(const aclTensor *self,
+/// aclTensor *out, ...)` and, where named, the in-place
+/// `aclnnInplaceXGetWorkspaceSize(aclTensor *selfRef, ...)`.
+macro_rules! unary {
+    ($($gws:ident / $name:literal: $kernel:literal $(, $inplace:ident / $iname:literal)?;)*) => {$(
+        #[doc = concat!("`aclnnStatus ", stringify!($gws), "(const aclTensor *self, aclTensor *out, ...)`: the operator path's `", $kernel, "`.")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $gws(this: T, out: T, workspace: Out, executor: Exec) -> i32 {
+            plan(stringify!($gws), workspace, executor, || {
+                checked(Plan::new($name, Kind::Unary($kernel), vec![Arg::Tensor(tensor(this)?)], tensor(out)?))
+            })
+        }
+        $(
+            #[doc = concat!("`aclnnStatus ", stringify!($inplace), "(aclTensor *selfRef, ...)`.")]
+            #[unsafe(no_mangle)]
+            pub extern "C" fn $inplace(this: T, workspace: Out, executor: Exec) -> i32 {
+                plan(stringify!($inplace), workspace, executor, || {
+                    checked(Plan::new($iname, Kind::Unary($kernel), vec![Arg::Tensor(tensor(this)?)], tensor(this)?))
+                })
+            }
+        )?
+    )*};
+}
+
+unary! {
+    aclnnReluGetWorkspaceSize / "aclnnRelu": "Relu", aclnnInplaceReluGetWorkspaceSize / "aclnnInplaceRelu";
+    aclnnSigmoidGetWorkspaceSize / "aclnnSigmoid": "Sigmoid", aclnnInplaceSigmoidGetWorkspaceSize / "aclnnInplaceSigmoid";
+    aclnnTanhGetWorkspaceSize / "aclnnTanh": "Tanh", aclnnInplaceTanhGetWorkspaceSize / "aclnnInplaceTanh";
+    aclnnGeluGetWorkspaceSize / "aclnnGelu": "Gelu";
+    aclnnNegGetWorkspaceSize / "aclnnNeg": "Neg", aclnnInplaceNegGetWorkspaceSize / "aclnnInplaceNeg";
+    aclnnAbsGetWorkspaceSize / "aclnnAbs": "Abs";
 }

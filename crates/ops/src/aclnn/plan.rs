@@ -46,6 +46,9 @@ pub enum Kind {
         /// The factor of the second operand (add and sub only).
         alpha: Option<Num>,
     },
+    /// `out = f(a)`, `f` one of the operator path's unary kernels
+    /// (`Relu`, `Sigmoid`, `Tanh`, `Gelu`, `Neg`, `Abs`).
+    Unary(&'static str),
     /// `out = a · b` (matrix, batched, vector products, as
     /// `torch.matmul`).
     Matmul,
@@ -61,6 +64,24 @@ pub enum Kind {
     Copy,
     /// Every element of `out` is `value`.
     Fill(Num),
+    /// Random values from the key `seed` and the counter `offset` (the
+    /// operator path's stateless generators): normal with mean `a` and
+    /// standard deviation `b`, or uniform in `[a, b)`. `seed: None` reads
+    /// the seed and an offset to add from the plan's two tensors when it
+    /// runs (the captured form: a replay takes the generator's state of
+    /// then).
+    Random {
+        /// Normal, or uniform.
+        normal: bool,
+        /// Mean, or the lower bound.
+        a: f64,
+        /// Standard deviation, or the upper bound.
+        b: f64,
+        /// The key, or `None` for the first tensor's value.
+        seed: Option<i64>,
+        /// The counter (added to the second tensor's value without a seed).
+        offset: i64,
+    },
 }
 
 /// One operator API call, ready to run.
@@ -143,6 +164,7 @@ impl Plan {
         let shapes: Vec<Vec<usize>> = args.iter().map(shape_of).collect();
         let want = match (&kind, shapes.as_slice()) {
             (Kind::Binary { .. }, [a, b]) => broadcast(a, b)?,
+            (Kind::Unary(_), [a]) => a.clone(),
             (Kind::Matmul, [a, b]) if !a.is_empty() && !b.is_empty() => matmul_shape(a, b)?,
             (Kind::Addmm { .. }, [c, a, b]) if a.len() == 2 && b.len() == 2 => {
                 let p = matmul_shape(a, b)?;
@@ -155,13 +177,18 @@ impl Plan {
                 }
                 out.dims.clone()
             }
-            (Kind::Fill(_), []) => out.dims.clone(),
+            (Kind::Fill(_), []) | (Kind::Random { seed: Some(_), .. }, []) => out.dims.clone(),
+            (Kind::Random { seed: None, .. }, [_, _]) => out.dims.clone(),
             _ => return Err(AclError::INVALID_PARAM),
         };
         if want != out.dims {
             return Err(AclError::INVALID_PARAM);
         }
-        if matches!(kind, Kind::Matmul | Kind::Addmm { .. }) && !out.dtype.is_float() {
+        if matches!(
+            kind,
+            Kind::Matmul | Kind::Addmm { .. } | Kind::Random { .. }
+        ) && !out.dtype.is_float()
+        {
             return Err(AclError::INVALID_PARAM);
         }
         Ok(Plan {
@@ -174,6 +201,28 @@ impl Plan {
 
     /// Runs the plan on `mem`.
     pub fn run(&self, mem: &dyn Memory) -> Result<(), AclError> {
+        if let Kind::Random {
+            normal,
+            a,
+            b,
+            seed,
+            offset,
+        } = self.kind
+        {
+            let (seed, offset) = match (seed, self.args.as_slice()) {
+                (Some(s), _) => (s, offset),
+                (None, [Arg::Tensor(s), Arg::Tensor(o)]) => {
+                    let first = |v: &View| {
+                        v.gather(mem)
+                            .map(|t| t.nums().next().map_or(0, |n| n.i64()))
+                    };
+                    (first(s)?, first(o)?.wrapping_add(offset))
+                }
+                _ => return Err(AclError::INVALID_PARAM),
+            };
+            let t = random(normal, a, b, seed, offset, &self.out)?;
+            return self.out.scatter(mem, &t.bytes);
+        }
         let dtype = self.out.dtype;
         let inputs = self
             .args
@@ -202,6 +251,9 @@ impl Plan {
                     _ => b.clone(),
                 };
                 kernel_on(kernel, &[a.clone(), b], Spec { dtype, dims }, OpAttr::new())?
+            }
+            (Kind::Unary(kernel), [a]) => {
+                kernel_on(kernel, &[a.clone()], Spec { dtype, dims }, OpAttr::new())?
             }
             (Kind::Matmul, [a, b]) => matmul(a, b, dtype, dims)?,
             (Kind::Addmm { beta, alpha }, [c, a, b]) => {
@@ -298,5 +350,55 @@ fn matmul(a: &Tensor, b: &Tensor, dtype: DType, dims: Vec<usize>) -> Result<Tens
     };
     let mut t = kernel_on(kernel, &[a, b], Spec { dtype, dims: full }, OpAttr::new())?;
     t.dims = dims;
+    Ok(t)
+}
+
+/// `out`'s shape of random values (see [`Kind::Random`]), by the operator
+/// path's stateless generators.
+fn random(
+    normal: bool,
+    a: f64,
+    b: f64,
+    seed: i64,
+    offset: i64,
+    out: &View,
+) -> Result<Tensor, AclError> {
+    let ints =
+        |v: &[i64]| Tensor::from_nums(DType::I64, vec![v.len()], v.iter().map(|&x| Num::I(x)));
+    let shape: Vec<i64> = out.dims.iter().map(|&d| d as i64).collect();
+    let mut attrs = OpAttr::new();
+    attrs.insert("dtype".into(), AttrValue::DataType(DType::F64.acl()));
+    let kernel = if normal {
+        "StatelessRandomNormalV2"
+    } else {
+        "StatelessRandomUniformV2"
+    };
+    let spec = Spec {
+        dtype: DType::F64,
+        dims: out.dims.clone(),
+    };
+    let unit = kernel_on(
+        kernel,
+        &[ints(&shape), ints(&[seed]), ints(&[offset, 0]), ints(&[1])],
+        spec,
+        attrs,
+    )?;
+    let nums = unit.nums().map(|x| {
+        Num::F(if normal {
+            a + b * x.f64()
+        } else {
+            a + (b - a) * x.f64()
+        })
+    });
+    let mut t = Tensor::from_nums(out.dtype, out.dims.clone(), nums);
+    // A narrow type may round a uniform value up to `b`: keep `[a, b)`.
+    if !normal {
+        let size = out.dtype.size();
+        for i in 0..t.numel() {
+            if t.at(i).f64() >= b {
+                out.dtype.put(Num::F(a), &mut t.bytes[i * size..]);
+            }
+        }
+    }
     Ok(t)
 }

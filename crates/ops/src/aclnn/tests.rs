@@ -296,3 +296,63 @@ fn copy_casts_and_broadcasts_and_fill_writes_only_the_view() {
     .unwrap();
     assert_eq!(mem.get(0x300, DType::F32, 4), [0., 7., 0., 7.]);
 }
+
+#[test]
+fn a_unary_operator_runs_its_kernel() {
+    let mem = Host::default();
+    mem.put(0x100, DType::F32, &[-1., 0., 2.]);
+    Plan::new(
+        "aclnnRelu",
+        Kind::Unary("Relu"),
+        vec![Arg::Tensor(view(&[3], 0x100))],
+        view(&[3], 0x200),
+    )
+    .unwrap()
+    .run(&mem)
+    .unwrap();
+    assert_eq!(mem.get(0x200, DType::F32, 3), [0., 0., 2.]);
+}
+
+#[test]
+fn random_values_follow_their_seed_and_offset_read_when_run() {
+    let mem = Host::default();
+    let uniform = |seed, offset| Kind::Random {
+        normal: false,
+        a: 2.0,
+        b: 3.0,
+        seed,
+        offset,
+    };
+    let run = |kind: Kind, args: Vec<Arg>, at: usize| {
+        Plan::new("aclnnInplaceUniform", kind, args, view(&[64], at))
+            .unwrap()
+            .run(&mem)
+            .unwrap();
+        mem.get(at, DType::F32, 64)
+    };
+    let a = run(uniform(Some(7), 4), Vec::new(), 0x1000);
+    assert!(a.iter().all(|v| (2.0..3.0).contains(v)), "{a:?}");
+    assert_eq!(
+        run(uniform(Some(7), 4), Vec::new(), 0x2000),
+        a,
+        "same seed and offset"
+    );
+    assert_ne!(
+        run(uniform(Some(7), 5), Vec::new(), 0x3000),
+        a,
+        "another offset"
+    );
+    // The captured form reads the generator's state when it runs: seed 7,
+    // offset 1 in the tensors plus 3 of the plan.
+    let state = Tensor::from_nums(DType::I64, vec![1], [Num::I(7)]);
+    mem.write(0x100, &state.bytes).unwrap();
+    let off = Tensor::from_nums(DType::I64, vec![1], [Num::I(1)]);
+    mem.write(0x108, &off.bytes).unwrap();
+    let tensors = || {
+        vec![
+            Arg::Tensor(View::contiguous_at(DType::I64, vec![1], 0x100)),
+            Arg::Tensor(View::contiguous_at(DType::I64, vec![1], 0x108)),
+        ]
+    };
+    assert_eq!(run(uniform(None, 3), tensors(), 0x4000), a);
+}

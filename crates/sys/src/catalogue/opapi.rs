@@ -144,6 +144,66 @@ macro_rules! __with_operator_api {
                 "aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
             aclnnInplaceZero in OpApi: Emulated -> OpStatus =
                 "aclnnStatus aclnnInplaceZero(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceOneGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceOneGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceOne in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceOne(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceNormalGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceNormalGetWorkspaceSize(const aclTensor *selfRef, float mean, float std, int64_t seed, int64_t offset, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceNormal in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceNormal(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceNormalTensorGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceNormalTensorGetWorkspaceSize(const aclTensor *selfRef, float mean, float std, const aclTensor *seedTensor, const aclTensor *offsetTensor, int64_t offset, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceNormalTensor in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceNormalTensor(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceUniformGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor *selfRef, double from, double to, uint64_t seed, uint64_t offset, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceUniform in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceUniform(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceUniformTensorGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceUniformTensorGetWorkspaceSize(const aclTensor *selfRef, double from, double to, const aclTensor *seedTensor, const aclTensor *offsetTensor, uint64_t offset, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceUniformTensor in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceUniformTensor(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnReluGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnRelu in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnRelu(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceReluGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceReluGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceRelu in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceRelu(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnSigmoidGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnSigmoidGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnSigmoid in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnSigmoid(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceSigmoidGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceSigmoidGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceSigmoid in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceSigmoid(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnTanhGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnTanhGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnTanh in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnTanh(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceTanhGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceTanhGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceTanh in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceTanh(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnGeluGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnGeluGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnGelu in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnGelu(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnNegGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnNeg in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnNeg(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceNegGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceNegGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceNeg in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceNeg(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnAbsGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAbsGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnAbs in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAbs(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
         }
     };
 }
