@@ -428,12 +428,12 @@ unsafe fn bad_descriptors() {
         let base = (aligned + 4095) & !4095;
         let reg = base as *mut c_void;
         let mut dev_ptr = ptr::null_mut();
-        // SAFETY: a live local out parameter; the range lies in `page`.
-        assert_eq!(unsafe { aclrtHostRegister(reg, 16, 0, &mut dev_ptr) }, 0);
+        // A live local out parameter; the range lies in `page`.
+        assert_eq!(aclrtHostRegister(reg, 16, 0, &mut dev_ptr), 0);
         let registered = operand(F32, &[4], dev_ptr, 16);
         assert_eq!(run("ZerosLike", &[&x], &[&registered], ptr::null_mut()), 0);
-        // SAFETY: the registered range, inside `page`.
-        let written = unsafe { std::slice::from_raw_parts(reg.cast::<f32>(), 4) };
+        // The registered range, inside `page`.
+        let written = std::slice::from_raw_parts(reg.cast::<f32>(), 4);
         assert_eq!(written, [0.0; 4]);
         assert_eq!(aclrtHostUnregister(reg), 0);
         drop(page);

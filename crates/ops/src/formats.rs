@@ -263,7 +263,9 @@ mod tests {
         let plain: Vec<u8> = (0..18 * 20u16).flat_map(u16::to_le_bytes).collect();
         let nz = from_plain(FRACTAL_NZ, &dims, 2, &plain).unwrap();
         assert_eq!(nz.len(), 2 * 2 * 16 * 16 * 2);
-        let at = ((1 * 2 + 1) * 16 + 1) * 16 + 3;
+        // [column block 1][row block 1 of 2][row 1][column 3].
+        let (n1, m1, row, col, m_blocks) = (1, 1, 1, 3, 2);
+        let at = ((n1 * m_blocks + m1) * 16 + row) * 16 + col;
         assert_eq!(
             u16::from_le_bytes([nz[at * 2], nz[at * 2 + 1]]),
             17 * 20 + 19

@@ -7,7 +7,6 @@
 //! lists them with their types.
 
 use std::ffi::c_void;
-use std::ptr;
 
 use aclmem_core::AclError;
 use aclmem_ops::aclnn::plan::{Arg, Kind, Plan};
@@ -393,29 +392,10 @@ pub extern "C" fn aclnnInplaceZeroGetWorkspaceSize(this: T, workspace: Out, exec
     )
 }
 
-fn random(
-    name: &'static str,
-    this: T,
-    normal: bool,
-    a: f64,
-    b: f64,
-    seed: Option<i64>,
-    offset: i64,
-    state: [T; 2],
-) -> Result<Plan, i32> {
-    let args = match seed {
-        Some(_) => Vec::new(),
-        None => vec![
-            Arg::Tensor(tensor(state[0])?),
-            Arg::Tensor(tensor(state[1])?),
-        ],
-    };
-    let kind = Kind::Random {
-        normal,
-        a,
-        b,
-        seed,
-        offset,
+fn random(name: &'static str, this: T, kind: Kind, state: Option<[T; 2]>) -> Result<Plan, i32> {
+    let args = match state {
+        None => Vec::new(),
+        Some([seed, offset]) => vec![Arg::Tensor(tensor(seed)?), Arg::Tensor(tensor(offset)?)],
     };
     checked(Plan::new(name, kind, args, tensor(this)?))
 }
@@ -439,17 +419,14 @@ pub extern "C" fn aclnnInplaceNormalGetWorkspaceSize(
         workspace,
         executor,
         || {
-            let none = [ptr::null(); 2];
-            random(
-                "aclnnInplaceNormal",
-                this,
-                true,
-                mean.into(),
-                std.into(),
-                Some(seed),
+            let kind = Kind::Random {
+                normal: true,
+                a: mean.into(),
+                b: std.into(),
+                seed: Some(seed),
                 offset,
-                none,
-            )
+            };
+            random("aclnnInplaceNormal", this, kind, None)
         },
     )
 }
@@ -478,12 +455,14 @@ pub extern "C" fn aclnnInplaceNormalTensorGetWorkspaceSize(
             random(
                 "aclnnInplaceNormalTensor",
                 this,
-                true,
-                mean.into(),
-                std.into(),
-                None,
-                offset,
-                [seed, offset_tensor],
+                Kind::Random {
+                    normal: true,
+                    a: mean.into(),
+                    b: std.into(),
+                    seed: None,
+                    offset,
+                },
+                Some([seed, offset_tensor]),
             )
         },
     )
@@ -507,16 +486,17 @@ pub extern "C" fn aclnnInplaceUniformGetWorkspaceSize(
         workspace,
         executor,
         || {
-            let none = [ptr::null(); 2];
             random(
                 "aclnnInplaceUniform",
                 this,
-                false,
-                from,
-                to,
-                Some(seed as i64),
-                offset as i64,
-                none,
+                Kind::Random {
+                    normal: false,
+                    a: from,
+                    b: to,
+                    seed: Some(seed as i64),
+                    offset: offset as i64,
+                },
+                None,
             )
         },
     )
@@ -544,12 +524,14 @@ pub extern "C" fn aclnnInplaceUniformTensorGetWorkspaceSize(
             random(
                 "aclnnInplaceUniformTensor",
                 this,
-                false,
-                from,
-                to,
-                None,
-                offset as i64,
-                [seed, offset_tensor],
+                Kind::Random {
+                    normal: false,
+                    a: from,
+                    b: to,
+                    seed: None,
+                    offset: offset as i64,
+                },
+                Some([seed, offset_tensor]),
             )
         },
     )

@@ -324,7 +324,7 @@ impl Emulator {
 
     /// A model's summary and its tasks: (kind, name, stream index), the
     /// streams numbered from 0 in the order they first appear.
-    pub fn model_tasks(&self, model: u64) -> Result<(String, Vec<(&'static str, String, usize)>)> {
+    pub fn model_tasks(&self, model: u64) -> Result<(String, Vec<TaskLine>)> {
         self.graphs(|g| {
             let m = g.models.get(&model).ok_or(AclError::INVALID_PARAM)?;
             let head = format!(
@@ -450,6 +450,10 @@ impl Emulator {
         }
     }
 }
+
+/// One task of a model as its debug prints show it: the runtime's task
+/// type, its name, and the index of its stream in the model.
+pub type TaskLine = (&'static str, String, usize);
 
 /// The capture of a stream that begins one, in this thread.
 fn origin(model: u64, mode: CaptureMode) -> Capture {

@@ -252,9 +252,12 @@ impl Plan {
                 };
                 kernel_on(kernel, &[a.clone(), b], Spec { dtype, dims }, OpAttr::new())?
             }
-            (Kind::Unary(kernel), [a]) => {
-                kernel_on(kernel, &[a.clone()], Spec { dtype, dims }, OpAttr::new())?
-            }
+            (Kind::Unary(kernel), [a]) => kernel_on(
+                kernel,
+                std::slice::from_ref(a),
+                Spec { dtype, dims },
+                OpAttr::new(),
+            )?,
             (Kind::Matmul, [a, b]) => matmul(a, b, dtype, dims)?,
             (Kind::Addmm { beta, alpha }, [c, a, b]) => {
                 let p = matmul(a, b, dtype, dims.clone())?;
