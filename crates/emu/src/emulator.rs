@@ -67,11 +67,13 @@ impl Emulator {
     /// [`DEFAULT_MACHINE`](crate::DEFAULT_MACHINE)) with the configuration
     /// the environment describes ([`EmuConfig::from_env`]), seeing the
     /// devices `ASCEND_RT_VISIBLE_DEVICES` leaves it
-    /// ([`env::visible_devices`](crate::env::visible_devices)): what the
-    /// emulated C library does at `aclInit`.
+    /// ([`env::visible_devices`](crate::env::visible_devices)), in the
+    /// mode `ACLMEM_EMU_OPS` names ([`env::ops`](crate::env::ops)): what
+    /// the emulated C library does at `aclInit`.
     pub fn join_from_env() -> std::result::Result<Emulator, JoinError> {
         let config = EmuConfig::from_env().map_err(|e| JoinError::BadConfig(e.to_string()))?;
-        let emu = Emulator::join(&crate::env::machine_name(), &config)?;
+        let ops = crate::env::ops().map_err(JoinError::BadConfig)?;
+        let emu = Emulator::join(&crate::env::machine_name(), &config)?.with_ops(ops);
         // A fresh process: the cell is empty, so this cannot fail.
         let _ = emu.set_visible_devices(crate::env::visible_devices(config.devices));
         Ok(emu)
