@@ -114,7 +114,8 @@ pub(crate) fn hand_out(
 /// the executor is used up. In plan mode (`ACLMEM_EMU_OPS=plan`) the plan,
 /// checked when it was made, is accepted without running: no device memory
 /// is read or written.
-pub(crate) fn execute(executor: *mut c_void, stream: *mut c_void) -> Result<(), i32> {
+/// `entry` is the `aclnnX` called (the record names its caller).
+pub(crate) fn execute(executor: *mut c_void, stream: *mut c_void, entry: usize) -> Result<(), i32> {
     let plan = aclnn::take_executor(executor as usize).ok_or(ERR_PARAM_NULLPTR)?;
     let stream = stream as usize as u64;
     let mode =
@@ -126,7 +127,7 @@ pub(crate) fn execute(executor: *mut c_void, stream: *mut c_void) -> Result<(), 
             Library::OpApi,
             Answer::Accepted,
             Returns::OpStatus,
-            execute as *const () as usize,
+            entry,
         );
         return crate::capture::enqueue(stream, || format!("{label} (plan mode)"), |_| Ok(()))
             .map_err(aclnn::status);
