@@ -123,10 +123,8 @@ fn plan_mode_through_the_c_abi() {
     // SAFETY: the C prototype; `c` is `bytes` of device memory.
     assert_eq!(unsafe { aclrtMemset(c, bytes, 0x7f, bytes) }, 0);
     // SAFETY: as above, on the default stream.
-    assert_eq!(
-        unsafe { aclrtMemsetAsync(b, bytes, 0x11, bytes, ptr::null_mut()) },
-        0
-    );
+    let filled = unsafe { aclrtMemsetAsync(b, bytes, 0x11, bytes, ptr::null_mut()) };
+    assert_eq!(filled, 0);
     // A matrix product (a kernel exists) and an operator with none: both
     // accepted without computing.
     let x1 = operand(F32, &[n, n], a, bytes);
