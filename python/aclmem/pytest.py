@@ -21,6 +21,11 @@ The machine is configured by options (``--aclmem-soc``, ``--aclmem-devices``,
     @pytest.mark.aclmem(devices=2, soc="Ascend910B1", hbm="64GiB")
     def test_two_devices(): ...
 
+``ops="plan"`` (``--aclmem-ops plan``) runs a test in plan mode: every
+operator is checked and accepted without computing and copies move no data,
+so a model larger than the host runs its real allocations (its values are
+not results).
+
 Before pytest imports anything of the suite (its first ``conftest.py``, which
 for most suites imports torch and with it torch_npu), the plugin restarts
 pytest once under ``aclmem run`` (the command this package carries), which
@@ -65,7 +70,14 @@ _SETTINGS = {
     "host": "ACLMEM_EMU_HOST",
     "cann": "ACLMEM_EMU_CANN",
     "run_mode": "ACLMEM_EMU_RUN_MODE",
+    "ops": "ACLMEM_EMU_OPS",
 }
+
+#: What ``ops`` (``--aclmem-ops``, ``ACLMEM_EMU_OPS``) takes: ``compute``
+#: computes the operators that have a kernel; ``plan`` checks every operator
+#: and computes none, and copies move no data (docs/torch-npu.md, "Plan
+#: mode").
+_OPS = ("compute", "plan")
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -151,7 +163,8 @@ def pytest_load_initial_conftests(early_config: Any, parser: Any, args: List[str
 def pytest_configure(config: Any) -> None:
     config.addinivalue_line(
         "markers",
-        "aclmem(devices=, soc=, hbm=, host=, cann=, run_mode=): the emulated machine this test runs on",
+        "aclmem(devices=, soc=, hbm=, host=, cann=, run_mode=, ops=): the emulated machine this test runs on "
+        "(ops='plan': operators checked, not computed; copies move no data)",
     )
     if not _active(config) or os.environ.get(_CHILD):
         return
@@ -204,6 +217,10 @@ def _machine_env(item: Any, n: int) -> Dict[str, str]:
                 f"not {sorted(unknown) or list(marker.args)}"
             )
         for key, value in marker.kwargs.items():
+            if key == "ops" and str(value) not in _OPS:
+                raise pytest.UsageError(
+                    f"{item.nodeid}: @pytest.mark.aclmem(ops=...) takes {' or '.join(_OPS)}, not {value!r}"
+                )
             env[_SETTINGS[key]] = str(value)
     return env
 

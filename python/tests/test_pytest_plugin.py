@@ -26,6 +26,7 @@ def note(name):
         "pid": os.getpid(),
         "machine": os.environ.get("ACLMEM_EMU_MACHINE"),
         "devices": os.environ.get("ACLMEM_EMU_DEVICES"),
+        "ops": os.environ.get("ACLMEM_EMU_OPS"),
         "home": os.environ.get("ASCEND_HOME_PATH"),
     }))
 
@@ -49,11 +50,12 @@ def test_crashes():
     os.abort()
 
 
-@pytest.mark.aclmem(devices=3, soc="Ascend910B1")
+@pytest.mark.aclmem(devices=3, soc="Ascend910B1", ops="plan")
 def test_marker_configures_the_machine():
     note("marker")
     assert os.environ["ACLMEM_EMU_DEVICES"] == "3"
     assert os.environ["ACLMEM_EMU_SOC"] == "Ascend910B1"
+    assert os.environ["ACLMEM_EMU_OPS"] == "plan"
 
 
 def test_after_the_crash():
@@ -100,6 +102,8 @@ def test_each_test_runs_alone_and_pytest_reports_it(tmp_path):
     assert len({n["pid"] for n in seen.values()}) == 5
     assert len({n["machine"] for n in seen.values()}) == 5
     assert seen["passes"]["devices"] == "2" and seen["marker"]["devices"] == "3"
+    # ops="plan" is the marked test's alone.
+    assert seen["passes"]["ops"] is None and seen["marker"]["ops"] == "plan"
     # Under `aclmem run`: an installation to find.
     home = seen["passes"]["home"]
     assert home and os.path.isdir(os.path.join(home, "lib64"))
@@ -136,6 +140,20 @@ def test_a_bad_marker_is_a_usage_error(tmp_path):
     )
     assert proc.returncode != 0
     assert "gpus" in proc.stdout + proc.stderr
+
+
+def test_a_mode_other_than_compute_or_plan_is_a_usage_error(tmp_path):
+    suite = tmp_path / "bad"
+    suite.mkdir()
+    (suite / "test_bad.py").write_text(
+        "import pytest\n\n@pytest.mark.aclmem(ops='dry')\ndef test_x():\n    pass\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "aclmem.pytest", "-p", "no:cacheprovider", str(suite)],
+        capture_output=True, text=True, timeout=120, cwd=str(tmp_path),
+    )
+    assert proc.returncode != 0
+    assert "compute or plan" in proc.stdout + proc.stderr
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the emulator runs on Linux")

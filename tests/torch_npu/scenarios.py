@@ -820,6 +820,55 @@ def private_formats():
     got = torch.bmm(a.npu(), b.npu()).cpu().float()
     checks["bmm_float16"] = bool(torch.allclose(got, torch.bmm(a.float(), b.float()), rtol=1e-2, atol=1e-1))
     report(checks=checks)
+def vm_rss():
+    """This process's resident set (bytes), from /proc/self/status."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def plan_step():
+    """A model's training step (a stack of nn.Linear, forward, backward,
+    an optimizer step), as large as PLAN_HIDDEN x PLAN_LAYERS say: in plan
+    mode (ACLMEM_EMU_OPS=plan) a model whose weights and optimizer state are
+    tens of GiB runs on a small host; its peak is torch_npu's caching
+    allocator's own, as in compute mode."""
+    import torch
+    import torch_npu  # noqa: F401
+
+    hidden = int(os.environ.get("PLAN_HIDDEN", "256"))
+    layers = int(os.environ.get("PLAN_LAYERS", "2"))
+    batch = int(os.environ.get("PLAN_BATCH", "8"))
+    adam = os.environ.get("PLAN_OPTIMIZER", "sgd") == "adam"
+    torch.npu.set_device(0)
+    rss_start = vm_rss()
+    # Parameters made on the device without an initialisation (no host
+    # copy of them); the input a fill.
+    model = torch.nn.Sequential(*[
+        torch.nn.utils.skip_init(torch.nn.Linear, hidden, hidden, device="npu")
+        for _ in range(layers)
+    ])
+    params = sum(p.numel() for p in model.parameters())
+    opt = (torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False) if adam
+           else torch.optim.SGD(model.parameters(), lr=1e-2, foreach=False))
+    x = torch.full((batch, hidden), 0.01, device="npu")
+    for _ in range(2):
+        opt.zero_grad(set_to_none=True)
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+    torch.npu.synchronize()
+    report(
+        params=params,
+        max_allocated=torch.npu.max_memory_allocated(),
+        allocated=torch.npu.memory_allocated(),
+        max_reserved=torch.npu.max_memory_reserved(),
+        loss=float(loss.item()),
+        rss=vm_rss(),
+        rss_start=rss_start,
+    )
 
 
 if __name__ == "__main__":

@@ -113,7 +113,7 @@ enum Command {
     /// pyACL's `acl` module for Python children (from the wheel), and the
     /// machine's settings; each option defaults to its ACLMEM_EMU_*
     /// variable. Says once, on stderr, that the machine is emulated.
-    Run(run::Options),
+    Run(Box<run::Options>),
     /// Turn a sanitizer trace (JSON lines) into a Perfetto/Chrome trace
     /// (OUT.json) and an HTML page with each device's memory over time
     /// (OUT.html).
@@ -449,7 +449,7 @@ fn main() -> ExitCode {
             print!("{text}");
             ExitCode::SUCCESS
         }
-        Command::Run(options) => run::run(options),
+        Command::Run(options) => run::run(*options),
         Command::Sanitize(options) => sanitize::run(options),
         Command::Explore(options) => explore::run(options),
         Command::Timeline {

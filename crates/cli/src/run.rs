@@ -74,6 +74,13 @@ pub struct Options {
         requires = "rank_table_hosts"
     )]
     pub rank_table_port: u16,
+    /// What the device does with operators: `compute` (the default:
+    /// operators with a kernel are computed, others answer 100024) or
+    /// `plan` (every operator is checked and accepted without computing,
+    /// copies move no data: a step's memory without its values)
+    /// ($ACLMEM_EMU_OPS).
+    #[arg(long, value_name = "MODE")]
+    pub ops: Option<String>,
     /// The rank played in the fake world (default 0).
     #[arg(long, value_name = "R", requires = "fake_world")]
     pub fake_rank: Option<u32>,
@@ -296,6 +303,15 @@ pub fn run(o: Options) -> ExitCode {
     let Some((program, args)) = o.program.split_first() else {
         return fail("name the program to run after --".into());
     };
+    let ops = match aclmem_emu::OpsMode::parse(
+        &o.ops
+            .clone()
+            .or_else(|| std::env::var("ACLMEM_EMU_OPS").ok())
+            .unwrap_or_default(),
+    ) {
+        Ok(m) => m,
+        Err(e) => return fail(e),
+    };
     let settings = [
         ("ACLMEM_EMU_MACHINE", o.machine),
         ("ACLMEM_EMU_SOC", o.soc),
@@ -304,6 +320,7 @@ pub fn run(o: Options) -> ExitCode {
         ("ACLMEM_EMU_HOST", o.host),
         ("ACLMEM_EMU_CANN", o.cann),
         ("ACLMEM_EMU_RUN_MODE", o.run_mode),
+        ("ACLMEM_EMU_OPS", o.ops),
     ];
     let setting = |name: &str| {
         settings
@@ -416,9 +433,13 @@ pub fn run(o: Options) -> ExitCode {
         cmd.env("PYTHONPATH", prepended("PYTHONPATH", &p));
     }
     eprintln!(
-        "aclmem run: emulated machine `{machine}` ({config}), no NPU involved; {}",
+        "aclmem run: emulated machine `{machine}` ({config}), operators: {}, no NPU involved; {}",
+        ops.name(),
         lib.display()
     );
+    if let Some(warning) = ops.warning() {
+        eprintln!("aclmem run: {warning}");
+    }
     let e = cmd.exec();
     eprintln!("error: cannot run {program}: {e}");
     ExitCode::from(127)

@@ -127,7 +127,7 @@ fn run_starts_a_program_on_the_emulated_machine() {
         stderr.starts_with(
             "aclmem run: emulated machine `cli-run` (Ascend910_9391 (Atlas A3 \
              training/inference series), 8 device(s) of 8 GiB"
-        ),
+        ) && stderr.contains("operators: compute,"),
         "{stderr}"
     );
     let refused = bin()
@@ -136,6 +136,37 @@ fn run_starts_a_program_on_the_emulated_machine() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("ACLMEM_EMU_HBM=`lots`"));
+    // Plan mode: given to the program, and named in the banner.
+    let plan = bin()
+        .args([
+            "run",
+            "--lib",
+            lib_arg,
+            "--ops",
+            "plan",
+            "--machine",
+            "cli-run-plan",
+        ])
+        .args(["--", "sh", "-c", "echo $ACLMEM_EMU_OPS"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&plan.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&plan.stdout).trim(),
+        "plan",
+        "{stderr}"
+    );
+    assert!(stderr.contains("operators: plan,"), "{stderr}");
+    assert!(
+        stderr.contains("aclmem run: plan mode (ACLMEM_EMU_OPS=plan)"),
+        "{stderr}"
+    );
+    let refused = bin()
+        .args(["run", "--lib", lib_arg, "--ops", "dry", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("expected compute or plan"));
     let missing = bin()
         .args(["run", "--lib", lib_arg, "--", "/nonexistent/program"])
         .output()

@@ -25,6 +25,7 @@
 //! | `ACLMEM_EMU_QUIET` | no messages on stderr | off |
 //! | `ACLMEM_EMU_UNSUPPORTED` | `warn`, `error` or `abort` at a call the emulator does not support ([`framework`]) | `warn` |
 //! | `ACLMEM_EMU_FAULTS` | faults to inject: `aclrtMalloc@3=207001;device-lost@50` (`aclmem_emu::faults` has the grammar) | none |
+//! | `ACLMEM_EMU_OPS` | `compute` (operators with a kernel computed, others 100024) or `plan` (every operator checked and accepted without computing, copies and sets move no device data: `docs/torch-npu.md`, "Plan mode") | `compute` |
 //! | `ACLMEM_EMU_DRIVER` | the driver package's version (`aclsysGetCANNVersion(ACL_PKG_NAME_DRIVER)`, `aclsysGetVersionStr("driver")`), or `none` | `26.0.rc1` |
 //!
 //! A bad value makes `aclInit` fail with `ACL_ERROR_INVALID_PARAM` (100000)

@@ -1,5 +1,7 @@
 //! The record of calls the emulator accepts without effect or does not
-//! support, the `ACLMEM_EMU_UNSUPPORTED` policy, and the report at exit.
+//! support, the `ACLMEM_EMU_UNSUPPORTED` policy, and the report at exit,
+//! which names plan mode (`ACLMEM_EMU_OPS=plan`) first when the process
+//! ran in it.
 //!
 //! Each such call is counted per function with the place it was first
 //! called from (the first frame outside this library, symbolised once).
@@ -10,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use aclmem_emu::env::{self, Unsupported};
 use aclmem_fork::ForkMutex;
@@ -31,6 +34,21 @@ pub struct Calls {
 }
 
 static CALLS: ForkMutex<BTreeMap<&'static str, Calls>> = ForkMutex::new(BTreeMap::new);
+
+/// Whether the process joined its machine in plan mode.
+static PLAN: AtomicBool = AtomicBool::new(false);
+
+/// `aclInit` joined the machine in `mode`: in plan mode, said on stderr
+/// now and at exit (the report's first line), whatever else is recorded.
+pub(crate) fn joined(mode: env::OpsMode) {
+    let Some(warning) = mode.warning() else {
+        return;
+    };
+    install_report();
+    if !PLAN.swap(true, Ordering::AcqRel) && !env::quiet() {
+        eprintln!("aclmem-emu: {warning}");
+    }
+}
 
 /// Records a call of `name`, applies the policy, and hands back nothing:
 /// the caller answers with the catalogue's value.
@@ -97,14 +115,18 @@ pub fn calls() -> BTreeMap<&'static str, Calls> {
 /// The report: one line per function, not-supported ones first.
 pub fn report() -> Option<String> {
     let calls = calls();
+    let plan = PLAN
+        .load(Ordering::Acquire)
+        .then(|| env::OpsMode::Plan.warning())
+        .flatten();
+    let mut out = plan.map_or_else(String::new, |w| format!("aclmem-emu: {w}\n"));
     if calls.is_empty() {
-        return None;
+        return (!out.is_empty()).then_some(out);
     }
     let mut rows: Vec<_> = calls.into_iter().collect();
     rows.sort_by_key(|(name, c)| (std::cmp::Reverse(c.answer), *name));
     let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-    let mut out =
-        String::from("aclmem-emu: calls the emulator did not carry out (docs/catalogue.md):\n");
+    out.push_str("aclmem-emu: calls the emulator did not carry out (docs/catalogue.md):\n");
     for (name, c) in rows {
         let _ = writeln!(
             out,
@@ -186,21 +208,15 @@ pub extern "C" fn aclmem_emu_calls_json() -> *const std::ffi::c_char {
     slot.insert(text).as_ptr()
 }
 
-/// The operator names refused so far, kept once each for the record
-/// (bounded: a program cannot grow it without limit).
-pub(crate) fn refused_operator(op: &str) -> &'static str {
-    use aclmem_fork::ForkMutex;
-    use std::collections::BTreeSet;
-    static NAMES: ForkMutex<BTreeSet<&'static str>> = ForkMutex::new(BTreeSet::new);
-    const MAX_NAMES: usize = 512;
-    let mut names = NAMES.lock();
-    if let Some(n) = names.get(op) {
-        return n;
+/// `const char *aclmem_emu_ops_mode(void)`: `"plan"` when this process
+/// joined its machine in plan mode (`ACLMEM_EMU_OPS=plan`), else
+/// `"compute"`; for tools in the same process (the sanitizer names the mode
+/// in its summary and its trace). Static; never NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclmem_emu_ops_mode() -> *const std::ffi::c_char {
+    if PLAN.load(Ordering::Acquire) {
+        c"plan".as_ptr()
+    } else {
+        c"compute".as_ptr()
     }
-    if names.len() >= MAX_NAMES || op.len() > 128 {
-        return "operator (other)";
-    }
-    let leaked: &'static str = Box::leak(format!("operator {op}").into_boxed_str());
-    names.insert(leaked);
-    leaked
 }

@@ -175,6 +175,7 @@ pub(crate) fn init(check: impl FnOnce() -> Result<(), String>) -> Result<(), Acl
     })?;
     // The C runtime's rule: memory calls need a device set on the thread.
     emu.use_thread_devices();
+    crate::record::joined(emu.ops());
     let generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
     *state = Some(Arc::new(Global { emu, generation }));
     LIVE.store(generation, Ordering::Release);

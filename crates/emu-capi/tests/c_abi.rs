@@ -123,6 +123,7 @@ unsafe fn configuration_errors() {
         ("ACLMEM_EMU_CANN", "7.0"),
         ("ACLMEM_EMU_MACHINE", "../etc"),
         ("ACLMEM_EMU_UNSUPPORTED", "sometimes"),
+        ("ACLMEM_EMU_OPS", "dry"),
     ] {
         let keep = std::env::var(k).ok();
         set(k, bad);

@@ -8,6 +8,7 @@ use aclmem_core::{AclError, CannVersion, Product, RunMode};
 use aclmem_hal::{DeviceInfo, ErrorType};
 
 use crate::config::EmuConfig;
+use crate::env::OpsMode;
 use crate::machine::{JoinError, PoolId};
 use crate::process::{Process, Result};
 
@@ -16,6 +17,9 @@ use crate::process::{Process, Result};
 #[derive(Clone)]
 pub struct Emulator {
     pub(crate) process: Arc<Process>,
+    /// What the device does with operators and the data of copies
+    /// ([`OpsMode`]): this handle's, `ACLMEM_EMU_OPS`'s at `aclInit`.
+    pub(crate) ops: OpsMode,
 }
 
 impl fmt::Debug for Emulator {
@@ -28,6 +32,7 @@ impl fmt::Debug for Emulator {
             .field("run_mode", &m.config.run_mode)
             .field("cann", &m.config.cann)
             .field("pid", &self.process.pid())
+            .field("ops", &self.ops)
             .finish()
     }
 }
@@ -39,6 +44,7 @@ impl Emulator {
     pub fn new(config: EmuConfig) -> std::result::Result<Emulator, AclError> {
         Ok(Emulator {
             process: crate::process::join::private(&config)?,
+            ops: OpsMode::Compute,
         })
     }
 
@@ -53,6 +59,7 @@ impl Emulator {
     pub fn join(name: &str, config: &EmuConfig) -> std::result::Result<Emulator, JoinError> {
         Ok(Emulator {
             process: crate::process::join::join(name, config)?,
+            ops: OpsMode::Compute,
         })
     }
 
@@ -60,11 +67,13 @@ impl Emulator {
     /// [`DEFAULT_MACHINE`](crate::DEFAULT_MACHINE)) with the configuration
     /// the environment describes ([`EmuConfig::from_env`]), seeing the
     /// devices `ASCEND_RT_VISIBLE_DEVICES` leaves it
-    /// ([`env::visible_devices`](crate::env::visible_devices)): what the
-    /// emulated C library does at `aclInit`.
+    /// ([`env::visible_devices`](crate::env::visible_devices)), in the
+    /// mode `ACLMEM_EMU_OPS` names ([`env::ops`](crate::env::ops)): what
+    /// the emulated C library does at `aclInit`.
     pub fn join_from_env() -> std::result::Result<Emulator, JoinError> {
         let config = EmuConfig::from_env().map_err(|e| JoinError::BadConfig(e.to_string()))?;
-        let emu = Emulator::join(&crate::env::machine_name(), &config)?;
+        let ops = crate::env::ops().map_err(JoinError::BadConfig)?;
+        let emu = Emulator::join(&crate::env::machine_name(), &config)?.with_ops(ops);
         // A fresh process: the cell is empty, so this cannot fail.
         let _ = emu.set_visible_devices(crate::env::visible_devices(config.devices));
         Ok(emu)
@@ -77,7 +86,22 @@ impl Emulator {
     pub fn spawn_process(&self) -> std::result::Result<Emulator, AclError> {
         Ok(Emulator {
             process: self.process.spawn_sibling()?,
+            ops: self.ops,
         })
+    }
+
+    /// This handle in `mode`: in [`OpsMode::Plan`], copies and sets
+    /// through it move no data (device memory reads as zeros and is never
+    /// written, so its pages stay unbacked); the callers of operators ask
+    /// [`Emulator::ops`] before computing.
+    pub fn with_ops(mut self, mode: OpsMode) -> Emulator {
+        self.ops = mode;
+        self
+    }
+
+    /// The mode of this handle ([`Emulator::with_ops`]).
+    pub fn ops(&self) -> OpsMode {
+        self.ops
     }
 
     /// The configuration.

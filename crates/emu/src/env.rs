@@ -68,6 +68,70 @@ pub fn unsupported() -> Result<Unsupported, String> {
     }
 }
 
+/// `ACLMEM_EMU_OPS`: what the emulated device does with the work it is
+/// given (operators, and the data of copies and sets).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum OpsMode {
+    /// Operators with a kernel are computed, copies and sets move their
+    /// data; an operator without a kernel answers 100024 (the default).
+    #[default]
+    Compute,
+    /// Every operator, with a kernel or not, is checked and accepted
+    /// without computing; copies and sets move no data (device memory
+    /// reads as zeros, writes leave it untouched, so device pages never
+    /// written stay unbacked). Everything else (allocations, VMM,
+    /// streams, events, IPC, HCCL's agreements) runs for real: the memory
+    /// of a step that does not fit, without its values.
+    Plan,
+}
+
+impl OpsMode {
+    /// The mode's name, as `ACLMEM_EMU_OPS` takes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            OpsMode::Compute => "compute",
+            OpsMode::Plan => "plan",
+        }
+    }
+
+    /// Whether nothing is computed and no data moves.
+    pub const fn is_plan(self) -> bool {
+        matches!(self, OpsMode::Plan)
+    }
+
+    /// Reads a mode (`compute` or `plan`, any case; empty is `compute`).
+    pub fn parse(v: &str) -> Result<OpsMode, String> {
+        match v.trim().to_ascii_lowercase().as_str() {
+            "" | "compute" => Ok(OpsMode::Compute),
+            "plan" => Ok(OpsMode::Plan),
+            other => Err(format!(
+                "ACLMEM_EMU_OPS={other:?}: expected compute or plan"
+            )),
+        }
+    }
+
+    /// The line every report of a plan-mode run carries, so that no one
+    /// takes its values for results (`None` in compute mode).
+    pub const fn warning(self) -> Option<&'static str> {
+        match self {
+            OpsMode::Compute => None,
+            OpsMode::Plan => Some(
+                "plan mode (ACLMEM_EMU_OPS=plan): operators were checked, not computed, and copies moved no data; memory is the real step's, values are not results",
+            ),
+        }
+    }
+}
+
+/// Reads `ACLMEM_EMU_OPS` (`compute` or `plan`; unset or empty is
+/// `compute`). Another value is an error naming what is accepted;
+/// `aclInit` answers it with 100000.
+pub fn ops() -> Result<OpsMode, String> {
+    match std::env::var_os("ACLMEM_EMU_OPS") {
+        None => Ok(OpsMode::Compute),
+        Some(v) => OpsMode::parse(&v.to_string_lossy()),
+    }
+}
+
 /// The driver package's version when `ACLMEM_EMU_DRIVER` is not set: the
 /// Ascend HDK paired with the default CANN release, 9.0.0 (HDK 26.0.RC1,
 /// `docs/facts.md` "Installed CANN versions"). It passes every driver gate
@@ -226,7 +290,22 @@ pub fn visible_devices(devices: u32) -> VisibleDevices {
 
 #[cfg(test)]
 mod tests {
-    use super::{VisibleDevices, parse_visible_devices};
+    use super::{OpsMode, VisibleDevices, parse_visible_devices};
+
+    #[test]
+    fn the_ops_mode_is_compute_or_plan() {
+        assert_eq!(OpsMode::parse(""), Ok(OpsMode::Compute));
+        assert_eq!(OpsMode::parse("compute"), Ok(OpsMode::Compute));
+        assert_eq!(OpsMode::parse(" Plan "), Ok(OpsMode::Plan));
+        let e = OpsMode::parse("dry").unwrap_err();
+        assert!(e.contains("compute or plan"), "{e}");
+        assert!(
+            OpsMode::Plan
+                .warning()
+                .is_some_and(|w| w.contains("plan mode"))
+        );
+        assert_eq!(OpsMode::Compute.warning(), None);
+    }
 
     fn ids(v: &[u32]) -> VisibleDevices {
         VisibleDevices::Some(v.to_vec())

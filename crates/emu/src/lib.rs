@@ -96,7 +96,7 @@ pub use calls::sharing::{FABRIC_MAGIC, fabric_handle, fabric_id};
 pub use calls::values::{VALUE_WAIT_BOUND, WaitCondition};
 pub use config::{ConfigError, EmuConfig, MAX_DEVICES, ParseSizeError, parse_size, preset_soc};
 pub use emulator::Emulator;
-pub use env::DEFAULT_MACHINE;
+pub use env::{DEFAULT_MACHINE, OpsMode};
 pub use machine::{
     JoinError, MAX_EXPORTS, MAX_PROCS, PoolId, WHITELIST, machine_path, machine_state_path,
 };

@@ -244,6 +244,10 @@ impl Comm {
                 }
                 return Ok(Err(Hccl::E_PARA));
             }
+            if !crate::comm::moves_data() {
+                // Plan mode: agreed, and nothing moves.
+                return Ok(Ok(()));
+            }
             // SAFETY: the caller pinned every buffer of `op.buffers()`
             // (checked against its length) for this call.
             unsafe { self.execute(ctx, op) }.map(Ok)

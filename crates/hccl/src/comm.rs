@@ -288,3 +288,12 @@ impl Comm {
         })
     }
 }
+
+/// Whether operations move their data: not in plan mode
+/// (`ACLMEM_EMU_OPS=plan`), where communicators, agreements and the
+/// ordering between ranks are real but no device byte is read or written
+/// (every rank of a job runs in the same mode: `aclmem run` gives its
+/// setting to every process it starts).
+pub(crate) fn moves_data() -> bool {
+    !aclmem_emu::env::ops().is_ok_and(|m| m.is_plan())
+}

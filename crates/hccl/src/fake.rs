@@ -16,8 +16,10 @@
 //! * `AlltoAll(V, VC)`: the block this rank sends itself, zeros from the
 //!   others;
 //! * `Reduce` elsewhere than its root, `Send`, `Barrier`: nothing written.
+//!
+//! In plan mode (`ACLMEM_EMU_OPS=plan`) nothing is written at all.
 
-use crate::comm::{Buf, Comm, Transfer, copy, scratch};
+use crate::comm::{Buf, Comm, Transfer, copy, moves_data, scratch};
 use crate::op::Op;
 use crate::types::Hccl;
 
@@ -70,6 +72,9 @@ impl Comm {
     pub(crate) fn fake_collective(&self, op: &Op, local: Result<(), Hccl>) -> Result<(), Hccl> {
         local?;
         self.usable()?;
+        if !moves_data() {
+            return Ok(());
+        }
         let rank = self.rank as usize;
         // SAFETY: the caller pinned every buffer of `op.buffers()` for the
         // call, with the lengths the entry points checked; every copy below
@@ -170,6 +175,9 @@ impl Comm {
     ) -> Result<(), Hccl> {
         local?;
         self.usable()?;
+        if !moves_data() {
+            return Ok(());
+        }
         for t in items.iter().filter(|t| !t.send) {
             // SAFETY: the caller pinned every item's buffer for the call.
             unsafe { zero(t.buf) };

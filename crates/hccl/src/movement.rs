@@ -4,7 +4,9 @@
 //! which Debian's Gloo has no collective for: an allreduce of a packed copy,
 //! then this rank's block).
 
-use crate::comm::{Comm, HEADER_SLOT, PAYLOAD_SLOT, Transfer, copy, prefix_sums, scratch};
+use crate::comm::{
+    Comm, HEADER_SLOT, PAYLOAD_SLOT, Transfer, copy, moves_data, prefix_sums, scratch,
+};
 use crate::engine::{Context, Failure, GlooP2p, Status};
 use crate::op::Op;
 use crate::types::Hccl;
@@ -282,6 +284,11 @@ impl Comm {
                 } else {
                     payloads.push((i, i.buf.addr, i.buf.len));
                 }
+            }
+            if !moves_data() {
+                // Plan mode: the headers went both ways (sizes and types
+                // checked); no payload moves.
+                return Ok(result);
             }
             let posts: Vec<GlooP2p> = payloads
                 .iter()

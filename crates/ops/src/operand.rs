@@ -146,3 +146,74 @@ pub fn check_written(outs: &[Operand], written: &kernels::Written) -> Result<(),
     }
     Ok(())
 }
+
+/// Bits per element of an ACL data type, for the types plan mode sizes
+/// buffers of: the kernels' ([`DType`]) and the others an NPU operator
+/// takes (complex, 8-, 6- and 4-bit floats, `int4`, `uint1`).
+fn element_bits(raw: i32) -> Option<usize> {
+    if let Ok(t) = DType::from_acl(raw) {
+        return Some(t.size() * 8);
+    }
+    match raw {
+        16 => Some(64),          // ACL_COMPLEX64
+        17 => Some(128),         // ACL_COMPLEX128
+        33 => Some(32),          // ACL_COMPLEX32
+        34..=37 => Some(8),      // HIFLOAT8, FLOAT8_E5M2, FLOAT8_E4M3FN, FLOAT8_E8M0
+        38 | 39 => Some(6),      // FLOAT6_E3M2, FLOAT6_E2M3
+        29 | 40 | 41 => Some(4), // INT4, FLOAT4_E2M1, FLOAT4_E1M2
+        30 => Some(1),           // UINT1
+        _ => None,
+    }
+}
+
+impl Operand {
+    /// Plan mode's check of one tensor, for every operator, with a kernel
+    /// or not: a known type, dims not negative, and a buffer large enough
+    /// for its storage shape (the shape, or the storage shape a private
+    /// format sets). Formats are not refused: the private ones are sized by
+    /// their storage shape. An absent optional tensor (no type, no buffer)
+    /// passes. The bytes of its buffer the tensor holds.
+    pub fn check_plan(&self) -> Result<usize, AclError> {
+        let absent = self.buffer.data == 0 && self.buffer.size == 0;
+        let Some(bits) = element_bits(self.desc.dtype) else {
+            return if absent {
+                Ok(0)
+            } else {
+                Err(AclError::UNSUPPORTED_DATA_TYPE)
+            };
+        };
+        let dims = |d: &[i64]| {
+            d.iter()
+                .map(|&d| usize::try_from(d).map_err(|_| AclError::INVALID_PARAM))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let shape = dims(&self.desc.dims)?;
+        let storage = match (&self.desc.storage_dims, self.desc.storage_format) {
+            (Some(s), Some(f)) if !kernels::plain_format(f) => dims(s)?,
+            _ => shape,
+        };
+        let bytes = Tensor::numel_of(&storage)?
+            .checked_mul(bits)
+            .map(|b| b.div_ceil(8))
+            .ok_or(AclError::INVALID_PARAM)?;
+        if bytes > self.buffer.size {
+            return Err(AclError::INVALID_PARAM);
+        }
+        Ok(bytes)
+    }
+}
+
+/// Plan mode's check of a call's tensors ([`Operand::check_plan`]);
+/// outputs must be device memory (`ACL_ERROR_INVALID_PARAM`), as
+/// [`check`] has them. The bytes each tensor holds, inputs then outputs.
+pub fn check_plan(ins: &[Operand], outs: &[Operand]) -> Result<Vec<usize>, AclError> {
+    let bytes = ins
+        .iter()
+        .chain(outs)
+        .map(Operand::check_plan)
+        .collect::<Result<Vec<_>, _>>()?;
+    if outs.iter().any(|o| o.desc.placement != Placement::Device) {
+        return Err(AclError::INVALID_PARAM);
+    }
+    Ok(bytes)
+}

@@ -95,27 +95,63 @@ pub(crate) fn check_rules(p: &RawPhysicalMemProp, size: usize, site: Site) {
     }
 }
 
-/// The calls the emulated library did not carry out because it does not
-/// support them (operators, graphs, ...), from its record: one
-/// `unsupported-call` finding per function, with the count and the first
-/// call site. (A real library has no such record: nothing is reported.)
-pub(crate) fn unsupported_calls() {
+/// A function of the emulated library underneath (`$ACLMEM_ASCENDCL`, or
+/// `libascendcl.so` as loaded): NULL when the library is not loaded, or is
+/// a real one (which has no such function).
+fn emulated(name: &std::ffi::CStr) -> *mut c_void {
     let lib = std::env::var("ACLMEM_ASCENDCL")
         .ok()
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| "libascendcl.so".into());
     let Ok(lib) = std::ffi::CString::new(lib) else {
-        return;
+        return std::ptr::null_mut();
     };
     // SAFETY: a handle of a library already loaded (RTLD_NOLOAD), or NULL;
     // never closed (the library stays loaded).
     let handle = unsafe { libc::dlopen(lib.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
     if handle.is_null() {
-        return;
+        return std::ptr::null_mut();
     }
     // SAFETY: dlsym on a live handle, with a NUL-terminated name.
-    let f = unsafe { libc::dlsym(handle, c"aclmem_emu_calls_json".as_ptr()) };
-    if f.is_null() || own(f) {
+    let f = unsafe { libc::dlsym(handle, name.as_ptr()) };
+    if own(f) { std::ptr::null_mut() } else { f }
+}
+
+/// What the sanitizer says of a run on the emulated library in plan mode.
+const PLAN_MODE: &str = "the emulated library runs in plan mode (ACLMEM_EMU_OPS=plan): operators are checked, not computed, and copies move no data; memory is the real step's, values are not results";
+
+/// Whether the emulated library underneath said it runs in plan mode.
+static PLAN: AtomicBool = AtomicBool::new(false);
+
+/// After a successful `aclInit`: when the emulated library underneath runs
+/// in plan mode (`aclmem_emu_ops_mode`), said on stderr now and before the
+/// summary, and as a `phase` record at the head of this process's trace
+/// (the timeline shows it as a marker).
+pub(crate) fn note_ops_mode() {
+    let f = emulated(c"aclmem_emu_ops_mode");
+    if f.is_null() {
+        return;
+    }
+    // SAFETY: the emulated library's `const char *aclmem_emu_ops_mode(void)`,
+    // a static string.
+    let plan = unsafe {
+        let f: unsafe extern "C" fn() -> *const c_char = std::mem::transmute(f);
+        let p = f();
+        !p.is_null() && std::ffi::CStr::from_ptr(p).to_bytes() == b"plan"
+    };
+    if plan && !PLAN.swap(true, Ordering::Relaxed) {
+        eprintln!("aclmem-sanitizer: {PLAN_MODE}");
+        trace::call_with("phase", None, 0, 0, |t| t.name = Some(PLAN_MODE.into()));
+    }
+}
+
+/// The calls the emulated library did not carry out because it does not
+/// support them (operators, graphs, ...), from its record: one
+/// `unsupported-call` finding per function, with the count and the first
+/// call site. (A real library has no such record: nothing is reported.)
+pub(crate) fn unsupported_calls() {
+    let f = emulated(c"aclmem_emu_calls_json");
+    if f.is_null() {
         return;
     }
     // SAFETY: the emulated library's `const char *aclmem_emu_calls_json(void)`.
@@ -213,6 +249,9 @@ fn end_checks(call: &str) {
     trace::flush();
     let site = sharing::exported().then(Site::program);
     sharing::event(Kind::Exit, call, site, |_| {});
+    if PLAN.load(Ordering::Relaxed) {
+        eprintln!("aclmem-sanitizer: {PLAN_MODE}");
+    }
     report::summary();
 }
 

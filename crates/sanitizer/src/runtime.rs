@@ -6,7 +6,7 @@ use std::ffi::c_char;
 
 use aclmem_sys as sys;
 
-use crate::checks::{at_exit_registered, initialised};
+use crate::checks::{at_exit_registered, initialised, note_ops_mode};
 use crate::platform::{DEVICE, contexts, fork_handlers_registered, model};
 use crate::report::Site;
 use crate::underneath::forward;
@@ -27,6 +27,7 @@ pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
     fork_handlers_registered();
     trace::call("aclInit", None, 0, r);
     if r == 0 {
+        note_ops_mode();
         sharing::started(None);
     }
     r

@@ -117,6 +117,14 @@ pub unsafe extern "C" fn aclrtReduceAsync(
             if count == 0 {
                 return Ok(());
             }
+            if g.emu.ops().is_plan() {
+                // Plan mode: both ranges checked (mapped), neither touched.
+                return g
+                    .emu
+                    .hold(dst as usize, count)
+                    .and_then(|_| g.emu.hold(src as usize, count).map(drop))
+                    .map_err(|_| AclError::RT_PARAM_INVALID);
+            }
             let mut a = vec![0u8; count];
             let mut b = vec![0u8; count];
             g.emu

@@ -8,6 +8,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use aclmem_core::AclError;
 use aclmem_ops::aclnn::{self, ERR_PARAM_INVALID, ERR_PARAM_NULLPTR, SUCCESS, Scalar, View};
 use aclmem_ops::tensor::Num;
+use aclmem_sys::catalogue::{Answer, Library, Returns};
 
 use crate::cptr;
 use crate::entry::set_last_error;
@@ -110,12 +111,32 @@ pub(crate) fn hand_out(
 
 /// `aclnnX(workspace, workspaceSize, executor, stream)`: runs the
 /// executor's plan on `stream` (or records it when the stream captures);
-/// the executor is used up.
-pub(crate) fn execute(executor: *mut c_void, stream: *mut c_void) -> Result<(), i32> {
+/// the executor is used up. In plan mode (`ACLMEM_EMU_OPS=plan`) the plan,
+/// checked when it was made, is accepted without running: no device memory
+/// is read or written.
+/// `entry` is the `aclnnX` called (the record names its caller).
+pub(crate) fn execute(executor: *mut c_void, stream: *mut c_void, entry: usize) -> Result<(), i32> {
     let plan = aclnn::take_executor(executor as usize).ok_or(ERR_PARAM_NULLPTR)?;
     let stream = stream as usize as u64;
-    with_global(|g| g.emu.check_stream(stream)).map_err(aclnn::status)?;
+    let mode =
+        with_global(|g| g.emu.check_stream(stream).map(|()| g.emu.ops())).map_err(aclnn::status)?;
     let name = plan.name.to_owned();
+    if mode.is_plan() {
+        crate::record::record(
+            plan.name,
+            Library::OpApi,
+            Answer::Accepted,
+            Returns::OpStatus,
+            entry,
+        );
+        return crate::capture::enqueue(
+            stream,
+            "KERNEL",
+            || format!("{name} (plan mode)"),
+            |_| Ok(()),
+        )
+        .map_err(aclnn::status);
+    }
     crate::capture::enqueue(stream, "KERNEL", || name, move |_| plan.run(&Device))
         .map_err(aclnn::status)
 }

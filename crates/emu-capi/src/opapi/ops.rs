@@ -45,7 +45,7 @@ macro_rules! runners {
         #[doc = concat!("`aclnnStatus ", stringify!($name), "(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)`.")]
         #[unsafe(no_mangle)]
         pub extern "C" fn $name(_workspace: *mut c_void, _size: u64, executor: *mut c_void, stream: *mut c_void) -> i32 {
-            status(stringify!($name), || execute(executor, stream))
+            status(stringify!($name), || execute(executor, stream, $name as *const () as usize))
         }
     )*};
 }

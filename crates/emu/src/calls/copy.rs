@@ -56,7 +56,9 @@ impl Emulator {
 
     /// `aclrtMemcpy` (or, with a stream, `aclrtMemcpyAsync`, which runs at
     /// once: streams never hold pending work; 0 is the default stream) with
-    /// arguments the checks accepted ([`args::memcpy`]).
+    /// arguments the checks accepted ([`args::memcpy`]). In plan mode
+    /// ([`crate::OpsMode::Plan`]) it is checked alike and moves no device
+    /// data: a device-to-host copy zeros the host range.
     pub fn memcpy_checked(
         &self,
         request: Checked<CopyRequest>,
@@ -69,6 +71,9 @@ impl Emulator {
             self.check_stream(stream)?;
         }
         p.on_device()?;
+        if self.ops.is_plan() {
+            return p.copy_plan(request.into_inner(), caller);
+        }
         p.copy(request.into_inner(), caller)
     }
 
@@ -82,10 +87,14 @@ impl Emulator {
     }
 
     /// `aclrtMemset` with arguments the checks accepted
-    /// ([`args::memset`]).
+    /// ([`args::memset`]); in plan mode device memory is checked and left
+    /// as it is.
     pub fn memset_checked(&self, request: Checked<FillRequest>) -> Result<()> {
         let p = &self.process;
         p.enter_rt(Op::Memset)?;
+        if self.ops.is_plan() {
+            return p.fill_plan(request.into_inner());
+        }
         p.fill(request.into_inner())
     }
 

@@ -328,6 +328,43 @@ pub(crate) fn copy_plain(dst: usize, src: usize, count: usize, _caller: &CallerM
     true
 }
 
+/// Zeros `count` bytes of a host range a C caller passed as a copy's
+/// destination (plan mode's device-to-host copy): directly when the kernel
+/// says the range is writable private memory, else through the kernel,
+/// which refuses what may not be written.
+pub(crate) fn zero(dst: usize, count: usize, _caller: &CallerMemory) -> Result<(), Errno> {
+    if plain(dst, count, Use::Write) {
+        // SAFETY: private anonymous memory the process may write, as the
+        // kernel just said; the caller vouched that no Rust reference
+        // covers it.
+        unsafe { std::ptr::write_bytes(dst as *mut u8, 0, count) };
+        return Ok(());
+    }
+    // SAFETY: as above; the kernel checks every byte.
+    unsafe { aclmem_cmem::fill(dst, 0, count) }.map_err(Errno::from_raw_os_error)
+}
+
+/// Whether the process may read `count` bytes at `src`, a host range a C
+/// caller passed as a copy's source (plan mode's host-to-device copy, which
+/// moves nothing but refuses what a copy would): asked of the kernel, in
+/// chunks read into one scratch buffer, never kept.
+pub(crate) fn readable(src: usize, count: usize) -> bool {
+    if plain(src, count, Use::Read) {
+        return true;
+    }
+    const CHUNK: usize = 1 << 20;
+    let mut scratch = vec![0u8; CHUNK.min(count)];
+    let mut done = 0;
+    while done < count {
+        let n = CHUNK.min(count - done);
+        if !aclmem_cmem::read_bytes(src + done, &mut scratch[..n]) {
+            return false;
+        }
+        done += n;
+    }
+    true
+}
+
 impl HostBlock {
     /// Sets `count` bytes at `addr` (inside the block) to `value`:
     /// directly when the kernel says the range is writable private memory,

@@ -116,6 +116,55 @@ impl Process {
         }
     }
 
+    /// `aclrtMemcpy` in plan mode ([`crate::OpsMode::Plan`]): checked as
+    /// [`Process::copy`] checks it (the direction, every device range
+    /// mapped and pinned, the host range usable), but no device byte is
+    /// read or written, so no page of a pool file is touched: a
+    /// device-to-host copy zeros its host range, host-to-device and
+    /// device-to-device copies change nothing. Host to host is copied (it
+    /// is host memory).
+    pub(crate) fn copy_plan(&self, request: CopyRequest, caller: &CallerMemory) -> Result<()> {
+        let CopyRequest {
+            dst,
+            src,
+            count,
+            kind,
+        } = request;
+        let dst_dev = self.is_device_address(dst);
+        let src_dev = self.is_device_address(src);
+        let (to_dev, from_dev) = kind.direction().unwrap_or((dst_dev, src_dev));
+        if to_dev != dst_dev || from_dev != src_dev {
+            return Err(Situation::CopyKindMismatch.code());
+        }
+        let bad = Situation::BadCopyAddress.code();
+        match (to_dev, from_dev) {
+            (false, false) => self.copy(request, caller),
+            (true, false) => {
+                drop(self.pin(dst, count)?);
+                host::readable(src, count).then_some(()).ok_or(bad)
+            }
+            (false, true) => {
+                drop(self.pin(src, count)?);
+                host::zero(dst, count, caller).map_err(|_| bad)
+            }
+            (true, true) => {
+                drop(self.pin(dst, count)?);
+                drop(self.pin(src, count)?);
+                Ok(())
+            }
+        }
+    }
+
+    /// `aclrtMemset` in plan mode: device memory is checked (mapped, and
+    /// pinned as a set pins it) and left as it is; `aclrtMallocHost`
+    /// memory, host memory, is set.
+    pub(crate) fn fill_plan(&self, request: FillRequest) -> Result<()> {
+        if self.is_reserved(request.dst) {
+            return self.pin(request.dst, request.count).map(drop);
+        }
+        self.fill(request)
+    }
+
     /// A copy between the device range at `device` and the host range at
     /// `host`, `way` seen from the device: a plain `memcpy` when the
     /// kernel says the host range allows it, else through the pool files.

@@ -12,31 +12,25 @@
 //! operator outside the list (matmul, convolution, attention, ...) answers
 //! `ACL_ERROR_OP_NOT_FOUND` (100024) and is recorded as not supported, as
 //! before; a listed one with descriptors that do not fit answers the
-//! runtime's operator codes (`docs/operators.md`).
+//! runtime's operator codes (`docs/operators.md`). In plan mode
+//! (`ACLMEM_EMU_OPS=plan`) every operator is checked and accepted without
+//! computing (`execute`).
+
+mod execute;
 
 use std::ffi::{c_char, c_int, c_void};
 
 use aclmem_core::AclError;
-use aclmem_sys::catalogue::{Answer, Library, Returns};
 
-use aclmem_ops::kernels;
 use aclmem_ops::objects::{self, AttrValue, DataBuffer, MAX_DIMS, Placement, TensorDesc};
-use aclmem_ops::operand::{self, Operand};
 
+use crate::cptr;
 use crate::entry::{AclErrorCode, guard};
-use crate::state::with_global;
-use crate::{capture, cptr, record, shared};
 
-/// The longest attribute name or string value read (bytes).
-const MAX_NAME: usize = 4096;
-/// The most inputs or outputs of one operator call.
-const MAX_TENSORS: usize = 4096;
+use execute::{MAX_NAME, execute, handle};
+
 /// The most values in one list attribute.
 const MAX_LIST: usize = 1 << 20;
-
-fn handle<T>(p: *const T) -> usize {
-    p as usize
-}
 
 /// Reads `n` dims (`n` in `0..=MAX_DIMS`; NULL is allowed for none).
 fn read_dims(n: c_int, dims: *const i64) -> Result<Vec<i64>, AclError> {
@@ -347,165 +341,6 @@ pub unsafe extern "C" fn aclopSetAttrListListInt(
             out.push(unsafe { read_list(n, p as *const i64) }?);
         }
         Ok(AttrValue::ListListInt(out))
-    })
-}
-
-/// Reads `n` handles from a C array of pointers.
-fn read_handles(n: c_int, p: *const *const c_void) -> Result<Vec<usize>, AclError> {
-    let n = usize::try_from(n).map_err(|_| AclError::INVALID_PARAM)?;
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    // SAFETY: addresses accept any bytes; the read is checked by the kernel.
-    unsafe { cptr::read_array(p.cast::<usize>(), n, MAX_TENSORS, AclError::INVALID_PARAM) }
-}
-
-/// A call's inputs, read from the device or the host when a kernel asks.
-struct Buffers<'e> {
-    emu: &'e aclmem_emu::Emulator,
-    operands: Vec<Operand>,
-    specs: Vec<kernels::Spec>,
-}
-
-impl kernels::Inputs for Buffers<'_> {
-    fn count(&self) -> usize {
-        self.operands.len()
-    }
-
-    fn spec(&self, i: usize) -> Result<&kernels::Spec, AclError> {
-        self.specs.get(i).ok_or(AclError::OP_INPUT_NOT_MATCH)
-    }
-
-    fn prefix(&self, i: usize, elements: usize) -> Result<Vec<u8>, AclError> {
-        let o = self.operands.get(i).ok_or(AclError::OP_INPUT_NOT_MATCH)?;
-        let len = o.prefix_len(self.spec(i)?, elements)?;
-        if len == 0 {
-            return Ok(Vec::new());
-        }
-        match o.desc.placement {
-            Placement::Device => {
-                let mut bytes = vec![0u8; o.stored_len(self.spec(i)?, len)?];
-                shared::read_reachable(self.emu, o.buffer.data, &mut bytes)?;
-                o.plain(self.spec(i)?, bytes, len)
-            }
-            // SAFETY: bytes accept any value; the kernel checks the read.
-            Placement::Host => unsafe {
-                cptr::read_array(
-                    o.buffer.data as *const u8,
-                    len,
-                    len,
-                    AclError::INVALID_PARAM,
-                )
-            },
-        }
-    }
-}
-
-/// What `aclopCompileAndExecute(V2)` does, for both.
-#[allow(clippy::too_many_arguments)]
-fn execute(
-    op_type: *const c_char,
-    num_inputs: c_int,
-    input_desc: *const *const c_void,
-    inputs: *const *const c_void,
-    num_outputs: c_int,
-    output_desc: *const *const c_void,
-    outputs: *const *const c_void,
-    attr: *const c_void,
-    stream: *mut c_void,
-    entry: usize,
-    v2: bool,
-) -> Result<(), AclError> {
-    let name = cptr::read_cstr(op_type, MAX_NAME)?;
-    let Some(kernel) = kernels::find(&name) else {
-        record::record(
-            record::refused_operator(&name),
-            Library::OpCompiler,
-            Answer::Unsupported,
-            Returns::OpStatus,
-            entry,
-        );
-        return Err(AclError::OP_NOT_FOUND);
-    };
-    let in_desc = read_handles(num_inputs, input_desc)?;
-    let in_buf = read_handles(num_inputs, inputs)?;
-    let out_desc = read_handles(num_outputs, output_desc)?;
-    let out_buf = read_handles(num_outputs, outputs.cast())?;
-    // An operator without attributes may pass NULL.
-    let attrs = if attr.is_null() {
-        objects::OpAttr::new()
-    } else {
-        objects::attr(handle(attr))?
-    };
-    let ins = in_desc
-        .iter()
-        .zip(&in_buf)
-        .map(|(&d, &b)| Operand::resolve(d, b))
-        .collect::<Result<Vec<_>, _>>()?;
-    let outs = out_desc
-        .iter()
-        .zip(&out_buf)
-        .map(|(&d, &b)| Operand::resolve(d, b))
-        .collect::<Result<Vec<_>, _>>()?;
-    let stream = stream as usize as u64;
-    with_global(|g| {
-        g.emu.check_stream(stream)?;
-        g.emu.current_device().map(drop)
-    })?;
-    if capture::capturing(stream) {
-        // Recorded: a replay runs the kernel on the operands as captured
-        // (V2's output shapes are not handed back from a replay).
-        return capture::enqueue(
-            stream,
-            "KERNEL",
-            || name,
-            move |_| run(kernel, &ins, &outs, attrs.clone()).map(drop),
-        );
-    }
-    let reshaped = run(kernel, &ins, &outs, attrs)?;
-    // V2 hands the real shape of a data-dependent output back through its
-    // descriptor (V1's descriptors are the caller's constants).
-    if v2 {
-        for (o, dims) in reshaped {
-            let dims = dims.iter().map(|&d| d as i64).collect();
-            objects::with_desc(out_desc[o], |d| d.dims = dims)?;
-        }
-    }
-    Ok(())
-}
-
-/// Runs `kernel` on `ins` into `outs` (all checked before any is written):
-/// the outputs whose shape the kernel decided (index, dims).
-fn run(
-    kernel: kernels::Kernel,
-    ins: &[Operand],
-    outs: &[Operand],
-    attrs: objects::OpAttr,
-) -> Result<Vec<(usize, Vec<usize>)>, AclError> {
-    with_global(|g| {
-        let (specs, outputs) = operand::check(ins, outs)?;
-        let buffers = Buffers {
-            emu: &g.emu,
-            operands: ins.to_vec(),
-            specs,
-        };
-        let call = kernels::Call::new(&buffers, outputs.clone(), attrs);
-        let written = kernel(&call)?;
-        // Outputs in a private format are written in it.
-        let written = (outs.iter().zip(&outputs).zip(&written))
-            .map(|((o, spec), bytes)| {
-                if bytes.is_empty() {
-                    Ok(Vec::new())
-                } else {
-                    o.stored(spec, bytes)
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        operand::check_written(outs, &written)?;
-        for (o, bytes) in outs.iter().zip(&written).filter(|(_, b)| !b.is_empty()) {
-            shared::write_reachable(&g.emu, o.buffer.data, bytes)?;
-        }
-        Ok(call.reshaped.take())
     })
 }
 
