@@ -871,5 +871,35 @@ def plan_step():
     )
 
 
+def graph_freed_input():
+    """A classic graph bug under torch_npu: a step captured reading an
+    input that lives outside the graph's pool, the input then freed (and
+    the cache emptied, so the segment goes back to the runtime) while the
+    graph is alive, and the graph replayed."""
+    import torch
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    s = torch.npu.Stream()
+    src = torch.ones(1 << 20, device="npu")
+    torch.npu.synchronize()
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g, stream=s):
+        dst = torch.empty(1 << 20, device="npu")
+        dst.copy_(src, non_blocking=True)
+    del src
+    torch.npu.empty_cache()
+    # The replay reads memory the process gave back: the emulated runtime
+    # refuses it (an NPU would read whatever is there now).
+    try:
+        g.replay()
+        torch.npu.synchronize()
+        refused = False
+    except RuntimeError:
+        refused = True
+    g.reset()
+    report(replayed=True, refused=refused)
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

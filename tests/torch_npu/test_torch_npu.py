@@ -211,6 +211,24 @@ def test_ipc_under_the_sanitizer_is_clean_and_its_export_reaches_the_child(machi
     assert joined and all(a != b for a, b in joined), shared
 
 
+def test_an_input_freed_under_a_live_graph_is_reported(machine, tmp_path):
+    """The sanitizer names the graph and where its capture read the memory
+    that torch_npu's empty_cache gave back to the runtime."""
+    if not os.environ.get("ACLMEM_CLI"):
+        pytest.skip("ACLMEM_CLI (the aclmem command) is not set")
+    r, findings, trace, code = sanitize_scenario("graph_freed_input", machine, tmp_path)
+    assert r is not None and r["replayed"] is True, sanitize_scenario.stderr[-3000:]
+    classes = [f["class"] for f in findings]
+    assert classes == ["graph-memory-released", "graph-replay-released"], findings
+    assert r["refused"] is True, "the emulated runtime refuses to replay over released memory"
+    released = findings[0]
+    assert "aclrtFree" == released["call"], released
+    assert "capture begun at" in released["message"], released
+    assert code == 1
+    calls = {t["call"] for t in trace}
+    assert {"aclmdlRICaptureBegin", "aclmdlRICaptureEnd", "aclmdlRIExecuteAsync"} <= calls, calls
+
+
 def test_memory_still_held_when_torch_npu_shuts_down_is_not_a_leak_by_default(machine, tmp_path):
     """vllm-ascend's sleep mode under the sanitizer: at the interpreter's
     exit torch_npu finalizes the runtime while the weights (a memory pool

@@ -41,3 +41,12 @@ pub(crate) fn capturing(stream: u64) -> bool {
 pub(crate) fn permits_sync() -> Result<(), AclError> {
     with_global(|g| g.emu.capture_permits_sync())
 }
+
+/// Tells the model `stream` captures into (if it does) which memory the
+/// task just recorded reads and writes.
+pub(crate) fn touched(stream: u64, ranges: &[(usize, usize)]) {
+    let _ = with_global(|g| {
+        g.emu.capture_touch(stream, ranges);
+        Ok(())
+    });
+}

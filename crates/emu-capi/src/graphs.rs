@@ -324,3 +324,30 @@ pub extern "C" fn aclrtLaunchCallback(
         launch(stream, f, data, "callback")
     })
 }
+
+/// `size_t aclmem_emu_model_ranges(aclmdlRI modelRI, uintptr_t (*out)[2],
+/// size_t capacity)`: the memory the model's tasks read and write, as
+/// (address, bytes) pairs, at most `capacity` of them written to `out`
+/// (NULL to count); how many there are (0 for an unknown model). aclmem's
+/// sanitizer asks it at the end of a capture, to check releases of memory a
+/// live graph uses whatever call recorded it. Not a CANN function.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmem_emu_model_ranges(
+    model: Handle,
+    out: *mut [usize; 2],
+    capacity: usize,
+) -> usize {
+    let Ok(model) = handle(model) else {
+        return 0;
+    };
+    let ranges = with_global(|g| g.emu.model_ranges(model)).unwrap_or_default();
+    if !out.is_null() {
+        for (i, &(a, n)) in ranges.iter().take(capacity).enumerate() {
+            // SAFETY: the caller's array of `capacity` pairs (checked write).
+            if unsafe { cptr::write(out.wrapping_add(i), [a, n]) }.is_err() {
+                return 0;
+            }
+        }
+    }
+    ranges.len()
+}

@@ -53,6 +53,7 @@ pub(crate) fn copy(
         }
         capture::permits_sync().map_err(|_| AclError::RT_CAPTURE_MODE_BLOCK_ASYNC)?;
     }
+    capture::touched(stream, &[(r.dst, r.count), (r.src, r.count)]);
     capture::enqueue(
         stream,
         "MEMCPY_ASYNC",
@@ -112,6 +113,7 @@ pub(crate) fn memset_async(
         else {
             return Ok(());
         };
+        capture::touched(stream, &[(dev_ptr as usize, count)]);
         capture::enqueue(
             stream,
             "MEMSET_ASYNC",

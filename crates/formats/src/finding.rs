@@ -230,7 +230,7 @@ impl Class {
                 "at exit: an HCCL communicator made (`HcclCommInitRootInfo(Config)`, `HcclCommInitAll`) and never destroyed with `HcclCommDestroy`, with the call that made it"
             }
             Class::GraphMemoryReleased => {
-                "`aclrtFree`, `aclrtFreeHost` or `aclrtUnmapMem` of memory an ACL graph still alive captured (a copy recorded by `aclmdlRICaptureBegin`..`aclmdlRICaptureEnd`, the graph not yet destroyed with `aclmdlRIDestroy`): names the graph and where the memory was captured"
+                "`aclrtFree`, `aclrtFreeHost` or `aclrtUnmapMem` of memory an ACL graph still alive captured (a copy, set or operator recorded by `aclmdlRICaptureBegin`..`aclmdlRICaptureEnd`, the graph not yet destroyed with `aclmdlRIDestroy`): names the graph and where the memory was captured"
             }
             Class::GraphReplayReleased => {
                 "`aclmdlRIExecuteAsync` of a graph whose captured memory was released since the capture: the replay would read or write memory the process no longer holds; names the range and where it was captured"

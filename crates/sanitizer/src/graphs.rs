@@ -107,6 +107,26 @@ pub unsafe extern "C" fn aclmdlRICaptureBegin(stream: Ptr, mode: u32) -> i32 {
     r
 }
 
+/// The memory the library says a model's tasks use (the emulated
+/// library's `aclmem_emu_model_ranges`; none from another library).
+fn library_ranges(model: usize) -> Vec<(usize, usize)> {
+    let p = next(c"aclmem_emu_model_ranges");
+    if p == 0 {
+        return Vec::new();
+    }
+    type Ranges = unsafe extern "C" fn(Ptr, *mut [usize; 2], usize) -> usize;
+    // SAFETY: the emulated library's export of that name has this
+    // prototype (`crates/emu-capi/src/graphs.rs`).
+    let f: Ranges = unsafe { std::mem::transmute(p) };
+    // SAFETY: a count first (NULL array), then an array of that many.
+    let n = unsafe { f(model as Ptr, std::ptr::null_mut(), 0) }.min(1 << 20);
+    let mut out = vec![[0usize; 2]; n];
+    // SAFETY: `out` holds `n` pairs.
+    let got = unsafe { f(model as Ptr, out.as_mut_ptr(), n) };
+    out.truncate(got.min(n));
+    out.into_iter().map(|[a, b]| (a, b)).collect()
+}
+
 /// # Safety
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
@@ -116,10 +136,34 @@ pub unsafe extern "C" fn aclmdlRICaptureEnd(stream: Ptr, model: *mut Ptr) -> i32
     if let Some(m) = before {
         // The capture is over, whatever the answer.
         let _ = CAPTURING.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        let extra = if r == 0 {
+            library_ranges(m)
+        } else {
+            Vec::new()
+        };
+        let site = Site::outside().with_stack();
+        let marked: Vec<_> = {
+            let model = crate::platform::model();
+            extra
+                .into_iter()
+                .map(|(a, n)| (a, n, site, model.device_range(a, n)))
+                .collect()
+        };
         let mut g = graphs().lock();
         if r == 0 {
             if let Some(graph) = g.get_mut(&m) {
                 graph.ended = true;
+                // What the library recorded beyond the copies seen here
+                // (operators, sets): at the capture's end.
+                for range in marked {
+                    if !graph
+                        .captured
+                        .iter()
+                        .any(|c| c.0 == range.0 && c.1 == range.1)
+                    {
+                        graph.captured.push(range);
+                    }
+                }
             }
         } else {
             g.remove(&m);

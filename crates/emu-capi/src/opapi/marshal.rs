@@ -137,6 +137,7 @@ pub(crate) fn execute(executor: *mut c_void, stream: *mut c_void, entry: usize) 
         )
         .map_err(aclnn::status);
     }
+    crate::capture::touched(stream, &plan.ranges());
     crate::capture::enqueue(stream, "KERNEL", || name, move |_| plan.run(&Device))
         .map_err(aclnn::status)
 }

@@ -179,6 +179,11 @@ pub(super) fn execute(
         return Ok(());
     };
     if capture::capturing(stream) {
+        let ranges: Vec<(usize, usize)> = (ins.iter().chain(&outs))
+            .filter(|o| o.desc.placement == Placement::Device)
+            .map(|o| (o.buffer.data, o.buffer.size))
+            .collect();
+        capture::touched(stream, &ranges);
         // Recorded: a replay runs the kernel on the operands as captured
         // (V2's output shapes are not handed back from a replay).
         return capture::enqueue(

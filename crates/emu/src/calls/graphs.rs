@@ -200,6 +200,31 @@ impl Emulator {
         })
     }
 
+    /// The memory a task just recorded on `stream` reads and writes
+    /// (nothing when `stream` does not capture): kept with its model for
+    /// the tools that check it ([`Emulator::model_ranges`]).
+    pub fn capture_touch(&self, stream: u64, ranges: &[(usize, usize)]) {
+        let mut g = self.process.graphs.lock();
+        let Some(model) = g.captures.get(&stream).map(|c| c.model) else {
+            return;
+        };
+        if let Some(m) = g.models.get_mut(&model) {
+            m.ranges
+                .extend(ranges.iter().filter(|r| r.0 != 0 && r.1 != 0));
+        }
+    }
+
+    /// The memory `model`'s tasks read and write (address, bytes), as
+    /// recorded: what a replay touches.
+    pub fn model_ranges(&self, model: u64) -> Result<Vec<(usize, usize)>> {
+        self.graphs(|g| {
+            g.models
+                .get(&model)
+                .map(|m| m.ranges.clone())
+                .ok_or(AclError::INVALID_PARAM)
+        })
+    }
+
     /// `aclrtRecordEvent(event, stream)` on a capturing stream: the event
     /// belongs to the capture (a stream waiting on it joins), and a replay
     /// records it. `false` when `stream` does not capture.

@@ -96,6 +96,8 @@ pub(crate) struct Model {
     pub(crate) capturing: bool,
     /// Task groups: handle → (first task, task count).
     pub(crate) groups: BTreeMap<u64, (usize, usize)>,
+    /// The memory its tasks read and write: (address, bytes).
+    pub(crate) ranges: Vec<(usize, usize)>,
     /// The device it was captured on.
     pub(crate) device: u32,
 }

@@ -199,6 +199,15 @@ impl Plan {
         })
     }
 
+    /// The memory it reads and writes: each view's extent.
+    pub fn ranges(&self) -> Vec<(usize, usize)> {
+        let views = self.args.iter().filter_map(|a| match a {
+            Arg::Tensor(v) => Some(v),
+            Arg::Scalar(_) => None,
+        });
+        views.chain([&self.out]).filter_map(View::extent).collect()
+    }
+
     /// Runs the plan on `mem`.
     pub fn run(&self, mem: &dyn Memory) -> Result<(), AclError> {
         if let Kind::Random {

@@ -157,6 +157,12 @@ impl View {
         ))
     }
 
+    /// The storage it reaches: its first element's address and the bytes
+    /// to the end of its last (`None`: it has no element).
+    pub fn extent(&self) -> Option<(usize, usize)> {
+        self.span()
+    }
+
     /// Its elements, gathered into a contiguous tensor.
     pub fn gather(&self, mem: &dyn Memory) -> Result<Tensor, AclError> {
         let size = self.dtype.size();
