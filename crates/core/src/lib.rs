@@ -44,6 +44,9 @@ pub use prop::{
 };
 pub use report::{CheckReport, Checked};
 pub use rules::{
+    Api, ApiOn, ApiType, HasApi, MemPoolCreate, MemPoolMallocAsync, check_api,
+};
+pub use rules::{
     AvailableOn, Denial, DeviceAccepts, ExistsIn, Feature, FormAllowsPhysical, HasPhysicalApi,
     Holds, HostAccepts, Introduced, MallocPhysical, OfferedBy, PLATFORMS, Platform, Reason, Rules,
     Supports, Verdict, attr_since, check, check_platform, check_raw, location_since,
