@@ -148,9 +148,10 @@ pub trait ApiOn<P: ProductType>: ApiType {}
 
 /// Product `Self` has the calls `C` in the CANN release it targets: the
 /// one bound typed code needs (`P: HasApi<MemPoolMallocAsync>`).
-/// Implemented for every product through the rules table, so that a
-/// refusal names the rule that failed: the product ([`ApiOn`]) or the
-/// release ([`Accepts`], which names the release the calls need).
+/// Implemented for every product family by the rules table, where the
+/// product's runtime has the calls ([`ApiOn`]) and the release it targets
+/// has them ([`Accepts`], whose message names the release the calls
+/// need): a refusal names the rule that failed.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not known to have the `{C}` calls: require `{Self}: HasApi<{C}>`",
     label = "the rules hold only for concrete products, or where this bound is required",
@@ -158,12 +159,9 @@ pub trait ApiOn<P: ProductType>: ApiType {}
 )]
 pub trait HasApi<C: ApiType>: ProductType {}
 
-impl<P: ProductType, C: ApiType> HasApi<C> for P
-where
-    C: ApiOn<P>,
-    C: ExistsIn<P::Cann>,
-{
-}
+// Implemented per product family by the rules table (`@supports`), not
+// for every `P`: generic code without the bound then gets this trait's
+// message rather than a product's or a release's rule.
 
 /// One row of the table's `calls` section.
 pub(super) struct ApiRow {

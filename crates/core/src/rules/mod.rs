@@ -353,6 +353,12 @@ macro_rules! rules_table {
         impl<$($g: $gb,)? V: CannType> Introduced for $pty<$($full),+> {
             type Since = $since;
         }
+        impl<$($g: $gb,)? V: CannType, C: ApiType> HasApi<C> for $pty<$($full),+>
+        where
+            C: ApiOn<$pty<$($full),+>>,
+            C: ExistsIn<V>,
+        {
+        }
         impl<$($g: $gb,)? V: CannType, L: LocationType, A: AttrType>
             Rules<L, A> for $pty<$($full),+>
         where
