@@ -433,9 +433,15 @@ fn pools<B: Backend + ?Sized>(
         let v = t.step("get attr", b.pool_get_attr(pool, attr))?;
         t.fact(&format!("{attr:?}"), v);
     }
-    t.step("read-only", b.pool_set_attr(pool, PoolAttr::UsedMemCurrent, 0))
-        .ok();
-    t.step("threshold", b.pool_set_attr(pool, PoolAttr::ReleaseThreshold, 4 * MIB as u64))?;
+    t.step(
+        "read-only",
+        b.pool_set_attr(pool, PoolAttr::UsedMemCurrent, 0),
+    )
+    .ok();
+    t.step(
+        "threshold",
+        b.pool_set_attr(pool, PoolAttr::ReleaseThreshold, 4 * MIB as u64),
+    )?;
     t.step("too big", b.pool_malloc_async(pool, 128 * MIB, s1))
         .ok();
     if let Ok(a) = t.step("malloc 1 MiB", b.pool_malloc_async(pool, MIB, s1)) {
@@ -453,9 +459,15 @@ fn pools<B: Backend + ?Sized>(
         t.step("trim below used", b.pool_trim_to(pool, 0)).ok();
         t.step("free", b.pool_free_async(again, s1))?;
         t.step("free", b.pool_free_async(big, s2))?;
-        t.fact("reserved", b.pool_get_attr(pool, PoolAttr::ReservedMemCurrent)?);
+        t.fact(
+            "reserved",
+            b.pool_get_attr(pool, PoolAttr::ReservedMemCurrent)?,
+        );
         t.step("trim", b.pool_trim_to(pool, 0))?;
-        t.fact("reserved", b.pool_get_attr(pool, PoolAttr::ReservedMemCurrent)?);
+        t.fact(
+            "reserved",
+            b.pool_get_attr(pool, PoolAttr::ReservedMemCurrent)?,
+        );
         t.fact("high", b.pool_get_attr(pool, PoolAttr::UsedMemHigh)?);
     }
     t.step("destroy", b.pool_destroy(pool))?;

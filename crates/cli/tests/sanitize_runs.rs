@@ -863,7 +863,10 @@ fn pool_and_managed_memory_defects_are_reported_with_their_class_and_line() {
         "pool-defects",
     );
     // Pools allocate from CANN 9.1 on, on Atlas A2.
-    let env = [("ACLMEM_EMU_CANN", "9.1"), ("ACLMEM_EMU_SOC", "Ascend910B3")];
+    let env = [
+        ("ACLMEM_EMU_CANN", "9.1"),
+        ("ACLMEM_EMU_SOC", "Ascend910B3"),
+    ];
     let run = |mode| {
         let (findings, code) = sanitize_env(&[], &exe, &[mode], &env);
         let classes: Vec<String> = findings
@@ -886,7 +889,13 @@ fn pool_and_managed_memory_defects_are_reported_with_their_class_and_line() {
     assert_eq!(code, 1);
     assert_eq!(classes, ["pool-use-after-free"], "{findings:#?}");
     let f = &findings[0];
-    assert!(f["site"].as_str().unwrap().contains(&line("use-after-free")), "{f:#?}");
+    assert!(
+        f["site"]
+            .as_str()
+            .unwrap()
+            .contains(&line("use-after-free")),
+        "{f:#?}"
+    );
     let message = f["message"].as_str().unwrap();
     assert!(message.contains(&line("pool-malloc")), "{message}");
     assert!(message.contains(&line("pool-free")), "{message}");
@@ -899,11 +908,17 @@ fn pool_and_managed_memory_defects_are_reported_with_their_class_and_line() {
         "{findings:#?}"
     );
     assert!(
-        findings[0]["site"].as_str().unwrap().contains(&line("destroy-with-live")),
+        findings[0]["site"]
+            .as_str()
+            .unwrap()
+            .contains(&line("destroy-with-live")),
         "{findings:#?}"
     );
     assert!(
-        findings[1]["site"].as_str().unwrap().contains(&line("use-after-destroy")),
+        findings[1]["site"]
+            .as_str()
+            .unwrap()
+            .contains(&line("use-after-destroy")),
         "{findings:#?}"
     );
 
@@ -911,7 +926,10 @@ fn pool_and_managed_memory_defects_are_reported_with_their_class_and_line() {
     assert_eq!(code, 1);
     assert_eq!(classes, ["managed-memory-leaked"], "{findings:#?}");
     assert!(
-        findings[0]["site"].as_str().unwrap().contains(&line("managed-alloc")),
+        findings[0]["site"]
+            .as_str()
+            .unwrap()
+            .contains(&line("managed-alloc")),
         "{findings:#?}"
     );
 }

@@ -188,6 +188,18 @@ impl AscendCl {
             .map_err(|_| AclError::RT_FEATURE_NOT_SUPPORT)
     }
 
+    /// The address of `symbol` in this library, if it has it (not
+    /// called here): for code that resolves a function outside the one
+    /// list by name and knows its prototype (`aclmem_sys::pools`).
+    pub fn symbol_address(&self, symbol: &str) -> Option<usize> {
+        let name = format!("{symbol}\0");
+        // SAFETY: only the address is read; nothing is called.
+        unsafe { self.library.get::<*const c_void>(name.as_bytes()) }
+            .ok()
+            .map(|s| *s as usize)
+            .filter(|&a| a != 0)
+    }
+
     /// Whether an optional symbol is present.
     pub fn has_symbol(&self, symbol: &str) -> bool {
         let name = format!("{symbol}\0");

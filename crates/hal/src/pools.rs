@@ -105,8 +105,7 @@ pub trait MemPools: ErrorType {
     /// Destroys a pool with all its memory.
     fn pool_destroy(&self, pool: RawPool) -> Result<(), Self::Error>;
     /// Sets an attribute (a switch is 0 or 1).
-    fn pool_set_attr(&self, pool: RawPool, attr: PoolAttr, value: u64)
-    -> Result<(), Self::Error>;
+    fn pool_set_attr(&self, pool: RawPool, attr: PoolAttr, value: u64) -> Result<(), Self::Error>;
     /// Reads an attribute.
     fn pool_get_attr(&self, pool: RawPool, attr: PoolAttr) -> Result<u64, Self::Error>;
     /// `size` bytes from `pool`, for work on `stream`.
@@ -142,12 +141,7 @@ impl<T: MemPools + ?Sized> MemPools for &T {
     fn pool_destroy(&self, pool: RawPool) -> Result<(), Self::Error> {
         T::pool_destroy(self, pool)
     }
-    fn pool_set_attr(
-        &self,
-        pool: RawPool,
-        attr: PoolAttr,
-        value: u64,
-    ) -> Result<(), Self::Error> {
+    fn pool_set_attr(&self, pool: RawPool, attr: PoolAttr, value: u64) -> Result<(), Self::Error> {
         T::pool_set_attr(self, pool, attr, value)
     }
     fn pool_get_attr(&self, pool: RawPool, attr: PoolAttr) -> Result<u64, Self::Error> {

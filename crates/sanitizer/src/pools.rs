@@ -217,8 +217,10 @@ pub unsafe extern "C" fn aclrtMemPoolFreeAsync(ptr: Ptr, stream: Ptr) -> i32 {
         let mut s = state().lock();
         if let Some(b) = s.live.remove(&(ptr as usize)) {
             size = b.size;
-            s.gone
-                .insert(ptr as usize, (b.size, b.made, Gone::Freed(site.with_stack())));
+            s.gone.insert(
+                ptr as usize,
+                (b.size, b.made, Gone::Freed(site.with_stack())),
+            );
         }
     }
     crate::trace::call("aclrtMemPoolFreeAsync", None, size, r);
@@ -279,11 +281,17 @@ fn check_access_slow(call: &'static str, addr: usize, count: usize, site: Site) 
     let (class, why) = match gone {
         Gone::Freed(at) => (
             Class::PoolUseAfterFree,
-            format!("given back to its pool by aclrtMemPoolFreeAsync at {}", at.describe()),
+            format!(
+                "given back to its pool by aclrtMemPoolFreeAsync at {}",
+                at.describe()
+            ),
         ),
         Gone::PoolDestroyed(at) => (
             Class::PoolUseAfterDestroy,
-            format!("its pool was destroyed by aclrtMemPoolDestroy at {}", at.describe()),
+            format!(
+                "its pool was destroyed by aclrtMemPoolDestroy at {}",
+                at.describe()
+            ),
         ),
     };
     report(Finding {

@@ -55,6 +55,10 @@ pub type aclrtMemPoolMallocAsync_t = unsafe extern "C" fn(
 /// `aclrtMemPoolFreeAsync`.
 pub type aclrtMemPoolFreeAsync_t =
     unsafe extern "C" fn(ptr: *mut c_void, stream: aclrtStream) -> aclError;
+/// `aclrtMemAllocManaged` (managed memory, CANN 9.0; freed with
+/// `aclrtFree`).
+pub type aclrtMemAllocManaged_t =
+    unsafe extern "C" fn(ptr: *mut *mut c_void, size: u64, flag: u32) -> aclError;
 /// `aclrtMemPoolTrimTo`.
 pub type aclrtMemPoolTrimTo_t =
     unsafe extern "C" fn(mem_pool: aclrtMemPool, min_bytes_to_keep: usize) -> aclError;

@@ -122,9 +122,7 @@ impl Denial {
             Denial::ProductUnsupported
             | Denial::RcForm
             | Denial::NotOffered
-            | Denial::ApiNotOffered => {
-                AclError::RT_FEATURE_NOT_SUPPORT
-            }
+            | Denial::ApiNotOffered => AclError::RT_FEATURE_NOT_SUPPORT,
             Denial::RejectedAttr
             | Denial::RejectedLocation
             | Denial::HostOnlyAttr

@@ -109,7 +109,9 @@ impl MemPools for Driver {
         // SAFETY: documented prototype; `out` is a live local of 8 bytes.
         AclError::check(unsafe { f(pool_ptr(pool), attr.raw(), (&raw mut out).cast()) })?;
         Ok(if attr.is_u32() {
-            u64::from(u32::from_ne_bytes(out.to_ne_bytes()[..4].try_into().unwrap_or_default()))
+            u64::from(u32::from_ne_bytes(
+                out.to_ne_bytes()[..4].try_into().unwrap_or_default(),
+            ))
         } else {
             out
         })

@@ -233,7 +233,8 @@ impl MemPools for Emulator {
     }
     fn pool_get_attr(&self, pool: RawPool, attr: aclmem_hal::PoolAttr) -> Result<u64> {
         self.api(Api::MemPoolCreate)?;
-        self.mem_pool_get_attr(pool.0.get(), attr.raw()).map(|(v, _)| v)
+        self.mem_pool_get_attr(pool.0.get(), attr.raw())
+            .map(|(v, _)| v)
     }
     fn pool_malloc_async(&self, pool: RawPool, size: usize, stream: RawStream) -> Result<VirtAddr> {
         self.api(Api::MemPoolMallocAsync)?;
