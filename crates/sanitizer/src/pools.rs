@@ -121,8 +121,8 @@ fn overlapping<V>(
 pub unsafe extern "C" fn aclrtMemPoolCreate(pool: *mut Ptr, props: *const c_void) -> i32 {
     let site = Site::outside();
     let r = forward_pool!(c"aclrtMemPoolCreate": fn(*mut Ptr, *const c_void) (pool, props));
-    // SAFETY: a pointer is plain data; the kernel checks the address.
     if r == 0
+        // SAFETY: a pointer is plain data; the kernel checks the address.
         && let Some(p) = unsafe { crate::cmem::read(pool) }
     {
         state().lock().pools.insert(p as usize, site.with_stack());
@@ -181,9 +181,9 @@ pub unsafe extern "C" fn aclrtMemPoolMallocAsync(
 ) -> i32 {
     let site = Site::outside();
     let r = forward_pool!(c"aclrtMemPoolMallocAsync": fn(*mut Ptr, usize, Ptr, Ptr) (ptr, size, pool, stream));
-    // SAFETY: a pointer is plain data; the kernel checks the address.
     if r == 0
         && size != 0
+        // SAFETY: a pointer is plain data; the kernel checks the address.
         && let Some(p) = unsafe { crate::cmem::read(ptr) }
     {
         EVER.store(true, Ordering::Release);
@@ -233,8 +233,8 @@ pub unsafe extern "C" fn aclrtMemPoolFreeAsync(ptr: Ptr, stream: Ptr) -> i32 {
 pub unsafe extern "C" fn aclrtMemAllocManaged(ptr: *mut Ptr, size: u64, flag: u32) -> i32 {
     let site = Site::outside();
     let r = forward_pool!(c"aclrtMemAllocManaged": fn(*mut Ptr, u64, u32) (ptr, size, flag));
-    // SAFETY: a pointer is plain data; the kernel checks the address.
     if r == 0
+        // SAFETY: a pointer is plain data; the kernel checks the address.
         && let Some(p) = unsafe { crate::cmem::read(ptr) }
         && !p.is_null()
     {
