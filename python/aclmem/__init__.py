@@ -3,6 +3,8 @@
 * :mod:`aclmem.acl`: pyACL's own calls (``acl.rt.malloc_physical`` and the
   rest of the memory API), over the emulator or the real ``libascendcl.so``;
   :func:`install` registers it as ``acl`` so pyACL scripts run unchanged.
+* :mod:`aclmem.rt`: the runtime's memory calls pyACL does not bind (the
+  stream-ordered pools, managed memory), named as pyACL would name them.
 * :func:`check`, :func:`matrix`: the rules (which product, run mode and
   CANN release accept which location and attribute) as Python values, from
   the same table the Rust crates compile.
@@ -18,7 +20,7 @@ import pathlib as _pathlib
 import sys as _sys
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from . import _native, acl
+from . import _native, acl, rt
 from ._session import (
     AclError,
     Exported,
@@ -49,6 +51,7 @@ __all__ = [
     "install",
     "lib_dir",
     "matrix",
+    "rt",
 ]
 
 __version__ = "0.1.0"

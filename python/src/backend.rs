@@ -21,6 +21,8 @@ pub(crate) const ABSENT: i32 = AclError::RT_FEATURE_NOT_SUPPORT.code();
 struct Backend {
     f: AclFunctions,
     name: String,
+    /// The calls go to the sanitizer's global definitions.
+    sanitizer: bool,
     /// Keeps the real library loaded for as long as the process runs.
     _library: Option<Arc<AscendCl>>,
 }
@@ -49,6 +51,7 @@ fn load() -> Result<Backend, String> {
         return Ok(Backend {
             f,
             name: "sanitizer".into(),
+            sanitizer: true,
             _library: None,
         });
     }
@@ -58,12 +61,14 @@ fn load() -> Result<Backend, String> {
             Ok(Backend {
                 f: library.functions(),
                 name: format!("driver ({})", library.path()),
+                sanitizer: false,
                 _library: Some(library),
             })
         }
         Ok("emulator") | Ok("") | Err(_) => match shared_emulator()? {
             Some(library) => Ok(Backend {
                 f: library.functions(),
+                sanitizer: false,
                 // The process's one library, as pyACL binds to it: named
                 // for what it is (CANN's, when a framework loaded it first).
                 name: format!(
@@ -82,6 +87,7 @@ fn load() -> Result<Backend, String> {
             None => Ok(Backend {
                 f: aclmem_emu_capi::functions(),
                 name: "emulator (built into aclmem._native)".into(),
+                sanitizer: false,
                 _library: None,
             }),
         },
@@ -152,6 +158,36 @@ fn backend() -> PyResult<&'static Backend> {
 /// The table of the backend's functions.
 pub(crate) fn f() -> PyResult<&'static AclFunctions> {
     Ok(&backend()?.f)
+}
+
+/// The address of a function outside the typed table (the stream-ordered
+/// pools and managed memory of `aclmem_sys::pools`), by name, in the
+/// backend: the sanitizer's global definition, the loaded library's, or
+/// the built-in emulator's; `None` where the backend lacks it.
+pub(crate) fn symbol(name: &CStr) -> PyResult<Option<usize>> {
+    let b = backend()?;
+    if b.sanitizer {
+        // SAFETY: dlsym of a NUL-terminated name in the global scope; the
+        // address is not called here.
+        let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+        return Ok((!p.is_null()).then_some(p as usize));
+    }
+    if let Some(library) = &b._library {
+        return Ok(name.to_str().ok().and_then(|n| library.symbol_address(n)));
+    }
+    use aclmem_emu_capi as e;
+    let p = match name.to_bytes() {
+        b"aclrtMemPoolCreate" => e::aclrtMemPoolCreate as *const () as usize,
+        b"aclrtMemPoolDestroy" => e::aclrtMemPoolDestroy as *const () as usize,
+        b"aclrtMemPoolSetAttr" => e::aclrtMemPoolSetAttr as *const () as usize,
+        b"aclrtMemPoolGetAttr" => e::aclrtMemPoolGetAttr as *const () as usize,
+        b"aclrtMemPoolMallocAsync" => e::aclrtMemPoolMallocAsync as *const () as usize,
+        b"aclrtMemPoolFreeAsync" => e::aclrtMemPoolFreeAsync as *const () as usize,
+        b"aclrtMemPoolTrimTo" => e::aclrtMemPoolTrimTo as *const () as usize,
+        b"aclrtMemAllocManaged" => e::aclrtMemAllocManaged as *const () as usize,
+        _ => return Ok(None),
+    };
+    Ok(Some(p))
 }
 
 /// Calls `$f` (an `Option` of a function pointer) with `$args`, or

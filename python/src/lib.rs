@@ -21,6 +21,7 @@ mod backend;
 mod blocks;
 mod ipc;
 mod memory;
+mod pools;
 mod rules;
 mod runtime;
 mod vmm;
@@ -29,6 +30,7 @@ use backend::backend_name;
 use blocks::*;
 use ipc::*;
 use memory::*;
+use pools::*;
 use rules::*;
 use runtime::*;
 use vmm::*;
@@ -72,6 +74,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         memset,
         malloc_physical,
         free_physical,
+        mem_pool_create,
+        mem_pool_destroy,
+        mem_pool_set_attr,
+        mem_pool_get_attr,
+        mem_pool_malloc_async,
+        mem_pool_free_async,
+        mem_pool_trim_to,
+        mem_alloc_managed,
         mem_get_allocation_granularity,
         reserve_mem_address,
         release_mem_address,

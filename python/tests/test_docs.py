@@ -11,11 +11,12 @@ import pytest
 
 import aclmem
 import aclmem.acl
+import aclmem.rt
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("module", [aclmem, aclmem.acl, aclmem.acl.rt, aclmem.acl.util], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [aclmem, aclmem.acl, aclmem.acl.rt, aclmem.acl.util, aclmem.rt], ids=lambda m: m.__name__)
 def test_a_module_shows_its_api_and_nothing_else(module):
     public = {n for n in dir(module) if not n.startswith("_")}
     assert public == set(module.__all__)

@@ -15,12 +15,13 @@ use std::num::{NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
 
 use aclmem_core::{
-    AclError, GIB, GranularityOption, Location, MIB, MemAttr, RawMemLocation, RawPhysicalMemProp,
-    RunMode,
+    AclError, CannVersion, GIB, GranularityOption, Location, MIB, MemAttr, RawMemLocation,
+    RawPhysicalMemProp, RunMode,
 };
 use aclmem_hal::{
-    DeviceInfo, EXPORT_FLAG_DEFAULT, PhysicalAllocator, RawHandle, ShareHandleType,
-    ShareableHandle, ShareableHandleV2, ShareableMemory, VirtAddr, VirtualMemory,
+    DeviceInfo, EXPORT_FLAG_DEFAULT, MemPools, PhysicalAllocator, PoolAttr, RawHandle,
+    ShareHandleType, ShareableHandle, ShareableHandleV2, ShareableMemory, Streams, VirtAddr,
+    VirtualMemory,
 };
 
 /// Where `cargo build` puts the emulated `libascendcl.so` for the profile
@@ -145,6 +146,8 @@ pub trait Backend:
     + PhysicalAllocator<Error = AclError>
     + VirtualMemory<Error = AclError>
     + ShareableMemory<Error = AclError>
+    + Streams<Error = AclError>
+    + MemPools<Error = AclError>
 {
 }
 impl<T> Backend for T where
@@ -152,6 +155,8 @@ impl<T> Backend for T where
         + PhysicalAllocator<Error = AclError>
         + VirtualMemory<Error = AclError>
         + ShareableMemory<Error = AclError>
+        + Streams<Error = AclError>
+        + MemPools<Error = AclError>
 {
 }
 
@@ -177,6 +182,8 @@ pub struct Machine {
     pub hbm: usize,
     /// Run mode.
     pub run_mode: RunMode,
+    /// The CANN release the machine runs.
+    pub cann: CannVersion,
 }
 
 impl Machine {
@@ -186,6 +193,7 @@ impl Machine {
         devices: 8,
         hbm: 64 * GIB,
         run_mode: RunMode::Ep,
+        cann: CannVersion::DEFAULT,
     };
 }
 

@@ -1,6 +1,6 @@
 //! The conformance scenarios every backend runs: aliasing, exhaustion, bad
 //! arguments, dead handles, lifetimes, one device per range, granularity,
-//! product gates, sharing and expected addresses.
+//! product gates, sharing, expected addresses and stream-ordered pools.
 
 use super::*;
 
@@ -414,12 +414,76 @@ fn expected_address<B: Backend + ?Sized>(
     Ok(())
 }
 
+/// Stream-ordered pools: a pool, its attributes, blocks on two streams,
+/// their reuse, trim and destroy; per release (MallocAsync needs 9.1) and
+/// per product (Atlas A2 only) the same codes from every backend.
+fn pools<B: Backend + ?Sized>(
+    b: &B,
+    host: &dyn HostAccess,
+    t: &mut Transcript,
+) -> Result<(), AclError> {
+    begin(b, t)?;
+    let s1 = t.step("stream", b.create_stream())?;
+    let s2 = t.step("stream", b.create_stream())?;
+    let Ok(pool) = t.step("pool create", b.pool_create(0, 64 * MIB)) else {
+        b.destroy_stream(s2)?;
+        return b.destroy_stream(s1);
+    };
+    for attr in PoolAttr::ALL {
+        let v = t.step("get attr", b.pool_get_attr(pool, attr))?;
+        t.fact(&format!("{attr:?}"), v);
+    }
+    t.step(
+        "read-only",
+        b.pool_set_attr(pool, PoolAttr::UsedMemCurrent, 0),
+    )
+    .ok();
+    t.step(
+        "threshold",
+        b.pool_set_attr(pool, PoolAttr::ReleaseThreshold, 4 * MIB as u64),
+    )?;
+    t.step("too big", b.pool_malloc_async(pool, 128 * MIB, s1))
+        .ok();
+    if let Ok(a) = t.step("malloc 1 MiB", b.pool_malloc_async(pool, MIB, s1)) {
+        host.poke(a.get(), b"pool")?;
+        let mut back = [0u8; 4];
+        host.peek(a.get(), &mut back)?;
+        t.fact("bytes", back);
+        let big = t.step("malloc 3 MiB", b.pool_malloc_async(pool, 3 * MIB, s2))?;
+        t.fact("used", b.pool_get_attr(pool, PoolAttr::UsedMemCurrent)?);
+        t.step("free", b.pool_free_async(a, s1))?;
+        t.step("free twice", b.pool_free_async(a, s1)).ok();
+        // The stream that freed a block takes it again.
+        let again = t.step("malloc again", b.pool_malloc_async(pool, MIB, s1))?;
+        t.fact("reused", again == a);
+        t.step("trim below used", b.pool_trim_to(pool, 0)).ok();
+        t.step("free", b.pool_free_async(again, s1))?;
+        t.step("free", b.pool_free_async(big, s2))?;
+        t.fact(
+            "reserved",
+            b.pool_get_attr(pool, PoolAttr::ReservedMemCurrent)?,
+        );
+        t.step("trim", b.pool_trim_to(pool, 0))?;
+        t.fact(
+            "reserved",
+            b.pool_get_attr(pool, PoolAttr::ReservedMemCurrent)?,
+        );
+        t.fact("high", b.pool_get_attr(pool, PoolAttr::UsedMemHigh)?);
+    }
+    t.step("destroy", b.pool_destroy(pool))?;
+    t.step("destroy twice", b.pool_destroy(pool)).ok();
+    t.step("sync", b.synchronize_stream(s1))?;
+    t.step("stream destroy", b.destroy_stream(s2))?;
+    t.step("stream destroy", b.destroy_stream(s1))
+}
+
 const fn machine(soc: &'static str, hbm: usize, run_mode: RunMode) -> Machine {
     Machine {
         soc,
         devices: 8,
         hbm,
         run_mode,
+        cann: CannVersion::DEFAULT,
     }
 }
 
@@ -427,7 +491,11 @@ const fn machine(soc: &'static str, hbm: usize, run_mode: RunMode) -> Machine {
 pub fn scenarios<B: Backend + ?Sized>() -> Vec<Scenario<B>> {
     let a2 = Machine::A2;
     let ep = |soc, hbm| machine(soc, hbm, RunMode::Ep);
-    let table: [(&'static str, Machine, Run<B>); 18] = [
+    let a2_91 = Machine {
+        cann: CannVersion::V9_1,
+        ..a2
+    };
+    let table: [(&'static str, Machine, Run<B>); 21] = [
         ("aliasing", a2, aliasing::<B>),
         ("exhaustion", ep("Ascend910B3", 64 * MIB), exhaustion::<B>),
         ("bad arguments", a2, bad_arguments::<B>),
@@ -474,6 +542,16 @@ pub fn scenarios<B: Backend + ?Sized>() -> Vec<Scenario<B>> {
             sharing_v2::<B>,
         ),
         ("expected address", a2, expected_address::<B>),
+        ("pools on A2 with 9.1", a2_91, pools::<B>),
+        ("pools on A2 with 9.0", a2, pools::<B>),
+        (
+            "pools on A3",
+            Machine {
+                cann: CannVersion::V9_1,
+                ..ep("Ascend910_9392", 64 * GIB)
+            },
+            pools::<B>,
+        ),
     ];
     table
         .into_iter()

@@ -37,7 +37,12 @@ fn emulator(m: &Machine) -> Emulator {
     config.devices = m.devices;
     config.device_memory = m.hbm;
     config.run_mode = m.run_mode;
-    Emulator::new(config).expect("valid machine")
+    config.cann = m.cann;
+    let emu = Emulator::new(config).expect("valid machine");
+    // The driver sets its device on the thread it calls from; so does the
+    // in-process emulator's (streams and pools are the thread's device's).
+    emu.set_device(0).expect("device 0");
+    emu
 }
 
 fn run_on_emulator() -> Vec<(&'static str, Result<Transcript, AclError>)> {
@@ -100,6 +105,7 @@ fn configure(m: &Machine) {
         ("ACLMEM_EMU_DEVICES", m.devices.to_string()),
         ("ACLMEM_EMU_HBM", m.hbm.to_string()),
         ("ACLMEM_EMU_RUN_MODE", mode.to_string()),
+        ("ACLMEM_EMU_CANN", m.cann.id().to_string()),
         // A machine of this test's own; the deliberate configuration error
         // below is not printed.
         (

@@ -66,6 +66,47 @@
 //! [`dispatch`] turns a run-time product into a marker type, so that one
 //! generic function serves every product.
 //!
+//! # Stream-ordered memory pools
+//!
+//! CANN 9.0's `aclrtMemPoolCreate` and 9.1's `aclrtMemPoolMallocAsync`
+//! (Atlas A2) are typed the same way: a [`MemPool`](hal::MemPool) owns its
+//! memory (a [`PoolMemory`](hal::PoolMemory) borrows the pool and the
+//! [`Stream`](hal::Stream) it was made on, so neither can go first), and
+//! `free` consumes the memory, so using it afterwards does not compile.
+//! The calls exist from a release on: the bounds
+//! [`HasApi<MemPoolCreate>`](rules::HasApi) and
+//! `HasApi<MemPoolMallocAsync>` come from the rules table, so code for
+//! `AtlasA2<Cann9_0>` that allocates from a pool is a compile error naming
+//! `Cann9_1`; [`check_api`] answers the same at run time.
+//!
+//! ```
+//! # #[cfg(feature = "emu")] {
+//! use aclmem::emu::{EmuConfig, Emulator};
+//! use aclmem::hal::{PoolAttr, Session};
+//! use aclmem::{AtlasA2, Cann9_1, CannVersion, Product, MIB};
+//!
+//! let mut config = EmuConfig::preset(Product::AtlasA2);
+//! config.cann = CannVersion::V9_1;
+//! let emu = Emulator::new(config)?;
+//! emu.set_device(0)?; // aclrtSetDevice: streams and pools are the thread's device's
+//! let session = Session::<_, AtlasA2<Cann9_1>>::new(&emu)?;
+//!
+//! let stream = session.stream()?;
+//! let pool = session.mem_pool(0, 64 * MIB)?; // aclrtMemPoolCreate
+//! let memory = pool.malloc_async(MIB, &stream)?; // a 2 MiB block
+//! emu.write(memory.addr().get(), b"kv block")?;
+//! assert_eq!(pool.used()?, 2 * MIB as u64);
+//!
+//! memory.free()?; // aclrtMemPoolFreeAsync on its stream: cached
+//! assert_eq!((pool.used()?, pool.reserved()?), (0, 2 * MIB as u64));
+//! pool.trim_to(0)?;
+//! assert_eq!(pool.attr(PoolAttr::ReservedMemCurrent)?, 0);
+//! pool.destroy()?;
+//! stream.destroy()?;
+//! # }
+//! # Ok::<(), aclmem::AclError>(())
+//! ```
+//!
 //! # Where things are
 //!
 //! | here | what | crate |
@@ -73,6 +114,7 @@
 //! | the crate root | values (products, locations, attributes, releases), the rules ([`check`], [`Denial`], [`Verdict`]), sizes, props, ACL error codes | `aclmem-core` |
 //! | [`products`], [`locations`], [`attributes`], [`releases`] | the marker types, one module per kind | `aclmem-core` |
 //! | [`rules`] | the traits the rules table implements, for bounds in generic code | `aclmem-core` |
+//! | [`calls`] | the markers of runtime calls a release or product may lack (the stream-ordered pools) | `aclmem-core` |
 //! | [`matrix`] | the support matrix of a release, as `aclmem matrix` and `docs/rules.md` print it | `aclmem-core` |
 //! | [`hal`] | the backend traits, the typed API ([`hal::Session`]) and expandable segments | `aclmem-hal` |
 //! | `emu` (feature `emu`) | an emulated Ascend machine with real memory, on any Linux machine | `aclmem-emu` |
@@ -148,6 +190,7 @@ pub use aclmem_core::{
     RunMode, SOC_NAMES, UnknownCannVersion, UnknownName, UnknownSocName, ValidProp, Verdict,
     attr_since, check, check_platform, check_raw, dispatch, is_aligned, location_since, round_up,
 };
+pub use aclmem_core::{Api, check_api};
 
 /// Re-exports a group of markers and, for the tests, their names.
 macro_rules! group {
@@ -209,13 +252,21 @@ pub mod releases {
     pub use aclmem_core::{AtLeast, CannType};
 }
 
+/// Markers of runtime calls beyond the physical-memory API that a release
+/// or a product may lack (the bound is
+/// [`HasApi<C>`](rules::HasApi)).
+pub mod calls {
+    group!(MemPoolCreate, MemPoolMallocAsync);
+    pub use aclmem_core::ApiType;
+}
+
 /// The traits the rules table implements: [`Supports`]
 /// is the one bound typed code needs; the others name the rule a refused
 /// combination breaks, in compiler messages.
 pub mod rules {
     pub use aclmem_core::{
-        Accepts, AvailableOn, DeviceAccepts, ExistsIn, FormAllowsPhysical, HasPhysicalApi, Holds,
-        HostAccepts, Introduced, MallocPhysical, OfferedBy, Rules, Supports,
+        Accepts, ApiOn, AvailableOn, DeviceAccepts, ExistsIn, FormAllowsPhysical, HasApi,
+        HasPhysicalApi, Holds, HostAccepts, Introduced, MallocPhysical, OfferedBy, Rules, Supports,
     };
 }
 
@@ -300,6 +351,15 @@ mod tests {
     fn every_release_marker_is_in_its_group() {
         let markers: std::vec::Vec<_> = CannVersion::ALL.iter().map(|v| v.marker_name()).collect();
         assert_eq!(markers, super::releases::NAMES);
+    }
+
+    #[test]
+    fn every_call_marker_is_in_its_group() {
+        let markers: std::vec::Vec<_> = aclmem_core::Api::ALL
+            .iter()
+            .map(|a| a.marker_name())
+            .collect();
+        assert_eq!(markers, super::calls::NAMES);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the library CANN ships it in and how the emulator answers it
 //! (`docs/catalogue.md` is its markdown).
 
-use aclmem_core::CannVersion;
+use aclmem_core::{Api, CannVersion, Location, MemAttr, attr_since, location_since};
 use aclmem_sys::catalogue::{Answer, Entry, Library, OPERATORS, entries};
 
 use crate::Format;
@@ -109,6 +109,7 @@ fn markdown(all: &[Entry], cann: Option<CannVersion>) -> String {
         out += &format!("| `{name}` | {what} |\n");
     }
     out += "\n";
+    out += &releases(all);
     for library in Library::ALL {
         let rows: Vec<&Entry> = all.iter().filter(|e| e.library == library).collect();
         if rows.is_empty() {
@@ -127,6 +128,98 @@ fn markdown(all: &[Entry], cann: Option<CannVersion>) -> String {
             );
         }
         out += "\n";
+    }
+    out
+}
+
+/// "Which CANN release has what" for memory: per release, the functions
+/// that arrive with it (the catalogue's `since`), what
+/// `aclrtMallocPhysical` starts to accept (the rules table's locations and
+/// attributes) and the typed API's release gates (its `calls` section).
+fn releases(all: &[Entry]) -> String {
+    let mut out = String::from(
+        "## Which CANN release has what (memory)\n\n\
+         Generated from the catalogue's first release of each function and from\n\
+         aclmem-core's rules table. A release has what every earlier one has, and\n\
+         what its section lists; under an older `ACLMEM_EMU_CANN` (or `--cann`) a\n\
+         function arriving later is absent (207000), and typed code\n\
+         (`aclmem-hal`) targeting an older release does not compile (the compiler\n\
+         names the release it needs). Per product, see docs/rules.md.\n\n",
+    );
+    let names = |line: (u32, u32)| -> Vec<String> {
+        all.iter()
+            .filter(|e| e.since == Some(line))
+            .map(|e| format!("`{}`", e.name))
+            .collect()
+    };
+    for (i, release) in CannVersion::ALL.into_iter().enumerate() {
+        let mut items = Vec::new();
+        if i == 0 {
+            items.push(
+                "functions: every one the catalogue lists without a first release (the \
+                 typed physical-memory API, the runtime around it, the framework functions)"
+                    .to_owned(),
+            );
+        } else {
+            let arrive = names(release.major_minor());
+            if !arrive.is_empty() {
+                items.push(format!("functions: {}", arrive.join(", ")));
+            }
+        }
+        let locations: Vec<String> = Location::ALL
+            .into_iter()
+            .filter(|&l| location_since(l) == release)
+            .map(|l| format!("`{}`", l.c_name()))
+            .collect();
+        if !locations.is_empty() {
+            items.push(format!(
+                "`aclrtMallocPhysical` locations: {}",
+                locations.join(", ")
+            ));
+        }
+        let attrs: Vec<String> = MemAttr::ALLOCATABLE
+            .into_iter()
+            .filter(|&a| attr_since(a) == release)
+            .map(|a| format!("`{}`", a.c_name()))
+            .collect();
+        if !attrs.is_empty() {
+            items.push(format!(
+                "`aclrtMallocPhysical` attributes: {}",
+                attrs.join(", ")
+            ));
+        }
+        for api in Api::ALL.into_iter().filter(|a| a.since() == release) {
+            let products: Vec<String> = api.products().iter().map(|p| p.to_string()).collect();
+            items.push(format!(
+                "typed: `{api}` behind `HasApi<{}>` ({})",
+                api.marker_name(),
+                products.join(", ")
+            ));
+        }
+        if items.is_empty() {
+            items.push("nothing new in the memory API (its products: docs/rules.md)".to_owned());
+        }
+        out += &format!("### CANN {} ({})\n\n", release.id(), release.covers());
+        for item in items {
+            out += &format!("- {item}\n");
+        }
+        out += "\n";
+    }
+    let newest = CannVersion::NEWEST.major_minor();
+    let mut later: Vec<(u32, u32)> = all
+        .iter()
+        .filter_map(|e| e.since)
+        .filter(|&line| line > newest)
+        .collect();
+    later.sort_unstable();
+    later.dedup();
+    for line in later {
+        out += &format!(
+            "### CANN {}.{} (newer than every release aclmem models: absent from every emulated library)\n\n- functions: {}\n\n",
+            line.0,
+            line.1,
+            names(line).join(", ")
+        );
     }
     out
 }

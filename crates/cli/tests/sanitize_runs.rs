@@ -852,3 +852,84 @@ fn memory_a_live_graph_captured_is_checked_at_release_replay_and_exit() {
         "{kept:#?}"
     );
 }
+
+#[test]
+fn pool_and_managed_memory_defects_are_reported_with_their_class_and_line() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = compile(
+        &repo().join("crates/sanitizer/tests/pool_defects.c"),
+        "pool-defects",
+    );
+    // Pools allocate from CANN 9.1 on, on Atlas A2.
+    let env = [
+        ("ACLMEM_EMU_CANN", "9.1"),
+        ("ACLMEM_EMU_SOC", "Ascend910B3"),
+    ];
+    let run = |mode| {
+        let (findings, code) = sanitize_env(&[], &exe, &[mode], &env);
+        let classes: Vec<String> = findings
+            .iter()
+            .map(|f| f["class"].as_str().unwrap().to_owned())
+            .collect();
+        (findings, classes, code)
+    };
+    let line = |m: &str| {
+        let at = marked_line("pool_defects.c", &format!("at: {m} "));
+        format!("pool_defects.c:{at}")
+    };
+
+    // Pool memory and managed memory are device memory to the copy checks.
+    let (findings, _, code) = run("clean");
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+
+    let (findings, classes, code) = run("freed");
+    assert_eq!(code, 1);
+    assert_eq!(classes, ["pool-use-after-free"], "{findings:#?}");
+    let f = &findings[0];
+    assert!(
+        f["site"]
+            .as_str()
+            .unwrap()
+            .contains(&line("use-after-free")),
+        "{f:#?}"
+    );
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains(&line("pool-malloc")), "{message}");
+    assert!(message.contains(&line("pool-free")), "{message}");
+
+    let (findings, classes, code) = run("destroyed");
+    assert_eq!(code, 1);
+    assert_eq!(
+        &classes[..2],
+        ["pool-destroyed-with-live-memory", "pool-use-after-destroy"],
+        "{findings:#?}"
+    );
+    assert!(
+        findings[0]["site"]
+            .as_str()
+            .unwrap()
+            .contains(&line("destroy-with-live")),
+        "{findings:#?}"
+    );
+    assert!(
+        findings[1]["site"]
+            .as_str()
+            .unwrap()
+            .contains(&line("use-after-destroy")),
+        "{findings:#?}"
+    );
+
+    let (findings, classes, code) = run("leaked");
+    assert_eq!(code, 1);
+    assert_eq!(classes, ["managed-memory-leaked"], "{findings:#?}");
+    assert!(
+        findings[0]["site"]
+            .as_str()
+            .unwrap()
+            .contains(&line("managed-alloc")),
+        "{findings:#?}"
+    );
+}

@@ -43,6 +43,7 @@ pub use prop::{
     RawPhysicalMemProp, ValidProp,
 };
 pub use report::{CheckReport, Checked};
+pub use rules::{Api, ApiOn, ApiType, HasApi, MemPoolCreate, MemPoolMallocAsync, check_api};
 pub use rules::{
     AvailableOn, Denial, DeviceAccepts, ExistsIn, Feature, FormAllowsPhysical, HasPhysicalApi,
     Holds, HostAccepts, Introduced, MallocPhysical, OfferedBy, PLATFORMS, Platform, Reason, Rules,

@@ -30,6 +30,8 @@ fn addr_ptr(a: VirtAddr) -> *mut c_void {
     a.get() as *mut c_void
 }
 
+mod pools;
+
 impl ErrorType for Driver {
     type Error = AclError;
 }

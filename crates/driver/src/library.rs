@@ -170,6 +170,36 @@ impl AscendCl {
         })
     }
 
+    /// A function outside the one list (the stream-ordered pools of
+    /// `aclmem_sys::pools`), resolved by name at each call; 207000 where
+    /// the library lacks it (a release before the calls, or a product
+    /// without them). `name` ends with a NUL.
+    ///
+    /// # Safety
+    ///
+    /// `T` must be the function pointer type of `name`'s documented C
+    /// prototype, and the pointer must not be called after this
+    /// `AscendCl` is dropped.
+    pub(crate) unsafe fn by_name<T: Copy>(&self, name: &'static [u8]) -> Result<T, AclError> {
+        // SAFETY: the caller guarantees that `T` is the symbol's prototype
+        // and that the copied pointer is used only while `self` lives.
+        unsafe { self.library.get::<T>(name) }
+            .map(|s| *s)
+            .map_err(|_| AclError::RT_FEATURE_NOT_SUPPORT)
+    }
+
+    /// The address of `symbol` in this library, if it has it (not
+    /// called here): for code that resolves a function outside the one
+    /// list by name and knows its prototype (`aclmem_sys::pools`).
+    pub fn symbol_address(&self, symbol: &str) -> Option<usize> {
+        let name = format!("{symbol}\0");
+        // SAFETY: only the address is read; nothing is called.
+        unsafe { self.library.get::<*const c_void>(name.as_bytes()) }
+            .ok()
+            .map(|s| *s as usize)
+            .filter(|&a| a != 0)
+    }
+
     /// Whether an optional symbol is present.
     pub fn has_symbol(&self, symbol: &str) -> bool {
         let name = format!("{symbol}\0");

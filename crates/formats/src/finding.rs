@@ -66,6 +66,14 @@ pub enum Class {
     GraphReplayReleased,
     /// `graph-not-destroyed`.
     GraphNotDestroyed,
+    /// `pool-use-after-free`.
+    PoolUseAfterFree,
+    /// `pool-use-after-destroy`.
+    PoolUseAfterDestroy,
+    /// `pool-destroyed-with-live-memory`.
+    PoolDestroyedWithLiveMemory,
+    /// `managed-memory-leaked`.
+    ManagedMemoryLeaked,
     /// `mstx-heap-unmapped`.
     MstxHeapUnmapped,
     /// `mstx-region-outside-heap`.
@@ -80,7 +88,7 @@ pub enum Class {
 
 impl Class {
     /// Every class, in the order the README lists them.
-    pub const ALL: [Class; 33] = [
+    pub const ALL: [Class; 37] = [
         Class::Rule,
         Class::Portability,
         Class::DoubleFree,
@@ -109,6 +117,10 @@ impl Class {
         Class::GraphMemoryReleased,
         Class::GraphReplayReleased,
         Class::GraphNotDestroyed,
+        Class::PoolUseAfterFree,
+        Class::PoolUseAfterDestroy,
+        Class::PoolDestroyedWithLiveMemory,
+        Class::ManagedMemoryLeaked,
         Class::MstxHeapUnmapped,
         Class::MstxRegionOutsideHeap,
         Class::MstxAccessOutsideRegion,
@@ -147,6 +159,10 @@ impl Class {
             Class::GraphMemoryReleased => "graph-memory-released",
             Class::GraphReplayReleased => "graph-replay-released",
             Class::GraphNotDestroyed => "graph-not-destroyed",
+            Class::PoolUseAfterFree => "pool-use-after-free",
+            Class::PoolUseAfterDestroy => "pool-use-after-destroy",
+            Class::PoolDestroyedWithLiveMemory => "pool-destroyed-with-live-memory",
+            Class::ManagedMemoryLeaked => "managed-memory-leaked",
             Class::MstxHeapUnmapped => "mstx-heap-unmapped",
             Class::MstxRegionOutsideHeap => "mstx-region-outside-heap",
             Class::MstxAccessOutsideRegion => "mstx-access-outside-region",
@@ -237,6 +253,18 @@ impl Class {
             }
             Class::GraphNotDestroyed => {
                 "at exit: an ACL graph captured (`aclmdlRICaptureEnd`) and never destroyed with `aclmdlRIDestroy`, with where its capture began"
+            }
+            Class::PoolUseAfterFree => {
+                "a copy or fill (`aclrtMemcpy`, `aclrtMemcpyAsync`, `aclrtMemset`) of stream-ordered pool memory after `aclrtMemPoolFreeAsync` gave it back to its pool (the block may be another allocation's by then): names the block and where it was allocated and freed"
+            }
+            Class::PoolUseAfterDestroy => {
+                "a copy or fill of memory of a stream-ordered pool destroyed since (`aclrtMemPoolDestroy`): names the block and where it was allocated and its pool destroyed"
+            }
+            Class::PoolDestroyedWithLiveMemory => {
+                "`aclrtMemPoolDestroy` of a pool with blocks still allocated (`aclrtMemPoolMallocAsync` without `aclrtMemPoolFreeAsync`): the runtime frees them with the pool; names the first and where it was allocated"
+            }
+            Class::ManagedMemoryLeaked => {
+                "at exit: managed memory (`aclrtMemAllocManaged`) never freed with `aclrtFree`, with where it was allocated"
             }
             Class::MstxHeapUnmapped => {
                 "`mstxMemHeapRegister` of a pool over memory that is not mapped or `aclrtMalloc` memory of the process (the mstx memory API, docs/mstx.md: a heap must be allocated before it is registered)"

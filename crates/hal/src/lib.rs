@@ -66,13 +66,16 @@ use aclmem_core::{
 };
 
 mod error;
+mod pools;
 mod segment;
 mod typed;
 
 pub use error::{SessionError, TeardownError};
+pub use pools::{MemPools, PoolAttr, RawPool, RawStream, Streams};
 pub use segment::ExpandableSegment;
 pub use typed::{
-    DEFERRED_ERRORS, Exported, Mapping, PhysicalMemory, Reservation, ReserveOptions, Session,
+    DEFERRED_ERRORS, Exported, Mapping, MemPool, PhysicalMemory, PoolMemory, Reservation,
+    ReserveOptions, Session, Stream,
 };
 
 /// An error from a backend: a classification and the exact ACL code.

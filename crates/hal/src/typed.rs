@@ -14,6 +14,9 @@
 //! | [`Reservation`] | [`Session::reserve`] / [`Session::reserve_with`] | the backend |
 //! | [`Mapping`] | [`Reservation::map`] | memory of the same session; range and binding checked |
 //! | [`ExpandableSegment`](crate::ExpandableSegment) | [`Session::expandable_segment`] | takes a [`PhysicalMemProp<P, L, A>`] |
+//! | [`Stream`] | [`Session::stream`] | the backend |
+//! | [`MemPool`] | [`Session::mem_pool`] | `P: HasApi<MemPoolCreate>` at compile time (CANN 9.0, Atlas A2) |
+//! | [`PoolMemory`] | [`MemPool::malloc_async`] | `P: HasApi<MemPoolMallocAsync>` at compile time (CANN 9.1); borrows its pool and its stream |
 //!
 //! (`crates/hal/tests/constructors.rs` keeps this list and the UI cases that
 //! prove each compile-time guard in step.)
@@ -436,6 +439,9 @@ impl<'s, B: PhysicalAllocator + ShareableMemory, A: AttrType> Deref for Exported
         &self.memory
     }
 }
+
+mod pools;
+pub use pools::{MemPool, PoolMemory, Stream};
 
 mod virtual_memory;
 use virtual_memory::{Binding, BindingKey};

@@ -43,6 +43,22 @@ const CONSTRUCTORS: &[(&str, &str, Option<&str>)] = &[
         "takes a PhysicalMemProp<P, L, A>",
         None,
     ),
+    ("stream", "the backend", None),
+    (
+        "mem_pool",
+        "P: HasApi<MemPoolCreate>",
+        Some("mem_pool_on_cann85"),
+    ),
+    (
+        "mem_pool",
+        "P: HasApi<MemPoolCreate>",
+        Some("mem_pool_on_atlas_a3"),
+    ),
+    (
+        "malloc_async",
+        "P: HasApi<MemPoolMallocAsync>",
+        Some("pool_malloc_async_on_cann90"),
+    ),
 ];
 
 #[test]

@@ -5,8 +5,9 @@
 
 use aclmem_core::{AclError, CannVersion, GranularityOption, Product, RawPhysicalMemProp, RunMode};
 use aclmem_hal::{
-    DeviceInfo, ErrorType, PhysicalAllocator, RawHandle, ShareHandleType, ShareableHandle,
-    ShareableHandleV2, ShareableMemory, VirtAddr, VirtualMemory,
+    DeviceInfo, ErrorType, MemPools, PhysicalAllocator, PoolAttr, RawHandle, RawPool, RawStream,
+    ShareHandleType, ShareableHandle, ShareableHandleV2, ShareableMemory, Streams, VirtAddr,
+    VirtualMemory,
 };
 
 /// The RC-form backend: zero-sized, and every call is
@@ -100,6 +101,42 @@ impl ShareableMemory for RcStub {
         Err(NOT_SUPPORTED)
     }
     fn import_v2(&self, _: &ShareableHandleV2, _: u32) -> Result<RawHandle, AclError> {
+        Err(NOT_SUPPORTED)
+    }
+}
+
+impl Streams for RcStub {
+    fn create_stream(&self) -> Result<RawStream, AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn destroy_stream(&self, _: RawStream) -> Result<(), AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn synchronize_stream(&self, _: RawStream) -> Result<(), AclError> {
+        Err(NOT_SUPPORTED)
+    }
+}
+
+impl MemPools for RcStub {
+    fn pool_create(&self, _: u32, _: usize) -> Result<RawPool, AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn pool_destroy(&self, _: RawPool) -> Result<(), AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn pool_set_attr(&self, _: RawPool, _: PoolAttr, _: u64) -> Result<(), AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn pool_get_attr(&self, _: RawPool, _: PoolAttr) -> Result<u64, AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn pool_malloc_async(&self, _: RawPool, _: usize, _: RawStream) -> Result<VirtAddr, AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn pool_free_async(&self, _: VirtAddr, _: RawStream) -> Result<(), AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn pool_trim_to(&self, _: RawPool, _: usize) -> Result<(), AclError> {
         Err(NOT_SUPPORTED)
     }
 }

@@ -168,6 +168,7 @@ pub unsafe extern "C" fn la_symbind64(
         && !crate::mstx::NAMES.contains(&text)
         && !crate::hccl::NAMES.contains(&text)
         && !crate::graphs::NAMES.contains(&text)
+        && !crate::pools::NAMES.contains(&text)
     {
         return value;
     }

@@ -245,6 +245,7 @@ fn end_checks(call: &str) {
     model().report_leaks("exit", None);
     crate::hccl::report_leaks();
     crate::graphs::report_leaks();
+    crate::pools::report_leaks();
     trace::write_sites();
     trace::flush();
     let site = sharing::exported().then(Site::program);

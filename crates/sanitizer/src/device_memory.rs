@@ -55,6 +55,7 @@ pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
     }
     let r = forward!(aclrtFree(dev_ptr));
     let totals = if r == 0 {
+        crate::pools::freed(dev_ptr as usize);
         model().device_freed(dev_ptr as usize)
     } else {
         None
@@ -173,7 +174,13 @@ fn check_copy(
     kind: Option<sys::aclrtMemcpyKind>,
     site: Site,
 ) {
-    model().check_copy(call, dst, src, count, kind, site);
+    // Pool blocks and managed memory are `pools`' (the model does not hold
+    // them): a copy that touches one is checked there, both sides.
+    let pooled = crate::pools::check_access(call, dst, count, site)
+        | (src != 0 && crate::pools::check_access(call, src, count, site));
+    if !pooled {
+        model().check_copy(call, dst, src, count, kind, site);
+    }
     crate::mstx::check_access(call, dst, count, site);
     if src != 0 {
         crate::mstx::check_access(call, src, count, site);

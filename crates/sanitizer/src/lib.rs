@@ -27,7 +27,10 @@
 //!   (`ACLMEM_SANITIZER_SHARING`, joined by `aclmem sanitize`), the
 //!   findings that name two processes;
 //! * HCCL (`hccl`) and the mstx memory API's pools (`mstx`): buffers of
-//!   collectives, pools described with heaps and regions (docs/mstx.md).
+//!   collectives, pools described with heaps and regions (docs/mstx.md);
+//! * stream-ordered pools and managed memory (`pools`): pool memory used
+//!   after its free or its pool's destruction, a pool destroyed with
+//!   live memory, managed memory leaked.
 //!
 //! Findings go to stderr (one line each), as JSON lines to
 //! `ACLMEM_SANITIZER_LOG`, and into a summary at exit;
@@ -57,6 +60,7 @@ pub mod audit;
 pub mod graphs;
 pub mod hccl;
 pub mod mstx;
+pub mod pools;
 pub mod report;
 
 mod abi;

@@ -22,6 +22,7 @@
 pub mod catalogue;
 pub mod hccl;
 pub mod mstx;
+pub mod pools;
 mod types;
 mod values;
 pub use types::*;

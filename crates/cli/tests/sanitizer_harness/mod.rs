@@ -31,11 +31,32 @@ pub fn sanitize(extra: &[&str], program: &Path, args: &[&str]) -> (Vec<serde_jso
     (findings, code)
 }
 
+/// [`sanitize`] on a machine configured by `env` (`ACLMEM_EMU_CANN`, …).
+pub fn sanitize_env(
+    extra: &[&str],
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Vec<serde_json::Value>, i32) {
+    let (findings, code, _, _) = sanitize_output_env(extra, program, args, env);
+    (findings, code)
+}
+
 /// [`sanitize`], with what the run wrote to stdout and to stderr.
 pub fn sanitize_output(
     extra: &[&str],
     program: &Path,
     args: &[&str],
+) -> (Vec<serde_json::Value>, i32, String, String) {
+    sanitize_output_env(extra, program, args, &[])
+}
+
+/// [`sanitize_output`] with variables set for the run.
+pub fn sanitize_output_env(
+    extra: &[&str],
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
 ) -> (Vec<serde_json::Value>, i32, String, String) {
     // The run's own log and machine (numbered: machine names are short), so
     // that runs may go at once.
@@ -59,6 +80,7 @@ pub fn sanitize_output(
         .args(args)
         .env("ACLMEM_EMU_MACHINE", format!("sanitize-{key}"))
         .env("ACLMEM_EMU_QUIET", "1")
+        .envs(env.iter().copied())
         .output()
         .expect("aclmem runs");
     let findings = std::fs::read_to_string(&log)

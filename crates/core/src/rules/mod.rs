@@ -33,6 +33,9 @@ use crate::product::*;
 mod verdict;
 pub use verdict::*;
 
+mod calls;
+pub use calls::*;
+
 // ---------------------------------------------------------------------------
 // Capability traits. Each carries a diagnostic naming its rule; the table
 // below implements them.
@@ -201,6 +204,7 @@ macro_rules! rules_table {
                 at [ $($loc:ident since $lsince:ident),+ ];
         )* }
         size_limited { $( $sp:ident at $sl:ident [ $($sattr:ident),* $(,)? ]; )* }
+        calls { $( $capi:ident since $csince:ident on [ $($cprod:ident),+ $(,)? ]; )* }
     ) => {
         // --- compile-time projection ---
         $( rules_table!(@run_mode $rm $rm_api); )*
@@ -234,7 +238,23 @@ macro_rules! rules_table {
             const $ltrait: &[MemAttr] = &[$(<$lattr as AttrType>::ATTR),*];
         )*
 
+        $(
+            impl Introduced for $capi { type Since = $csince; }
+            impl<V: Accepts<$capi, $csince>> ExistsIn<V> for $capi {}
+            $(
+                // (`do_not_recommend`: a product without the calls gets
+                // the rule, not a list of the products that have them.)
+                #[diagnostic::do_not_recommend]
+                impl<V: CannType> ApiOn<$cprod<V>> for $capi {}
+            )+
+        )*
+
         // --- run-time projection ---
+        const API_ROWS: &[ApiRow] = &[$(ApiRow {
+            api: <$capi as ApiType>::API,
+            since: <$csince as CannType>::VERSION,
+            products: &[$(<$cprod as ProductType>::PRODUCT),+],
+        }),*];
         const RUN_MODE_ROWS: &[(RunMode, bool)] = &[$((RunMode::$rm, rules_table!(@bool $rm_api))),*];
         const PRODUCT_ROWS: &[ProductRow] = &[$(ProductRow {
             product: rules_table!(@value $pty $(<$pgen>)?),
@@ -332,6 +352,12 @@ macro_rules! rules_table {
     (@supports $since:ident $pty:ident [$($g:ident: $gb:ident)?] <$($full:ident),+>) => {
         impl<$($g: $gb,)? V: CannType> Introduced for $pty<$($full),+> {
             type Since = $since;
+        }
+        impl<$($g: $gb,)? V: CannType, C: ApiType> HasApi<C> for $pty<$($full),+>
+        where
+            C: ApiOn<$pty<$($full),+>>,
+            C: ExistsIn<V>,
+        {
         }
         impl<$($g: $gb,)? V: CannType, L: LocationType, A: AttrType>
             Rules<L, A> for $pty<$($full),+>
@@ -446,5 +472,15 @@ rules_table! {
     // Allowed combinations whose largest size the platform decides.
     size_limited {
         AtlasA3 at HostNuma [DdrP2pHuge, DdrP2pNormal, P2pNormal, P2pHuge];
+    }
+    // Calls beyond the physical-memory API: the release that introduced
+    // each group and the products whose runtime has it. The stream-ordered
+    // pools (acl_rt_memory_soma.h) are documented for Atlas A2 only, as an
+    // experimental feature; create/destroy/attributes from 9.0,
+    // MallocAsync/FreeAsync/TrimTo from 9.1 (docs/facts.md, "Stream-ordered
+    // memory pools").
+    calls {
+        MemPoolCreate since Cann9_0 on [AtlasA2];
+        MemPoolMallocAsync since Cann9_1 on [AtlasA2];
     }
 }

@@ -3,6 +3,7 @@
 
 use core::fmt;
 
+use super::Api;
 use crate::attr::MemAttr;
 use crate::cann::CannVersion;
 use crate::error::AclError;
@@ -55,6 +56,8 @@ pub enum Feature {
     Location(Location),
     /// This memory attribute.
     Attr(MemAttr),
+    /// This group of calls.
+    Api(Api),
 }
 
 impl fmt::Display for Feature {
@@ -63,6 +66,7 @@ impl fmt::Display for Feature {
             Feature::Product(p) => write!(f, "aclrtMallocPhysical on {p}"),
             Feature::Location(l) => write!(f, "{l}"),
             Feature::Attr(a) => write!(f, "{a}"),
+            Feature::Api(a) => write!(f, "{a}"),
         }
     }
 }
@@ -88,6 +92,9 @@ pub enum Denial {
     DeviceOnlyAttr,
     /// The product does not offer this (1 GiB) attribute.
     NotOffered,
+    /// The product's runtime does not have this group of calls (the
+    /// stream-ordered pools outside Atlas A2).
+    ApiNotOffered,
     /// The CANN version the code targets does not have `feature` yet; it
     /// exists from `since` on.
     NeedsNewerCann {
@@ -112,16 +119,19 @@ impl Denial {
     /// releases' sources are not public); see `docs/facts.md`.
     pub const fn code(self) -> AclError {
         match self {
-            Denial::ProductUnsupported | Denial::RcForm | Denial::NotOffered => {
-                AclError::RT_FEATURE_NOT_SUPPORT
-            }
+            Denial::ProductUnsupported
+            | Denial::RcForm
+            | Denial::NotOffered
+            | Denial::ApiNotOffered => AclError::RT_FEATURE_NOT_SUPPORT,
             Denial::RejectedAttr
             | Denial::RejectedLocation
             | Denial::HostOnlyAttr
             | Denial::DeviceOnlyAttr => AclError::INVALID_PARAM,
             Denial::NeedsNewerCann { feature, .. } => match feature {
                 Feature::Attr(_) => AclError::INVALID_PARAM,
-                Feature::Product(_) | Feature::Location(_) => AclError::RT_FEATURE_NOT_SUPPORT,
+                Feature::Product(_) | Feature::Location(_) | Feature::Api(_) => {
+                    AclError::RT_FEATURE_NOT_SUPPORT
+                }
             },
         }
     }
@@ -138,6 +148,9 @@ impl Denial {
             Denial::HostOnlyAttr => "DDR_* attributes are host-only",
             Denial::DeviceOnlyAttr => "*_HUGE1G attributes are device-only",
             Denial::NotOffered => "this product does not offer this 1 GiB huge-page attribute",
+            Denial::ApiNotOffered => {
+                "this product's runtime does not have these calls (stream-ordered pools: Atlas A2 only)"
+            }
             Denial::NeedsNewerCann { .. } => "the targeted CANN release does not have this yet",
         }
     }
@@ -152,6 +165,7 @@ impl Denial {
             Denial::HostOnlyAttr => "host-only-attr",
             Denial::DeviceOnlyAttr => "device-only-attr",
             Denial::NotOffered => "not-offered",
+            Denial::ApiNotOffered => "api-not-offered",
             Denial::NeedsNewerCann { .. } => "needs-newer-cann",
         }
     }

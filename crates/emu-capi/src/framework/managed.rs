@@ -34,6 +34,9 @@ const ATTACH_GLOBAL: u32 = 0x01;
 /// The most entries read from one array (more is 100000).
 const MAX_ENTRIES: usize = 1 << 24;
 
+// The prototype the driver and the Python module resolve by name.
+const _: aclmem_sys::pools::aclrtMemAllocManaged_t = aclrtMemAllocManaged;
+
 /// `aclError aclrtMemAllocManaged(void** ptr, uint64_t size, uint32_t
 /// flag)`: ptr NULL or a flag other than `ACL_RT_MEM_ATTACH_GLOBAL`
 /// 100000; `size` 0 107000 (the runtime's); memory both the host and the

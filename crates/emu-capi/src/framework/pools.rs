@@ -11,7 +11,7 @@
 
 use std::ffi::c_void;
 
-use aclmem_core::{AclError, RawMemLocation};
+use aclmem_core::AclError;
 use aclmem_sys::aclrtStream;
 
 use crate::cptr;
@@ -22,23 +22,17 @@ use crate::state::with_global;
 /// `aclrtMemPool`: an opaque pool handle (`void*`).
 type MemPool = *mut c_void;
 
-/// `aclrtMemPoolProps`: `{ aclrtMemAllocationType allocType;
-/// aclrtMemHandleType handleType; aclrtMemLocation location; size_t
-/// maxSize; unsigned char reserved[32]; }` (56 bytes).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct aclrtMemPoolProps {
-    /// `ACL_MEM_ALLOCATION_TYPE_PINNED` (0) only.
-    pub alloc_type: u32,
-    /// `ACL_MEM_HANDLE_TYPE_NONE` (0), or `POSIX` (2) from CANN 9.1.
-    pub handle_type: u32,
-    /// `ACL_MEM_LOCATION_TYPE_DEVICE` (1) and the device's id.
-    pub location: RawMemLocation,
-    /// The pool's size; 0 is the device's memory.
-    pub max_size: usize,
-    /// Must be zero.
-    pub reserved: [u8; 32],
-}
+/// `aclrtMemPoolProps`: the one Rust copy of its layout, `aclmem_sys`'s.
+pub use aclmem_sys::pools::aclrtMemPoolProps;
+
+// Every pool function has the prototype the driver resolves.
+const _: aclmem_sys::pools::aclrtMemPoolCreate_t = aclrtMemPoolCreate;
+const _: aclmem_sys::pools::aclrtMemPoolDestroy_t = aclrtMemPoolDestroy;
+const _: aclmem_sys::pools::aclrtMemPoolAttr_t = aclrtMemPoolSetAttr;
+const _: aclmem_sys::pools::aclrtMemPoolAttr_t = aclrtMemPoolGetAttr;
+const _: aclmem_sys::pools::aclrtMemPoolMallocAsync_t = aclrtMemPoolMallocAsync;
+const _: aclmem_sys::pools::aclrtMemPoolFreeAsync_t = aclrtMemPoolFreeAsync;
+const _: aclmem_sys::pools::aclrtMemPoolTrimTo_t = aclrtMemPoolTrimTo;
 
 /// `ACL_MEM_ALLOCATION_TYPE_PINNED`.
 const PINNED: u32 = 0;

@@ -12,12 +12,15 @@
 //! Pools are documented for Atlas A2 only: elsewhere creating one or
 //! allocating from one is 207000.
 
-use aclmem_core::{AclError, Product};
+use std::num::{NonZeroU64, NonZeroUsize};
+
+use aclmem_core::{AclError, Api, Product, check_api};
+use aclmem_hal::{MemPools, RawPool, RawStream, Streams, VirtAddr};
 
 use crate::machine::PoolId;
 use crate::process::Result;
 pub use crate::process::pools::{POOL_BLOCK, PoolAttr};
-use crate::{Emulator, Op};
+use crate::{Emulator, Op, Target};
 
 /// `RT_ERROR_MEM_POOL_NULL`, `RT_ERROR_POOL_OP_INVALID`,
 /// `RT_ERROR_POOL_PROP_INVALID`, `RT_ERROR_MEM_POOL_ALLOC`: not mapped to
@@ -182,5 +185,75 @@ impl Emulator {
         let p = &self.process;
         p.enter(Op::FreeDevice)?;
         p.pool_trim(pool, keep, (POOL_ERROR, POOL_ERROR))
+    }
+}
+
+/// A handle the engine made, never 0 (a 0 would break its contract).
+fn nonzero(v: u64) -> Result<NonZeroU64> {
+    NonZeroU64::new(v).ok_or(AclError::RT_INTERNAL_ERROR)
+}
+
+/// `aclmem-hal`'s streams: on the calling thread's current device.
+impl Streams for Emulator {
+    fn create_stream(&self) -> Result<RawStream> {
+        nonzero(Emulator::create_stream(self, Target::Current)?).map(RawStream)
+    }
+    fn destroy_stream(&self, stream: RawStream) -> Result<()> {
+        Emulator::destroy_stream(self, stream.0.get())
+    }
+    fn synchronize_stream(&self, stream: RawStream) -> Result<()> {
+        Emulator::synchronize_stream(self, stream.0.get())
+    }
+}
+
+impl Emulator {
+    /// The release gate the C library's exports make (a release without
+    /// the calls has no symbol: 207000), from the rules table.
+    fn api(&self, api: Api) -> Result<()> {
+        check_api(self.product(), self.config().cann, api).map_err(|d| d.code())
+    }
+}
+
+/// `aclmem-hal`'s pools: the C library's calls after its ACL layer, whose
+/// checks the typed values make (a pinned device pool of handle type
+/// NONE, no NULL), behind the release gates of the rules table.
+impl MemPools for Emulator {
+    fn pool_create(&self, device_id: u32, max_size: usize) -> Result<RawPool> {
+        self.api(Api::MemPoolCreate)?;
+        let pool = self.mem_pool_create(device_id, max_size as u64, POOL_HANDLE_NONE)?;
+        nonzero(pool).map(RawPool)
+    }
+    fn pool_destroy(&self, pool: RawPool) -> Result<()> {
+        self.api(Api::MemPoolCreate)?;
+        self.mem_pool_destroy(pool.0.get())
+    }
+    fn pool_set_attr(&self, pool: RawPool, attr: aclmem_hal::PoolAttr, value: u64) -> Result<()> {
+        self.api(Api::MemPoolCreate)?;
+        self.mem_pool_set_attr(pool.0.get(), attr.raw(), |_| Ok(value))
+    }
+    fn pool_get_attr(&self, pool: RawPool, attr: aclmem_hal::PoolAttr) -> Result<u64> {
+        self.api(Api::MemPoolCreate)?;
+        self.mem_pool_get_attr(pool.0.get(), attr.raw())
+            .map(|(v, _)| v)
+    }
+    fn pool_malloc_async(&self, pool: RawPool, size: usize, stream: RawStream) -> Result<VirtAddr> {
+        self.api(Api::MemPoolMallocAsync)?;
+        // The ACL layer answers a size of 0 with success and no memory;
+        // a typed allocation always has an address.
+        if size == 0 {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let addr = self.mem_pool_malloc_async(size as u64, pool.0.get(), stream.0.get())?;
+        NonZeroUsize::new(addr)
+            .map(VirtAddr)
+            .ok_or(AclError::RT_INTERNAL_ERROR)
+    }
+    fn pool_free_async(&self, ptr: VirtAddr, stream: RawStream) -> Result<()> {
+        self.api(Api::MemPoolMallocAsync)?;
+        self.mem_pool_free_async(ptr.get(), stream.0.get())
+    }
+    fn pool_trim_to(&self, pool: RawPool, keep: usize) -> Result<()> {
+        self.api(Api::MemPoolMallocAsync)?;
+        self.mem_pool_trim_to(pool.0.get(), keep as u64)
     }
 }

@@ -317,4 +317,17 @@ mod tests {
             .collect();
         assert_eq!(pointers.as_slice(), ["aclrtGetSocName"]);
     }
+
+    #[test]
+    fn the_rules_tables_calls_are_in_the_catalogue_from_their_release() {
+        // The typed API's release gates (aclmem-core's rules table) and the
+        // catalogue's `since` (what the emulated library exports per
+        // release) say the same.
+        for api in aclmem_core::Api::ALL {
+            for name in api.functions() {
+                let entry = find(name).unwrap_or_else(|| panic!("{name} not catalogued"));
+                assert_eq!(entry.since, Some(api.since().major_minor()), "{name}");
+            }
+        }
+    }
 }

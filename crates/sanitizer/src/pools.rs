@@ -1,0 +1,338 @@
+//! Stream-ordered memory pools (`aclrtMemPool*`) and managed memory
+//! (`aclrtMemAllocManaged`): the sanitizer forwards each call unchanged to
+//! the library underneath and follows the memory they hand out, which the
+//! model of `aclrtMalloc` and mappings does not hold:
+//!
+//! * a copy or fill (`aclrtMemcpy`, `aclrtMemcpyAsync`, `aclrtMemset`)
+//!   that touches a pool block after `aclrtMemPoolFreeAsync` gave it back:
+//!   `pool-use-after-free` (the block may already be another
+//!   allocation's);
+//! * one that touches a block of a pool destroyed since:
+//!   `pool-use-after-destroy`;
+//! * `aclrtMemPoolDestroy` of a pool with blocks still allocated (the
+//!   runtime frees them without a word): `pool-destroyed-with-live-memory`;
+//! * managed memory never freed (`aclrtFree`): `managed-memory-leaked` at
+//!   exit.
+//!
+//! Live pool blocks and managed memory are device memory to the copy
+//! checks, so they are not `copy-unmapped`. Each call is a record of the
+//! trace.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::{CStr, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use aclmem_fork::ForkMutex;
+use aclmem_formats::finding::Class;
+
+use crate::report::{Finding, Site, report};
+
+/// The functions, as the audit redirects them.
+pub const NAMES: [&str; 5] = [
+    "aclrtMemPoolCreate",
+    "aclrtMemPoolDestroy",
+    "aclrtMemPoolMallocAsync",
+    "aclrtMemPoolFreeAsync",
+    "aclrtMemAllocManaged",
+];
+
+type Ptr = *mut c_void;
+/// `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`, when nothing is underneath.
+const NOT_SUPPORTED: i32 = 207_000;
+
+/// The definition underneath `name` (0: none).
+fn next(name: &'static CStr) -> usize {
+    crate::underneath::next_in(c"libascendcl.so", name)
+}
+
+/// Calls the definition underneath as `F`, or answers 207000.
+macro_rules! forward_pool {
+    ($name:literal: fn($($t:ty),*) ($($arg:expr),*)) => {{
+        let p = next($name);
+        if p == 0 {
+            NOT_SUPPORTED
+        } else {
+            // SAFETY: the symbol of that name underneath has the documented
+            // prototype written here (`acl_rt_memory_soma.h`,
+            // `acl_rt_memory.h`; `aclmem_sys::pools`).
+            let f: unsafe extern "C" fn($($t),*) -> i32 = unsafe { std::mem::transmute(p) };
+            // SAFETY: the caller's arguments, passed on.
+            unsafe { f($($arg),*) }
+        }
+    }};
+}
+
+/// A pool block handed out: its pool, the bytes asked for, where.
+struct Block {
+    pool: usize,
+    size: usize,
+    made: Site,
+}
+
+/// Why a block's memory is no longer the program's.
+#[derive(Clone, Copy)]
+enum Gone {
+    /// `aclrtMemPoolFreeAsync`, there.
+    Freed(Site),
+    /// `aclrtMemPoolDestroy` of its pool, there.
+    PoolDestroyed(Site),
+}
+
+#[derive(Default)]
+struct State {
+    /// Live pools: handle -> where made.
+    pools: HashMap<usize, Site>,
+    /// Blocks in use: address -> block.
+    live: BTreeMap<usize, Block>,
+    /// Blocks given back, until the address is handed out again: address
+    /// -> (bytes, where it was made, why it is gone).
+    gone: BTreeMap<usize, (usize, Site, Gone)>,
+    /// Managed memory not freed: address -> (bytes, where made).
+    managed: BTreeMap<usize, (usize, Site)>,
+}
+
+fn state() -> &'static ForkMutex<State> {
+    static STATE: ForkMutex<State> = ForkMutex::new(State::default);
+    &STATE
+}
+
+/// Whether a pool block or managed memory was ever handed out: until then
+/// a copy asks nothing.
+static EVER: AtomicBool = AtomicBool::new(false);
+
+/// The entry of `map` whose range `addr..addr + size` overlaps
+/// `at..at + len`.
+fn overlapping<V>(
+    map: &BTreeMap<usize, V>,
+    size: impl Fn(&V) -> usize,
+    at: usize,
+    len: usize,
+) -> Option<(usize, &V)> {
+    let end = at.saturating_add(len.max(1));
+    map.range(..end)
+        .next_back()
+        .filter(|(a, v)| at < a.saturating_add(size(v).max(1)))
+        .map(|(a, v)| (*a, v))
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemPoolCreate(pool: *mut Ptr, props: *const c_void) -> i32 {
+    let site = Site::outside();
+    let r = forward_pool!(c"aclrtMemPoolCreate": fn(*mut Ptr, *const c_void) (pool, props));
+    if r == 0
+        // SAFETY: a pointer is plain data; the kernel checks the address.
+        && let Some(p) = unsafe { crate::cmem::read(pool) }
+    {
+        state().lock().pools.insert(p as usize, site.with_stack());
+    }
+    crate::trace::call("aclrtMemPoolCreate", None, 0, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemPoolDestroy(pool: Ptr) -> i32 {
+    let site = Site::outside().with_stack();
+    let held: Vec<(usize, usize, Site)> = state()
+        .lock()
+        .live
+        .iter()
+        .filter(|(_, b)| b.pool == pool as usize)
+        .map(|(a, b)| (*a, b.size, b.made))
+        .collect();
+    if let Some((a, n, made)) = held.first() {
+        report(Finding {
+            class: Class::PoolDestroyedWithLiveMemory,
+            call: "aclrtMemPoolDestroy",
+            args: format!("{pool:p}"),
+            message: format!(
+                "{} block(s) of the pool are still allocated, the first {n} bytes at {a:#x} (aclrtMemPoolMallocAsync at {}): the runtime frees them with the pool, and their users hold released memory",
+                held.len(),
+                made.describe()
+            ),
+            code: None,
+            site,
+        });
+    }
+    let r = forward_pool!(c"aclrtMemPoolDestroy": fn(Ptr) (pool));
+    if r == 0 {
+        let mut s = state().lock();
+        s.pools.remove(&(pool as usize));
+        for (a, n, made) in held {
+            s.live.remove(&a);
+            s.gone.insert(a, (n, made, Gone::PoolDestroyed(site)));
+        }
+    }
+    crate::trace::call("aclrtMemPoolDestroy", None, 0, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemPoolMallocAsync(
+    ptr: *mut Ptr,
+    size: usize,
+    pool: Ptr,
+    stream: Ptr,
+) -> i32 {
+    let site = Site::outside();
+    let r = forward_pool!(c"aclrtMemPoolMallocAsync": fn(*mut Ptr, usize, Ptr, Ptr) (ptr, size, pool, stream));
+    if r == 0
+        && size != 0
+        // SAFETY: a pointer is plain data; the kernel checks the address.
+        && let Some(p) = unsafe { crate::cmem::read(ptr) }
+    {
+        EVER.store(true, Ordering::Release);
+        let addr = p as usize;
+        let mut s = state().lock();
+        // The range is the program's again.
+        while let Some((a, _)) = overlapping(&s.gone, |g| g.0, addr, size) {
+            s.gone.remove(&a);
+        }
+        s.live.insert(
+            addr,
+            Block {
+                pool: pool as usize,
+                size,
+                made: site.with_stack(),
+            },
+        );
+    }
+    crate::trace::call("aclrtMemPoolMallocAsync", None, size, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemPoolFreeAsync(ptr: Ptr, stream: Ptr) -> i32 {
+    let site = Site::outside();
+    let r = forward_pool!(c"aclrtMemPoolFreeAsync": fn(Ptr, Ptr) (ptr, stream));
+    let mut size = 0;
+    if r == 0 {
+        let mut s = state().lock();
+        if let Some(b) = s.live.remove(&(ptr as usize)) {
+            size = b.size;
+            s.gone.insert(
+                ptr as usize,
+                (b.size, b.made, Gone::Freed(site.with_stack())),
+            );
+        }
+    }
+    crate::trace::call("aclrtMemPoolFreeAsync", None, size, r);
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMemAllocManaged(ptr: *mut Ptr, size: u64, flag: u32) -> i32 {
+    let site = Site::outside();
+    let r = forward_pool!(c"aclrtMemAllocManaged": fn(*mut Ptr, u64, u32) (ptr, size, flag));
+    if r == 0
+        // SAFETY: a pointer is plain data; the kernel checks the address.
+        && let Some(p) = unsafe { crate::cmem::read(ptr) }
+        && !p.is_null()
+    {
+        EVER.store(true, Ordering::Release);
+        let size = usize::try_from(size).unwrap_or(usize::MAX);
+        state()
+            .lock()
+            .managed
+            .insert(p as usize, (size, site.with_stack()));
+    }
+    crate::trace::call("aclrtMemAllocManaged", None, size as usize, r);
+    r
+}
+
+/// After a successful `aclrtFree(addr)`: managed memory is freed so.
+pub(crate) fn freed(addr: usize) {
+    if EVER.load(Ordering::Acquire) {
+        state().lock().managed.remove(&addr);
+    }
+}
+
+/// Before a copy or fill touching `addr..addr + count` (each side): `true`
+/// when the range is pool or managed memory, which this module checks (a
+/// block given back, or of a destroyed pool, is reported), so the model's
+/// check of mapped memory does not apply.
+#[inline]
+pub(crate) fn check_access(call: &'static str, addr: usize, count: usize, site: Site) -> bool {
+    EVER.load(Ordering::Acquire) && addr != 0 && check_access_slow(call, addr, count, site)
+}
+
+#[cold]
+#[inline(never)]
+fn check_access_slow(call: &'static str, addr: usize, count: usize, site: Site) -> bool {
+    let s = state().lock();
+    if overlapping(&s.live, |b| b.size, addr, count).is_some()
+        || overlapping(&s.managed, |m| m.0, addr, count).is_some()
+    {
+        return true;
+    }
+    let Some((a, &(n, made, gone))) = overlapping(&s.gone, |g| g.0, addr, count) else {
+        return false;
+    };
+    drop(s);
+    let (class, why) = match gone {
+        Gone::Freed(at) => (
+            Class::PoolUseAfterFree,
+            format!(
+                "given back to its pool by aclrtMemPoolFreeAsync at {}",
+                at.describe()
+            ),
+        ),
+        Gone::PoolDestroyed(at) => (
+            Class::PoolUseAfterDestroy,
+            format!(
+                "its pool was destroyed by aclrtMemPoolDestroy at {}",
+                at.describe()
+            ),
+        ),
+    };
+    report(Finding {
+        class,
+        call,
+        args: format!("{addr:#x}, {count:#x}"),
+        message: format!(
+            "the range lies in the pool block of {n} bytes at {a:#x} (aclrtMemPoolMallocAsync at {}), {why}",
+            made.describe()
+        ),
+        code: None,
+        // A hook of six arguments hands over no call site: find it.
+        site: if site.ra() == 0 {
+            Site::outside().with_stack()
+        } else {
+            site
+        },
+    });
+    true
+}
+
+/// At exit: managed memory never freed.
+pub(crate) fn report_leaks() {
+    if !EVER.load(Ordering::Acquire) {
+        return;
+    }
+    let left: Vec<(usize, usize, Site)> = std::mem::take(&mut state().lock().managed)
+        .into_iter()
+        .map(|(a, (n, s))| (a, n, s))
+        .collect();
+    for (addr, size, made) in left {
+        report(Finding {
+            class: Class::ManagedMemoryLeaked,
+            call: "aclrtMemAllocManaged",
+            args: format!("{addr:#x}, {size:#x}"),
+            message: format!(
+                "{size} bytes of managed memory at {addr:#x}, allocated at {}, were never freed (aclrtFree)",
+                made.describe()
+            ),
+            code: None,
+            site: made,
+        });
+    }
+}

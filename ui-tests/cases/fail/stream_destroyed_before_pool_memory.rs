@@ -1,0 +1,14 @@
+// Pool memory is tied to the stream it was made on: the stream cannot be
+// destroyed while the memory lives.
+use aclmem_core::{AtlasA2, Cann9_1, MIB};
+use aclmem_hal::Session;
+use aclmem_rc_stub::RcStub;
+
+fn main() {
+    let session = Session::<_, AtlasA2<Cann9_1>>::new(RcStub).unwrap();
+    let stream = session.stream().unwrap();
+    let pool = session.mem_pool(0, 64 * MIB).unwrap();
+    let memory = pool.malloc_async(MIB, &stream).unwrap();
+    stream.destroy().unwrap();
+    memory.free().unwrap();
+}
