@@ -209,7 +209,7 @@ impl Streams for Emulator {
 impl Emulator {
     /// The release gate the C library's exports make (a release without
     /// the calls has no symbol: 207000), from the rules table.
-    fn api(&self, api: Api) -> Result<()> {
+    pub(crate) fn api(&self, api: Api) -> Result<()> {
         check_api(self.product(), self.config().cann, api).map_err(|d| d.code())
     }
 }
