@@ -926,7 +926,10 @@ fn pool_and_managed_memory_defects_are_reported_with_their_class_and_line() {
     assert_eq!(code, 1);
     assert_eq!(classes, ["pool-stream-unordered"], "{findings:#?}");
     assert!(
-        findings[0]["site"].as_str().unwrap().contains(&line("unordered-use")),
+        findings[0]["site"]
+            .as_str()
+            .unwrap()
+            .contains(&line("unordered-use")),
         "{findings:#?}"
     );
 
