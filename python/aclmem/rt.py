@@ -27,7 +27,8 @@ if _TYPE_CHECKING:  # annotations only: nothing but the API in the namespace
 __all__ = [
     "mem_pool_create", "mem_pool_destroy", "mem_pool_set_attr", "mem_pool_get_attr",
     "mem_pool_malloc_async", "mem_pool_free_async", "mem_pool_trim_to",
-    "mem_alloc_managed",
+    "mem_alloc_managed", "mem_managed_advise", "mem_managed_prefetch_async",
+    "memset_d32", "memset_d32_async",
     "ACL_RT_MEM_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES",
     "ACL_RT_MEM_POOL_REUSE_ALLOW_OPPORTUNISTIC",
     "ACL_RT_MEM_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES",
@@ -37,6 +38,11 @@ __all__ = [
     "ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT",
     "ACL_RT_MEM_POOL_ATTR_USED_MEM_HIGH",
     "ACL_RT_MEM_ATTACH_GLOBAL",
+    "ACL_MEM_ADVISE_SET_READ_MOSTLY", "ACL_MEM_ADVISE_UNSET_READ_MOSTLY",
+    "ACL_MEM_ADVISE_SET_PREFERRED_LOCATION", "ACL_MEM_ADVISE_UNSET_PREFERRED_LOCATION",
+    "ACL_MEM_ADVISE_SET_ACCESSED_BY", "ACL_MEM_ADVISE_UNSET_ACCESSED_BY",
+    "ACL_MEM_LOCATIONTYPE_INVALID", "ACL_MEM_LOCATIONTYPE_DEVICE", "ACL_MEM_LOCATIONTYPE_HOST",
+    "ACL_MEM_LOCATIONTYPE_HOST_NUMA", "ACL_MEM_LOCATIONTYPE_HOST_NUMA_CURRENT",
 ]
 
 #: ``aclrtMemPoolAttr`` (``acl_rt_memory_soma.h``): the reuse switches are
@@ -52,7 +58,32 @@ ACL_RT_MEM_POOL_ATTR_USED_MEM_HIGH = 0x8
 #: ``aclrtMemAllocManaged``'s one flag.
 ACL_RT_MEM_ATTACH_GLOBAL = 0x1
 
+#: ``aclrtMemManagedAdviseType``.
+ACL_MEM_ADVISE_SET_READ_MOSTLY = 0
+ACL_MEM_ADVISE_UNSET_READ_MOSTLY = 1
+ACL_MEM_ADVISE_SET_PREFERRED_LOCATION = 2
+ACL_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 3
+ACL_MEM_ADVISE_SET_ACCESSED_BY = 4
+ACL_MEM_ADVISE_UNSET_ACCESSED_BY = 5
+#: ``aclrtMemManagedLocationType`` (the ``type`` of a location dict).
+ACL_MEM_LOCATIONTYPE_INVALID = 0
+ACL_MEM_LOCATIONTYPE_DEVICE = 1
+ACL_MEM_LOCATIONTYPE_HOST = 2
+ACL_MEM_LOCATIONTYPE_HOST_NUMA = 3
+ACL_MEM_LOCATIONTYPE_HOST_NUMA_CURRENT = 4
+
 _PROPS_KEYS = ("allocType", "handleType", "location", "maxSize")
+
+
+def _location(location: Any) -> Any:
+    """An ``aclrtMemManagedLocation`` dict (``{"type", "id"}``) as its two
+    fields, or ``None`` when malformed."""
+    try:
+        if not isinstance(location, _Mapping) or "type" not in location or "id" not in location:
+            return None
+        return location["type"], location["id"]
+    except Exception:
+        return None
 
 
 def mem_pool_create(props: Any) -> Tuple[int, int]:
@@ -113,6 +144,36 @@ def mem_alloc_managed(size: int, flag: int) -> Tuple[int, int]:
     ``ACL_RT_MEM_ATTACH_GLOBAL``; freed with ``acl.rt.free``."""
     return _guarded(_native.mem_alloc_managed, (0,), size, flag)
 
+
+
+def mem_managed_advise(ptr: int, size: int, advise: int, location: Any) -> int:
+    """``ret = rt.mem_managed_advise(ptr, size, advise, location)`` (CANN 9.1):
+    ``location`` is ``{"type": ACL_MEM_LOCATIONTYPE_*, "id": n}``; ``size``
+    a multiple of 2 MiB."""
+    fields = _location(location)
+    if fields is None:
+        return _INVALID_PARAM
+    return _guarded(_native.mem_managed_advise, (), ptr, size, advise, *fields)
+
+
+def mem_managed_prefetch_async(ptr: int, size: int, location: Any, flags: int, stream: int) -> int:
+    """``ret = rt.mem_managed_prefetch_async(ptr, size, location, flags, stream)``
+    (CANN 9.1): ``flags`` 0."""
+    fields = _location(location)
+    if fields is None:
+        return _INVALID_PARAM
+    return _guarded(_native.mem_managed_prefetch_async, (), ptr, size, *fields, flags, stream)
+
+
+def memset_d32(ptr: int, mem_size: int, value: int, n: int) -> int:
+    """``ret = rt.memset_d32(ptr, mem_size, value, n)`` (CANN 9.1): ``n``
+    32-bit words of ``value``."""
+    return _guarded(_native.memset_d32, (), ptr, mem_size, value, n)
+
+
+def memset_d32_async(ptr: int, mem_size: int, value: int, n: int, stream: int) -> int:
+    """``ret = rt.memset_d32_async(ptr, mem_size, value, n, stream)`` (CANN 9.1)."""
+    return _guarded(_native.memset_d32_async, (), ptr, mem_size, value, n, stream)
 
 # `from __future__ import annotations` binds the name `annotations`.
 del annotations

@@ -161,7 +161,8 @@ pub(crate) fn f() -> PyResult<&'static AclFunctions> {
 }
 
 /// The address of a function outside the typed table (the stream-ordered
-/// pools and managed memory of `aclmem_sys::pools`), by name, in the
+/// pools, managed memory, the 2-D copies and the other framework memory
+/// calls Python binds), by name, in the
 /// backend: the sanitizer's global definition, the loaded library's, or
 /// the built-in emulator's; `None` where the backend lacks it.
 pub(crate) fn symbol(name: &CStr) -> PyResult<Option<usize>> {
@@ -185,10 +186,44 @@ pub(crate) fn symbol(name: &CStr) -> PyResult<Option<usize>> {
         b"aclrtMemPoolFreeAsync" => e::aclrtMemPoolFreeAsync as *const () as usize,
         b"aclrtMemPoolTrimTo" => e::aclrtMemPoolTrimTo as *const () as usize,
         b"aclrtMemAllocManaged" => e::aclrtMemAllocManaged as *const () as usize,
+        b"aclrtMemManagedAdvise" => e::aclrtMemManagedAdvise as *const () as usize,
+        b"aclrtMemManagedPrefetchAsync" => e::aclrtMemManagedPrefetchAsync as *const () as usize,
+        b"aclrtMemsetAsync" => e::aclrtMemsetAsync as *const () as usize,
+        b"aclrtMemcpy2d" => e::aclrtMemcpy2d as *const () as usize,
+        b"aclrtMemcpy2dAsync" => e::aclrtMemcpy2dAsync as *const () as usize,
+        b"aclrtMallocCached" => e::aclrtMallocCached as *const () as usize,
+        b"aclrtMemFlush" => e::aclrtMemFlush as *const () as usize,
+        b"aclrtMemInvalidate" => e::aclrtMemInvalidate as *const () as usize,
+        b"aclrtMemsetD32" => e::aclrtMemsetD32 as *const () as usize,
+        b"aclrtMemsetD32Async" => e::aclrtMemsetD32Async as *const () as usize,
         _ => return Ok(None),
     };
     Ok(Some(p))
 }
+
+/// The backend's function `$name` as `$ty`, called with `$args`, or
+/// [`ABSENT`] (207000) where the backend lacks it.
+macro_rules! call_by_name {
+    ($name:literal as $ty:ty, $($arg:expr),* $(,)?) => {
+        match $crate::backend::symbol($name)? {
+            Some(p) => {
+                // SAFETY: the backend's definition of that name has the
+                // documented prototype `$ty` (`aclmem_sys::pools`, or the
+                // caller's type checked against the emulator's function
+                // at compile time).
+                let f = unsafe { std::mem::transmute::<*const c_void, $ty>(p as *const c_void) };
+                // SAFETY: every pointer argument is a live local of the
+                // caller or an address the Python caller passed, which the
+                // emulator checks through the kernel and the real library
+                // takes as pyACL hands it over.
+                unsafe { f($($arg),*) }
+            }
+            None => $crate::backend::ABSENT,
+        }
+    };
+}
+// By path, in the modules of the calls found by name.
+pub(crate) use call_by_name;
 
 /// Calls `$f` (an `Option` of a function pointer) with `$args`, or
 /// evaluates to [`ABSENT`] when the library lacks it.

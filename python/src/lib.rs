@@ -19,6 +19,7 @@ use pyo3::prelude::*;
 
 mod backend;
 mod blocks;
+mod copies;
 mod ipc;
 mod memory;
 mod pools;
@@ -28,6 +29,7 @@ mod vmm;
 
 use backend::backend_name;
 use blocks::*;
+use copies::*;
 use ipc::*;
 use memory::*;
 use pools::*;
@@ -82,6 +84,16 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         mem_pool_free_async,
         mem_pool_trim_to,
         mem_alloc_managed,
+        mem_managed_advise,
+        mem_managed_prefetch_async,
+        memcpy2d,
+        memcpy2d_async,
+        memset_async,
+        malloc_cached,
+        mem_flush,
+        mem_invalidate,
+        memset_d32,
+        memset_d32_async,
         mem_get_allocation_granularity,
         reserve_mem_address,
         release_mem_address,

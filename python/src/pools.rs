@@ -14,28 +14,7 @@ use aclmem_sys::pools::{
 };
 use pyo3::prelude::*;
 
-use crate::backend::{ABSENT, as_ptr, symbol};
-
-/// The backend's function `$name` as `$ty`, called with `$args`, or
-/// [`ABSENT`] (207000) where the backend lacks it.
-macro_rules! call_by_name {
-    ($name:literal as $ty:ty, $($arg:expr),* $(,)?) => {
-        match symbol($name)? {
-            Some(p) => {
-                // SAFETY: the backend's definition of that name has the
-                // documented prototype `$ty` (`aclmem_sys::pools`; the
-                // emulator's is checked against it at compile time).
-                let f = unsafe { std::mem::transmute::<*const c_void, $ty>(p as *const c_void) };
-                // SAFETY: every pointer argument is a live local of the
-                // caller or an address the Python caller passed, which the
-                // emulator checks through the kernel and the real library
-                // takes as pyACL hands it over.
-                unsafe { f($($arg),*) }
-            }
-            None => ABSENT,
-        }
-    };
-}
+use crate::backend::{as_ptr, call_by_name};
 
 /// `aclrtMemPoolCreate` with the fields of `aclrtMemPoolProps`: (pool,
 /// ret).

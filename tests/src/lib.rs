@@ -19,9 +19,9 @@ use aclmem_core::{
     RawPhysicalMemProp, RunMode,
 };
 use aclmem_hal::{
-    DeviceInfo, EXPORT_FLAG_DEFAULT, MemPools, PhysicalAllocator, PoolAttr, RawHandle,
-    ShareHandleType, ShareableHandle, ShareableHandleV2, ShareableMemory, Streams, VirtAddr,
-    VirtualMemory,
+    DeviceInfo, EXPORT_FLAG_DEFAULT, ManagedAdvice, ManagedLocation, ManagedMemoryApi, MemPools,
+    PhysicalAllocator, PoolAttr, RawHandle, ShareHandleType, ShareableHandle, ShareableHandleV2,
+    ShareableMemory, Streams, VirtAddr, VirtualMemory,
 };
 
 /// Where `cargo build` puts the emulated `libascendcl.so` for the profile
@@ -148,6 +148,7 @@ pub trait Backend:
     + ShareableMemory<Error = AclError>
     + Streams<Error = AclError>
     + MemPools<Error = AclError>
+    + ManagedMemoryApi<Error = AclError>
 {
 }
 impl<T> Backend for T where
@@ -157,6 +158,7 @@ impl<T> Backend for T where
         + ShareableMemory<Error = AclError>
         + Streams<Error = AclError>
         + MemPools<Error = AclError>
+        + ManagedMemoryApi<Error = AclError>
 {
 }
 

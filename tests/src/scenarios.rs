@@ -477,6 +477,67 @@ fn pools<B: Backend + ?Sized>(
     t.step("stream destroy", b.destroy_stream(s1))
 }
 
+/// Managed memory: allocated, reached from the host, advised, prefetched
+/// on a stream, freed; per release (9.0 allocates, 9.1 advises) and per
+/// product (A2, A3) the same codes from every backend.
+fn managed<B: Backend + ?Sized>(
+    b: &B,
+    host: &dyn HostAccess,
+    t: &mut Transcript,
+) -> Result<(), AclError> {
+    begin(b, t)?;
+    let Ok(addr) = t.step("alloc managed", b.malloc_managed(3 * MIB)) else {
+        return Ok(());
+    };
+    host.poke(addr.get(), b"managed")?;
+    let mut back = [0u8; 7];
+    host.peek(addr.get(), &mut back)?;
+    t.fact("bytes", back);
+    let s = t.step("stream", b.create_stream())?;
+    t.step(
+        "read mostly",
+        b.managed_advise(
+            addr,
+            4 * MIB,
+            ManagedAdvice::SetReadMostly,
+            ManagedLocation::Host,
+        ),
+    )
+    .ok();
+    t.step(
+        "preferred device 0",
+        b.managed_advise(
+            addr,
+            4 * MIB,
+            ManagedAdvice::SetPreferredLocation,
+            ManagedLocation::Device(0),
+        ),
+    )
+    .ok();
+    t.step(
+        "half a page",
+        b.managed_advise(
+            addr,
+            MIB,
+            ManagedAdvice::SetAccessedBy,
+            ManagedLocation::Device(0),
+        ),
+    )
+    .ok();
+    t.step(
+        "prefetch to device 0",
+        b.managed_prefetch_async(addr, 4 * MIB, ManagedLocation::Device(0), s),
+    )
+    .ok();
+    t.step(
+        "prefetch to device 99",
+        b.managed_prefetch_async(addr, 4 * MIB, ManagedLocation::Device(99), s),
+    )
+    .ok();
+    t.step("stream destroy", b.destroy_stream(s))?;
+    t.step("free", b.free_managed(addr))
+}
+
 const fn machine(soc: &'static str, hbm: usize, run_mode: RunMode) -> Machine {
     Machine {
         soc,
@@ -495,7 +556,7 @@ pub fn scenarios<B: Backend + ?Sized>() -> Vec<Scenario<B>> {
         cann: CannVersion::V9_1,
         ..a2
     };
-    let table: [(&'static str, Machine, Run<B>); 21] = [
+    let table: [(&'static str, Machine, Run<B>); 25] = [
         ("aliasing", a2, aliasing::<B>),
         ("exhaustion", ep("Ascend910B3", 64 * MIB), exhaustion::<B>),
         ("bad arguments", a2, bad_arguments::<B>),
@@ -551,6 +612,24 @@ pub fn scenarios<B: Backend + ?Sized>() -> Vec<Scenario<B>> {
                 ..ep("Ascend910_9392", 64 * GIB)
             },
             pools::<B>,
+        ),
+        ("managed on A2 with 9.1", a2_91, managed::<B>),
+        ("managed on A2 with 9.0", a2, managed::<B>),
+        (
+            "managed on A3 with 8.5",
+            Machine {
+                cann: CannVersion::V8_5,
+                ..ep("Ascend910_9392", 64 * GIB)
+            },
+            managed::<B>,
+        ),
+        (
+            "managed on training",
+            Machine {
+                cann: CannVersion::V9_1,
+                ..ep("Ascend910A", 32 * GIB)
+            },
+            managed::<B>,
         ),
     ];
     table

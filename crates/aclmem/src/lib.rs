@@ -102,6 +102,15 @@
 //! pool.trim_to(0)?;
 //! assert_eq!(pool.attr(PoolAttr::ReservedMemCurrent)?, 0);
 //! pool.destroy()?;
+//!
+//! // Managed memory (9.0; advice and prefetches 9.1, Atlas A2 and A3): a
+//! // location of its own, which the host and the device both reach.
+//! use aclmem::hal::{ManagedAdvice, ManagedLocation};
+//! let managed = session.malloc_managed(3 * MIB)?;
+//! emu.write(managed.addr().get(), b"shared")?;
+//! managed.advise(ManagedAdvice::SetPreferredLocation, ManagedLocation::Device(0))?;
+//! managed.prefetch_async(ManagedLocation::Device(0), &stream)?;
+//! managed.free()?;
 //! stream.destroy()?;
 //! # }
 //! # Ok::<(), aclmem::AclError>(())
@@ -256,7 +265,12 @@ pub mod releases {
 /// or a product may lack (the bound is
 /// [`HasApi<C>`](rules::HasApi)).
 pub mod calls {
-    group!(MemPoolCreate, MemPoolMallocAsync);
+    group!(
+        MemPoolCreate,
+        MemPoolMallocAsync,
+        MemAllocManaged,
+        MemManagedAdvise
+    );
     pub use aclmem_core::ApiType;
 }
 

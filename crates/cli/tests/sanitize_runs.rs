@@ -922,6 +922,17 @@ fn pool_and_managed_memory_defects_are_reported_with_their_class_and_line() {
         "{findings:#?}"
     );
 
+    let (findings, classes, code) = run("unordered");
+    assert_eq!(code, 1);
+    assert_eq!(classes, ["pool-stream-unordered"], "{findings:#?}");
+    assert!(
+        findings[0]["site"]
+            .as_str()
+            .unwrap()
+            .contains(&line("unordered-use")),
+        "{findings:#?}"
+    );
+
     let (findings, classes, code) = run("leaked");
     assert_eq!(code, 1);
     assert_eq!(classes, ["managed-memory-leaked"], "{findings:#?}");

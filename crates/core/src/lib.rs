@@ -43,7 +43,10 @@ pub use prop::{
     RawPhysicalMemProp, ValidProp,
 };
 pub use report::{CheckReport, Checked};
-pub use rules::{Api, ApiOn, ApiType, HasApi, MemPoolCreate, MemPoolMallocAsync, check_api};
+pub use rules::{
+    Api, ApiOn, ApiType, HasApi, MemAllocManaged, MemManagedAdvise, MemPoolCreate,
+    MemPoolMallocAsync, check_api,
+};
 pub use rules::{
     AvailableOn, Denial, DeviceAccepts, ExistsIn, Feature, FormAllowsPhysical, HasPhysicalApi,
     Holds, HostAccepts, Introduced, MallocPhysical, OfferedBy, PLATFORMS, Platform, Reason, Rules,

@@ -74,6 +74,8 @@ pub enum Class {
     PoolDestroyedWithLiveMemory,
     /// `managed-memory-leaked`.
     ManagedMemoryLeaked,
+    /// `pool-stream-unordered`.
+    PoolStreamUnordered,
     /// `mstx-heap-unmapped`.
     MstxHeapUnmapped,
     /// `mstx-region-outside-heap`.
@@ -88,7 +90,7 @@ pub enum Class {
 
 impl Class {
     /// Every class, in the order the README lists them.
-    pub const ALL: [Class; 37] = [
+    pub const ALL: [Class; 38] = [
         Class::Rule,
         Class::Portability,
         Class::DoubleFree,
@@ -121,6 +123,7 @@ impl Class {
         Class::PoolUseAfterDestroy,
         Class::PoolDestroyedWithLiveMemory,
         Class::ManagedMemoryLeaked,
+        Class::PoolStreamUnordered,
         Class::MstxHeapUnmapped,
         Class::MstxRegionOutsideHeap,
         Class::MstxAccessOutsideRegion,
@@ -163,6 +166,7 @@ impl Class {
             Class::PoolUseAfterDestroy => "pool-use-after-destroy",
             Class::PoolDestroyedWithLiveMemory => "pool-destroyed-with-live-memory",
             Class::ManagedMemoryLeaked => "managed-memory-leaked",
+            Class::PoolStreamUnordered => "pool-stream-unordered",
             Class::MstxHeapUnmapped => "mstx-heap-unmapped",
             Class::MstxRegionOutsideHeap => "mstx-region-outside-heap",
             Class::MstxAccessOutsideRegion => "mstx-access-outside-region",
@@ -265,6 +269,9 @@ impl Class {
             }
             Class::ManagedMemoryLeaked => {
                 "at exit: managed memory (`aclrtMemAllocManaged`) never freed with `aclrtFree`, with where it was allocated"
+            }
+            Class::PoolStreamUnordered => {
+                "a copy (`aclrtMemcpyAsync`) or free (`aclrtMemPoolFreeAsync`) on one stream of pool memory allocated on another (`aclrtMemPoolMallocAsync`), with nothing ordering the second stream after the allocation (an event recorded on the allocating stream and waited for with `aclrtStreamWaitEvent`, or a synchronisation of that stream or the device): names the block, its stream and where it was allocated; once per block and stream"
             }
             Class::MstxHeapUnmapped => {
                 "`mstxMemHeapRegister` of a pool over memory that is not mapped or `aclrtMalloc` memory of the process (the mstx memory API, docs/mstx.md: a heap must be allocated before it is registered)"

@@ -66,16 +66,18 @@ use aclmem_core::{
 };
 
 mod error;
+mod managed;
 mod pools;
 mod segment;
 mod typed;
 
 pub use error::{SessionError, TeardownError};
+pub use managed::{ManagedAdvice, ManagedLocation, ManagedMemoryApi};
 pub use pools::{MemPools, PoolAttr, RawPool, RawStream, Streams};
 pub use segment::ExpandableSegment;
 pub use typed::{
-    DEFERRED_ERRORS, Exported, Mapping, MemPool, PhysicalMemory, PoolMemory, Reservation,
-    ReserveOptions, Session, Stream,
+    DEFERRED_ERRORS, Exported, MANAGED_PAGE, ManagedMemory, Mapping, MemPool, PhysicalMemory,
+    PoolMemory, Reservation, ReserveOptions, Session, Stream,
 };
 
 /// An error from a backend: a classification and the exact ACL code.

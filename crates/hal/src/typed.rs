@@ -17,6 +17,7 @@
 //! | [`Stream`] | [`Session::stream`] | the backend |
 //! | [`MemPool`] | [`Session::mem_pool`] | `P: HasApi<MemPoolCreate>` at compile time (CANN 9.0, Atlas A2) |
 //! | [`PoolMemory`] | [`MemPool::malloc_async`] | `P: HasApi<MemPoolMallocAsync>` at compile time (CANN 9.1); borrows its pool and its stream |
+//! | [`ManagedMemory`] | [`Session::malloc_managed`] | `P: HasApi<MemAllocManaged>` at compile time (CANN 9.0, Atlas A2/A3); advice and prefetch `P: HasApi<MemManagedAdvise>` (9.1) |
 //!
 //! (`crates/hal/tests/constructors.rs` keeps this list and the UI cases that
 //! prove each compile-time guard in step.)
@@ -442,6 +443,9 @@ impl<'s, B: PhysicalAllocator + ShareableMemory, A: AttrType> Deref for Exported
 
 mod pools;
 pub use pools::{MemPool, PoolMemory, Stream};
+
+mod managed;
+pub use managed::{MANAGED_PAGE, ManagedMemory};
 
 mod virtual_memory;
 use virtual_memory::{Binding, BindingKey};

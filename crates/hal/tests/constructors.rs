@@ -59,6 +59,16 @@ const CONSTRUCTORS: &[(&str, &str, Option<&str>)] = &[
         "P: HasApi<MemPoolMallocAsync>",
         Some("pool_malloc_async_on_cann90"),
     ),
+    (
+        "malloc_managed",
+        "P: HasApi<MemAllocManaged>",
+        Some("managed_on_cann85"),
+    ),
+    (
+        "malloc_managed",
+        "P: HasApi<MemAllocManaged>",
+        Some("managed_on_training"),
+    ),
 ];
 
 #[test]

@@ -5,9 +5,9 @@
 
 use aclmem_core::{AclError, CannVersion, GranularityOption, Product, RawPhysicalMemProp, RunMode};
 use aclmem_hal::{
-    DeviceInfo, ErrorType, MemPools, PhysicalAllocator, PoolAttr, RawHandle, RawPool, RawStream,
-    ShareHandleType, ShareableHandle, ShareableHandleV2, ShareableMemory, Streams, VirtAddr,
-    VirtualMemory,
+    DeviceInfo, ErrorType, ManagedAdvice, ManagedLocation, ManagedMemoryApi, MemPools,
+    PhysicalAllocator, PoolAttr, RawHandle, RawPool, RawStream, ShareHandleType, ShareableHandle,
+    ShareableHandleV2, ShareableMemory, Streams, VirtAddr, VirtualMemory,
 };
 
 /// The RC-form backend: zero-sized, and every call is
@@ -137,6 +137,33 @@ impl MemPools for RcStub {
         Err(NOT_SUPPORTED)
     }
     fn pool_trim_to(&self, _: RawPool, _: usize) -> Result<(), AclError> {
+        Err(NOT_SUPPORTED)
+    }
+}
+
+impl ManagedMemoryApi for RcStub {
+    fn malloc_managed(&self, _: usize) -> Result<VirtAddr, AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn free_managed(&self, _: VirtAddr) -> Result<(), AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn managed_advise(
+        &self,
+        _: VirtAddr,
+        _: usize,
+        _: ManagedAdvice,
+        _: ManagedLocation,
+    ) -> Result<(), AclError> {
+        Err(NOT_SUPPORTED)
+    }
+    fn managed_prefetch_async(
+        &self,
+        _: VirtAddr,
+        _: usize,
+        _: ManagedLocation,
+        _: RawStream,
+    ) -> Result<(), AclError> {
         Err(NOT_SUPPORTED)
     }
 }

@@ -118,7 +118,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemcpy(
 ) -> sys::aclError {
     hook! {
         aclrtMemcpy(dst, dest_max, src, count, kind) at Site::called(caller);
-        check |site| check_copy("aclrtMemcpy", dst as usize, src as usize, count, Some(kind), site);
+        check |site| check_copy("aclrtMemcpy", dst as usize, src as usize, count, Some(kind), None, site);
         done |_, (), _| traced(None, count, |_| {});
     }
 }
@@ -137,7 +137,15 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemcpyAsync(
     hook! {
         aclrtMemcpyAsync(dst, dest_max, src, count, kind, stream) at Site::called(caller);
         check |site| {
-            check_copy("aclrtMemcpyAsync", dst as usize, src as usize, count, Some(kind), site)
+            check_copy(
+                "aclrtMemcpyAsync",
+                dst as usize,
+                src as usize,
+                count,
+                Some(kind),
+                Some(stream as usize),
+                site,
+            )
         };
         done |r, (), _| {
             if r == 0 {
@@ -159,25 +167,29 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemset(
 ) -> sys::aclError {
     hook! {
         aclrtMemset(dev_ptr, max_count, value, count) at Site::called(caller);
-        check |site| check_copy("aclrtMemset", dev_ptr as usize, 0, count.min(max_count), None, site);
+        check |site| {
+            check_copy("aclrtMemset", dev_ptr as usize, 0, count.min(max_count), None, None, site)
+        };
         done |_, (), _| Traced::NOT;
     }
 }
 
-/// The checks of a copy or fill of `count` bytes (`src` 0 for a fill):
-/// both ranges against the model, and against the pools mstx described.
+/// The checks of a copy or fill of `count` bytes (`src` 0 for a fill),
+/// enqueued on `stream` if it is asynchronous: both ranges against the
+/// model, and against the pools mstx described.
 fn check_copy(
     call: &'static str,
     dst: usize,
     src: usize,
     count: usize,
     kind: Option<sys::aclrtMemcpyKind>,
+    stream: Option<usize>,
     site: Site,
 ) {
     // Pool blocks and managed memory are `pools`' (the model does not hold
     // them): a copy that touches one is checked there, both sides.
-    let pooled = crate::pools::check_access(call, dst, count, site)
-        | (src != 0 && crate::pools::check_access(call, src, count, site));
+    let pooled = crate::pools::check_access(call, dst, count, stream, site)
+        | (src != 0 && crate::pools::check_access(call, src, count, stream, site));
     if !pooled {
         model().check_copy(call, dst, src, count, kind, site);
     }

@@ -11,6 +11,13 @@
 //!   `pool-use-after-destroy`;
 //! * `aclrtMemPoolDestroy` of a pool with blocks still allocated (the
 //!   runtime frees them without a word): `pool-destroyed-with-live-memory`;
+//! * a copy enqueued on one stream (`aclrtMemcpyAsync`), or a free
+//!   (`aclrtMemPoolFreeAsync`), of a block allocated on another, with
+//!   nothing ordering the two streams: no event recorded on the allocating
+//!   stream after the allocation and waited for by the other
+//!   (`aclrtRecordEvent`, `aclrtStreamWaitEvent`), no synchronisation of
+//!   the allocating stream or the device since: `pool-stream-unordered`
+//!   (the use may run before the allocation);
 //! * managed memory never freed (`aclrtFree`): `managed-memory-leaked` at
 //!   exit.
 //!
@@ -25,15 +32,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use aclmem_fork::ForkMutex;
 use aclmem_formats::finding::Class;
 
-use crate::report::{Finding, Site, report};
+use aclmem_sys as sys;
 
-/// The functions, as the audit redirects them.
-pub const NAMES: [&str; 5] = [
+use crate::report::{Finding, Site, report};
+use crate::underneath::forward;
+
+/// The functions, as the audit redirects them (the synchronisations are
+/// in the typed list, which it redirects anyway).
+pub const NAMES: [&str; 7] = [
     "aclrtMemPoolCreate",
     "aclrtMemPoolDestroy",
     "aclrtMemPoolMallocAsync",
     "aclrtMemPoolFreeAsync",
     "aclrtMemAllocManaged",
+    "aclrtRecordEvent",
+    "aclrtStreamWaitEvent",
 ];
 
 type Ptr = *mut c_void;
@@ -62,11 +75,43 @@ macro_rules! forward_pool {
     }};
 }
 
-/// A pool block handed out: its pool, the bytes asked for, where.
+/// A pool block handed out: its pool, the bytes asked for, the stream it
+/// was made on and its place in that stream's order, where.
 struct Block {
     pool: usize,
     size: usize,
+    stream: usize,
+    seq: u64,
     made: Site,
+}
+
+/// What orders streams, as the program told the runtime: per stream the
+/// count of its allocations; per event the stream and count it was
+/// recorded at; per (waiting stream, stream) the count waited for; per
+/// stream the count the host synchronised at.
+#[derive(Default)]
+struct Order {
+    ops: HashMap<usize, u64>,
+    events: HashMap<usize, (usize, u64)>,
+    waited: HashMap<(usize, usize), u64>,
+    synced: HashMap<usize, u64>,
+    /// (block, stream) pairs reported: one finding each.
+    reported: std::collections::HashSet<(usize, usize)>,
+}
+
+impl Order {
+    /// Whether work on `stream` comes after `block`'s allocation.
+    fn after(&self, block: &Block, stream: usize) -> bool {
+        stream == block.stream
+            || self
+                .waited
+                .get(&(stream, block.stream))
+                .is_some_and(|&n| n >= block.seq)
+            || self
+                .synced
+                .get(&block.stream)
+                .is_some_and(|&n| n >= block.seq)
+    }
 }
 
 /// Why a block's memory is no longer the program's.
@@ -89,6 +134,7 @@ struct State {
     gone: BTreeMap<usize, (usize, Site, Gone)>,
     /// Managed memory not freed: address -> (bytes, where made).
     managed: BTreeMap<usize, (usize, Site)>,
+    order: Order,
 }
 
 fn state() -> &'static ForkMutex<State> {
@@ -193,11 +239,16 @@ pub unsafe extern "C" fn aclrtMemPoolMallocAsync(
         while let Some((a, _)) = overlapping(&s.gone, |g| g.0, addr, size) {
             s.gone.remove(&a);
         }
+        let ops = s.order.ops.entry(stream as usize).or_default();
+        *ops += 1;
+        let seq = *ops;
         s.live.insert(
             addr,
             Block {
                 pool: pool as usize,
                 size,
+                stream: stream as usize,
+                seq,
                 made: site.with_stack(),
             },
         );
@@ -211,6 +262,15 @@ pub unsafe extern "C" fn aclrtMemPoolMallocAsync(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMemPoolFreeAsync(ptr: Ptr, stream: Ptr) -> i32 {
     let site = Site::outside();
+    if EVER.load(Ordering::Acquire) {
+        check_order(
+            "aclrtMemPoolFreeAsync",
+            ptr as usize,
+            1,
+            stream as usize,
+            site,
+        );
+    }
     let r = forward_pool!(c"aclrtMemPoolFreeAsync": fn(Ptr, Ptr) (ptr, stream));
     let mut size = 0;
     if r == 0 {
@@ -249,6 +309,137 @@ pub unsafe extern "C" fn aclrtMemAllocManaged(ptr: *mut Ptr, size: u64, flag: u3
     r
 }
 
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtRecordEvent(event: Ptr, stream: Ptr) -> i32 {
+    let r = forward_pool!(c"aclrtRecordEvent": fn(Ptr, Ptr) (event, stream));
+    if r == 0 && EVER.load(Ordering::Acquire) {
+        let mut s = state().lock();
+        let at = s.order.ops.get(&(stream as usize)).copied().unwrap_or(0);
+        s.order.events.insert(event as usize, (stream as usize, at));
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: Ptr, event: Ptr) -> i32 {
+    let r = forward_pool!(c"aclrtStreamWaitEvent": fn(Ptr, Ptr) (stream, event));
+    if r == 0 && EVER.load(Ordering::Acquire) {
+        let mut s = state().lock();
+        if let Some(&(source, at)) = s.order.events.get(&(event as usize)) {
+            let waited = s.order.waited.entry((stream as usize, source)).or_default();
+            *waited = (*waited).max(at);
+        }
+    }
+    r
+}
+
+/// The host waited for `stream` (`None`: every stream of the device).
+fn synchronised(stream: Option<usize>) {
+    if !EVER.load(Ordering::Acquire) {
+        return;
+    }
+    let mut s = state().lock();
+    let Order { ops, synced, .. } = &mut s.order;
+    for (&st, &n) in ops.iter() {
+        if stream.is_none_or(|x| x == st) {
+            synced.insert(st, n);
+        }
+    }
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSynchronizeStream(stream: sys::aclrtStream) -> sys::aclError {
+    let r = forward!(aclrtSynchronizeStream(stream));
+    if r == 0 {
+        synchronised(Some(stream as usize));
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSynchronizeStreamWithTimeout(
+    stream: sys::aclrtStream,
+    timeout: i32,
+) -> sys::aclError {
+    let r = forward!(aclrtSynchronizeStreamWithTimeout(stream, timeout));
+    if r == 0 {
+        synchronised(Some(stream as usize));
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSynchronizeDevice() -> sys::aclError {
+    let r = forward!(aclrtSynchronizeDevice());
+    if r == 0 {
+        synchronised(None);
+    }
+    r
+}
+
+/// # Safety
+/// The C prototype's contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSynchronizeDeviceWithTimeout(timeout: i32) -> sys::aclError {
+    let r = forward!(aclrtSynchronizeDeviceWithTimeout(timeout));
+    if r == 0 {
+        synchronised(None);
+    }
+    r
+}
+
+/// Before work on `stream` that touches `addr..addr + count`: a live pool
+/// block made on another stream, with nothing ordering the two, is a
+/// finding (once per block and stream).
+pub(crate) fn check_order(
+    call: &'static str,
+    addr: usize,
+    count: usize,
+    stream: usize,
+    site: Site,
+) {
+    if stream == 0 {
+        return;
+    }
+    let mut s = state().lock();
+    let Some((a, b)) = overlapping(&s.live, |b| b.size, addr, count) else {
+        return;
+    };
+    if s.order.after(b, stream) {
+        return;
+    }
+    let (n, made, from) = (b.size, b.made, b.stream);
+    if !s.order.reported.insert((a, stream)) {
+        return;
+    }
+    drop(s);
+    report(Finding {
+        class: Class::PoolStreamUnordered,
+        call,
+        args: format!("{addr:#x}, stream {stream:#x}"),
+        message: format!(
+            "the pool block of {n} bytes at {a:#x} was allocated on stream {from:#x} (aclrtMemPoolMallocAsync at {}); nothing orders stream {stream:#x} after that allocation (an event recorded there and waited for with aclrtStreamWaitEvent, or a synchronisation), so this may run before it",
+            made.describe()
+        ),
+        code: None,
+        site: if site.ra() == 0 {
+            Site::outside().with_stack()
+        } else {
+            site
+        },
+    });
+}
+
 /// After a successful `aclrtFree(addr)`: managed memory is freed so.
 pub(crate) fn freed(addr: usize) {
     if EVER.load(Ordering::Acquire) {
@@ -261,17 +452,34 @@ pub(crate) fn freed(addr: usize) {
 /// block given back, or of a destroyed pool, is reported), so the model's
 /// check of mapped memory does not apply.
 #[inline]
-pub(crate) fn check_access(call: &'static str, addr: usize, count: usize, site: Site) -> bool {
-    EVER.load(Ordering::Acquire) && addr != 0 && check_access_slow(call, addr, count, site)
+pub(crate) fn check_access(
+    call: &'static str,
+    addr: usize,
+    count: usize,
+    stream: Option<usize>,
+    site: Site,
+) -> bool {
+    EVER.load(Ordering::Acquire) && addr != 0 && check_access_slow(call, addr, count, stream, site)
 }
 
 #[cold]
 #[inline(never)]
-fn check_access_slow(call: &'static str, addr: usize, count: usize, site: Site) -> bool {
+fn check_access_slow(
+    call: &'static str,
+    addr: usize,
+    count: usize,
+    stream: Option<usize>,
+    site: Site,
+) -> bool {
     let s = state().lock();
-    if overlapping(&s.live, |b| b.size, addr, count).is_some()
-        || overlapping(&s.managed, |m| m.0, addr, count).is_some()
-    {
+    if overlapping(&s.live, |b| b.size, addr, count).is_some() {
+        drop(s);
+        if let Some(stream) = stream {
+            check_order(call, addr, count, stream, site);
+        }
+        return true;
+    }
+    if overlapping(&s.managed, |m| m.0, addr, count).is_some() {
         return true;
     }
     let Some((a, &(n, made, gone))) = overlapping(&s.gone, |g| g.0, addr, count) else {

@@ -13,6 +13,10 @@ use aclmem_sys::{self as sys, *};
 use crate::device_memory::*;
 use crate::ipc::*;
 use crate::passthrough::passthrough;
+use crate::pools::{
+    aclrtSynchronizeDevice, aclrtSynchronizeDeviceWithTimeout, aclrtSynchronizeStream,
+    aclrtSynchronizeStreamWithTimeout,
+};
 use crate::report::Caller;
 use crate::runtime::*;
 use crate::vmm::*;
@@ -125,6 +129,11 @@ macro_rules! role {
     (aclrtIpcMemGetExportKey $args:tt) => {};
     (aclrtIpcMemSetImportPid $args:tt) => {};
     (aclrtIpcMemClose $args:tt) => {};
+    // Written out in `pools` (the stream order of pool memory).
+    (aclrtSynchronizeStream $args:tt) => {};
+    (aclrtSynchronizeStreamWithTimeout $args:tt) => {};
+    (aclrtSynchronizeDevice $args:tt) => {};
+    (aclrtSynchronizeDeviceWithTimeout $args:tt) => {};
     // Written out in `trampolines (below: six arguments)`.
     (aclrtMemcpyAsync $args:tt) => {};
     // Every other function: forwarded unchanged.

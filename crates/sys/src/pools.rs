@@ -1,6 +1,7 @@
-//! The stream-ordered memory pools' C types and prototypes
-//! (`acl_rt_memory_soma.h`, CANN 9.0/9.1): the one Rust copy of
-//! `aclrtMemPoolProps`'s layout, and the function pointer types the
+//! The C types and prototypes of the stream-ordered memory pools
+//! (`acl_rt_memory_soma.h`, CANN 9.0/9.1) and of managed memory
+//! (`acl_rt.h`, 9.0/9.1): the one Rust copy of `aclrtMemPoolProps`'s and
+//! `aclrtMemManagedLocation`'s layouts, and the function pointer types the
 //! driver resolves by name and the emulated library's functions are
 //! checked against. Not in [`with_acl_functions!`](crate::with_acl_functions):
 //! the pools are framework functions of the catalogue
@@ -55,6 +56,34 @@ pub type aclrtMemPoolMallocAsync_t = unsafe extern "C" fn(
 /// `aclrtMemPoolFreeAsync`.
 pub type aclrtMemPoolFreeAsync_t =
     unsafe extern "C" fn(ptr: *mut c_void, stream: aclrtStream) -> aclError;
+/// `aclrtMemManagedLocation`: `{ aclrtMemManagedLocationType type;
+/// int32_t id; }` (8 bytes; the type first, unlike `aclrtMemLocation`),
+/// passed by value.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct aclrtMemManagedLocation {
+    /// `ACL_MEM_LOCATIONTYPE_INVALID` 0, `DEVICE` 1, `HOST` 2,
+    /// `HOST_NUMA` 3, `HOST_NUMA_CURRENT` 4.
+    pub type_: u32,
+    /// The device or NUMA node.
+    pub id: i32,
+}
+
+/// `aclrtMemManagedAdvise` (CANN 9.1).
+pub type aclrtMemManagedAdvise_t = unsafe extern "C" fn(
+    ptr: *const c_void,
+    size: u64,
+    advise: u32,
+    location: aclrtMemManagedLocation,
+) -> aclError;
+/// `aclrtMemManagedPrefetchAsync` (CANN 9.1).
+pub type aclrtMemManagedPrefetchAsync_t = unsafe extern "C" fn(
+    ptr: *const c_void,
+    size: usize,
+    location: aclrtMemManagedLocation,
+    flags: u32,
+    stream: aclrtStream,
+) -> aclError;
 /// `aclrtMemAllocManaged` (managed memory, CANN 9.0; freed with
 /// `aclrtFree`).
 pub type aclrtMemAllocManaged_t =
@@ -74,5 +103,7 @@ mod tests {
         assert_eq!(offset_of!(aclrtMemPoolProps, location), 8);
         assert_eq!(offset_of!(aclrtMemPoolProps, max_size), 16);
         assert_eq!(offset_of!(aclrtMemPoolProps, reserved), 24);
+        assert_eq!(size_of::<aclrtMemManagedLocation>(), 8);
+        assert_eq!(offset_of!(aclrtMemManagedLocation, id), 4);
     }
 }

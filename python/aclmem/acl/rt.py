@@ -24,7 +24,8 @@ __all__ = [
     "create_context", "destroy_context", "set_context", "get_context",
     "create_stream", "destroy_stream", "synchronize_stream",
     "malloc", "malloc_align32", "free", "malloc_host", "free_host",
-    "memcpy", "memcpy_async", "memset",
+    "memcpy", "memcpy_async", "memset", "memset_async",
+    "memcpy2d", "memcpy2d_async", "malloc_cached", "mem_flush", "mem_invalidate",
     "malloc_physical", "free_physical", "mem_get_allocation_granularity",
     "reserve_mem_address", "release_mem_address", "map_mem", "unmap_mem",
     "mem_export_to_shareable_handle", "mem_set_pid_to_shareable_handle",
@@ -165,6 +166,41 @@ def memcpy_async(dst: int, dest_max: int, src: int, count: int, kind: int, strea
 def memset(dev_ptr: int, max_count: int, value: int, count: int) -> int:
     """``ret = acl.rt.memset(dev_ptr, max_count, value, count)``."""
     return _guarded(_native.memset, (), dev_ptr, max_count, value, count)
+
+
+def memset_async(dev_ptr: int, max_count: int, value: int, count: int, stream: int) -> int:
+    """``ret = acl.rt.memset_async(dev_ptr, max_count, value, count, stream)``."""
+    return _guarded(_native.memset_async, (), dev_ptr, max_count, value, count, stream)
+
+
+def memcpy2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int) -> int:
+    """``ret = acl.rt.memcpy2d(dst, dpitch, src, spitch, width, height, kind)``:
+    ``height`` rows of ``width`` bytes, ``spitch`` and ``dpitch`` apart."""
+    return _guarded(_native.memcpy2d, (), dst, dpitch, src, spitch, width, height, kind)
+
+
+def memcpy2d_async(
+    dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int, stream: int
+) -> int:
+    """``ret = acl.rt.memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, stream)``."""
+    return _guarded(
+        _native.memcpy2d_async, (), dst, dpitch, src, spitch, width, height, kind, stream
+    )
+
+
+def malloc_cached(size: int, policy: int) -> Tuple[int, int]:
+    """``dev_ptr, ret = acl.rt.malloc_cached(size, policy)``."""
+    return _guarded(_native.malloc_cached, (0,), size, policy)
+
+
+def mem_flush(dev_ptr: int, size: int) -> int:
+    """``ret = acl.rt.mem_flush(dev_ptr, size)``."""
+    return _guarded(_native.mem_flush, (), dev_ptr, size)
+
+
+def mem_invalidate(dev_ptr: int, size: int) -> int:
+    """``ret = acl.rt.mem_invalidate(dev_ptr, size)``."""
+    return _guarded(_native.mem_invalidate, (), dev_ptr, size)
 
 
 # ----- physical memory --------------------------------------------------------------

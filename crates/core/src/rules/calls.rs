@@ -1,6 +1,7 @@
 //! Runtime calls beyond the physical-memory API that a product or a
 //! release may lack, as types ([`ApiType`]) and as values ([`Api`]): the
-//! stream-ordered memory pools of `acl_rt_memory_soma.h`. Which product
+//! stream-ordered memory pools of `acl_rt_memory_soma.h` and managed
+//! memory. Which product
 //! has them from which release is a section of the one rules table
 //! (`calls`, in `rules/mod.rs`); this file holds what that section is
 //! generated into, and [`check_api`], its run-time projection.
@@ -31,11 +32,23 @@ pub enum Api {
     /// `aclrtMemPoolMallocAsync`, `aclrtMemPoolFreeAsync`,
     /// `aclrtMemPoolTrimTo`: memory from a pool, in stream order.
     MemPoolMallocAsync,
+    /// `aclrtMemAllocManaged`: managed memory, which the host and the
+    /// device both reach (freed with `aclrtFree`).
+    MemAllocManaged,
+    /// `aclrtMemManagedAdvise`, `aclrtMemManagedGetAttr(s)`,
+    /// `aclrtMemManagedPrefetchAsync`, `aclrtMemManagedPrefetchBatchAsync`:
+    /// advice on and prefetches of managed memory.
+    MemManagedAdvise,
 }
 
 impl Api {
     /// Every group, in table order.
-    pub const ALL: [Api; 2] = [Api::MemPoolCreate, Api::MemPoolMallocAsync];
+    pub const ALL: [Api; 4] = [
+        Api::MemPoolCreate,
+        Api::MemPoolMallocAsync,
+        Api::MemAllocManaged,
+        Api::MemManagedAdvise,
+    ];
 
     /// The C functions of the group.
     pub const fn functions(self) -> &'static [&'static str] {
@@ -51,6 +64,14 @@ impl Api {
                 "aclrtMemPoolFreeAsync",
                 "aclrtMemPoolTrimTo",
             ],
+            Api::MemAllocManaged => &["aclrtMemAllocManaged"],
+            Api::MemManagedAdvise => &[
+                "aclrtMemManagedAdvise",
+                "aclrtMemManagedGetAttr",
+                "aclrtMemManagedGetAttrs",
+                "aclrtMemManagedPrefetchAsync",
+                "aclrtMemManagedPrefetchBatchAsync",
+            ],
         }
     }
 
@@ -59,6 +80,8 @@ impl Api {
         match self {
             Api::MemPoolCreate => "MemPoolCreate",
             Api::MemPoolMallocAsync => "MemPoolMallocAsync",
+            Api::MemAllocManaged => "MemAllocManaged",
+            Api::MemManagedAdvise => "MemManagedAdvise",
         }
     }
 
@@ -67,6 +90,8 @@ impl Api {
         match self {
             Api::MemPoolCreate => "mem-pool-create",
             Api::MemPoolMallocAsync => "mem-pool-malloc-async",
+            Api::MemAllocManaged => "mem-alloc-managed",
+            Api::MemManagedAdvise => "mem-managed-advise",
         }
     }
 
@@ -99,11 +124,15 @@ impl fmt::Display for Api {
             if i > 0 {
                 f.write_str("/")?;
             }
-            // `aclrtMemPoolCreate/Destroy/…`: the common prefix once.
+            // `aclrtMemPoolCreate/Destroy/…`: the group's prefix once.
+            let prefix = match self {
+                Api::MemPoolCreate | Api::MemPoolMallocAsync => "aclrtMemPool",
+                Api::MemAllocManaged | Api::MemManagedAdvise => "aclrtMemManaged",
+            };
             let short = if i == 0 {
                 name
             } else {
-                name.strip_prefix("aclrtMemPool").unwrap_or(name)
+                name.strip_prefix(prefix).unwrap_or(name)
             };
             f.write_str(short)?;
         }
@@ -112,7 +141,8 @@ impl fmt::Display for Api {
 }
 
 /// A group of runtime calls, as a marker type: [`MemPoolCreate`],
-/// [`MemPoolMallocAsync`]. Sealed.
+/// [`MemPoolMallocAsync`], [`MemAllocManaged`], [`MemManagedAdvise`].
+/// Sealed.
 pub trait ApiType: Sealed + Copy + Default + 'static {
     /// The group this marker stands for.
     const API: Api;
@@ -128,8 +158,27 @@ pub struct MemPoolCreate;
 #[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
 pub struct MemPoolMallocAsync;
 
+/// Marker: `aclrtMemAllocManaged` (CANN 9.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
+pub struct MemAllocManaged;
+
+/// Marker: `aclrtMemManagedAdvise/GetAttr/GetAttrs/PrefetchAsync/
+/// PrefetchBatchAsync` (CANN 9.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "defmt-1", derive(defmt::Format))]
+pub struct MemManagedAdvise;
+
 impl Sealed for MemPoolCreate {}
 impl Sealed for MemPoolMallocAsync {}
+impl Sealed for MemAllocManaged {}
+impl Sealed for MemManagedAdvise {}
+impl ApiType for MemAllocManaged {
+    const API: Api = Api::MemAllocManaged;
+}
+impl ApiType for MemManagedAdvise {
+    const API: Api = Api::MemManagedAdvise;
+}
 impl ApiType for MemPoolCreate {
     const API: Api = Api::MemPoolCreate;
 }
@@ -140,9 +189,9 @@ impl ApiType for MemPoolMallocAsync {
 /// The runtime of product `P` has the calls `Self` (in some release).
 /// Implemented by the rules table's `calls` section.
 #[diagnostic::on_unimplemented(
-    message = "`{P}` has no `{Self}` calls: CANN documents the stream-ordered memory pools (aclrtMemPool*) for Atlas A2 only",
+    message = "`{P}` has no `{Self}` calls: its runtime does not have them",
     label = "`{Self}` is not available on `{P}`",
-    note = "the pools of acl_rt_memory_soma.h are an experimental feature of Atlas A2 training and inference products; elsewhere the runtime answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)"
+    note = "CANN documents the stream-ordered pools (MemPoolCreate, MemPoolMallocAsync) for Atlas A2 only, and managed memory (MemAllocManaged, MemManagedAdvise) for Atlas A2 and A3; elsewhere the runtime answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)"
 )]
 pub trait ApiOn<P: ProductType>: ApiType {}
 

@@ -479,8 +479,13 @@ rules_table! {
     // experimental feature; create/destroy/attributes from 9.0,
     // MallocAsync/FreeAsync/TrimTo from 9.1 (docs/facts.md, "Stream-ordered
     // memory pools").
+    // Managed memory: aclrtMemAllocManaged from 9.0, its advice and
+    // prefetches from 9.1, on Atlas A2 and A3 (the header's product
+    // tables; docs/facts.md, "Managed memory").
     calls {
         MemPoolCreate since Cann9_0 on [AtlasA2];
         MemPoolMallocAsync since Cann9_1 on [AtlasA2];
+        MemAllocManaged since Cann9_0 on [AtlasA3, AtlasA2];
+        MemManagedAdvise since Cann9_1 on [AtlasA3, AtlasA2];
     }
 }

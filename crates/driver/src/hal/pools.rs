@@ -1,17 +1,23 @@
-//! [`Streams`] and [`MemPools`] of [`Driver`]: `aclrtCreateStream` and
-//! the stream-ordered pools (`acl_rt_memory_soma.h`), whose symbols are
-//! resolved by name (`aclmem_sys::pools`): a library without them (before
-//! CANN 9.0 or 9.1) answers 207000, as a missing symbol does.
+//! [`Streams`], [`MemPools`] and [`ManagedMemoryApi`] of [`Driver`]:
+//! `aclrtCreateStream`, the stream-ordered pools (`acl_rt_memory_soma.h`)
+//! and managed memory, whose symbols are resolved by name
+//! (`aclmem_sys::pools`): a library without them (before CANN 9.0 or 9.1)
+//! answers 207000, as a missing symbol does.
 
 use std::ffi::c_void;
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::ptr;
 
 use aclmem_core::AclError;
-use aclmem_hal::{MemPools, PoolAttr, RawPool, RawStream, Streams, VirtAddr};
+use aclmem_hal::{
+    ManagedAdvice, ManagedLocation, ManagedMemoryApi, MemPools, PoolAttr, RawPool, RawStream,
+    Streams, VirtAddr,
+};
 use aclmem_sys::pools::{
-    aclrtMemPool, aclrtMemPoolAttr_t, aclrtMemPoolCreate_t, aclrtMemPoolDestroy_t,
-    aclrtMemPoolFreeAsync_t, aclrtMemPoolMallocAsync_t, aclrtMemPoolProps, aclrtMemPoolTrimTo_t,
+    aclrtMemAllocManaged_t, aclrtMemManagedAdvise_t, aclrtMemManagedLocation,
+    aclrtMemManagedPrefetchAsync_t, aclrtMemPool, aclrtMemPoolAttr_t, aclrtMemPoolCreate_t,
+    aclrtMemPoolDestroy_t, aclrtMemPoolFreeAsync_t, aclrtMemPoolMallocAsync_t, aclrtMemPoolProps,
+    aclrtMemPoolTrimTo_t,
 };
 
 use super::addr_ptr;
@@ -149,5 +155,65 @@ impl MemPools for Driver {
         let f: aclrtMemPoolTrimTo_t = unsafe { cl.by_name(b"aclrtMemPoolTrimTo\0")? };
         // SAFETY: documented prototype; plain values.
         AclError::check(unsafe { f(pool_ptr(pool), keep) })
+    }
+}
+
+/// `ACL_RT_MEM_ATTACH_GLOBAL`.
+const ATTACH_GLOBAL: u32 = 0x1;
+
+fn managed_location(l: ManagedLocation) -> aclrtMemManagedLocation {
+    let (type_, id) = l.raw();
+    aclrtMemManagedLocation { type_, id }
+}
+
+impl ManagedMemoryApi for Driver {
+    fn malloc_managed(&self, size: usize) -> Result<VirtAddr, AclError> {
+        let cl = self.enter()?;
+        // SAFETY: the documented prototype, called while `cl` lives.
+        let f: aclrtMemAllocManaged_t = unsafe { cl.by_name(b"aclrtMemAllocManaged\0")? };
+        let mut p: *mut c_void = ptr::null_mut();
+        // SAFETY: documented prototype; the out pointer is a live local.
+        AclError::check(unsafe { f(&mut p, size as u64, ATTACH_GLOBAL) })?;
+        NonZeroUsize::new(p as usize)
+            .map(VirtAddr)
+            .ok_or(AclError::RT_INTERNAL_ERROR)
+    }
+
+    fn free_managed(&self, addr: VirtAddr) -> Result<(), AclError> {
+        let f = self.enter()?.aclrtFree()?;
+        // SAFETY: documented prototype; the runtime validates the address.
+        AclError::check(unsafe { f(addr_ptr(addr)) })
+    }
+
+    fn managed_advise(
+        &self,
+        addr: VirtAddr,
+        size: usize,
+        advice: ManagedAdvice,
+        location: ManagedLocation,
+    ) -> Result<(), AclError> {
+        let cl = self.enter()?;
+        // SAFETY: the documented prototype, called while `cl` lives.
+        let f: aclrtMemManagedAdvise_t = unsafe { cl.by_name(b"aclrtMemManagedAdvise\0")? };
+        let location = managed_location(location);
+        // SAFETY: documented prototype; plain values (the location by value).
+        AclError::check(unsafe { f(addr_ptr(addr), size as u64, advice.raw(), location) })
+    }
+
+    fn managed_prefetch_async(
+        &self,
+        addr: VirtAddr,
+        size: usize,
+        location: ManagedLocation,
+        stream: RawStream,
+    ) -> Result<(), AclError> {
+        let cl = self.enter()?;
+        // SAFETY: the documented prototype, called while `cl` lives.
+        let f: aclrtMemManagedPrefetchAsync_t =
+            unsafe { cl.by_name(b"aclrtMemManagedPrefetchAsync\0")? };
+        let location = managed_location(location);
+        // SAFETY: documented prototype; plain values, the stream validated
+        // by the runtime.
+        AclError::check(unsafe { f(addr_ptr(addr), size, location, 0, stream_ptr(stream)) })
     }
 }

@@ -16,17 +16,13 @@ use crate::entry::{AclErrorCode, guard};
 use crate::shared;
 use crate::state::with_global;
 
-/// `aclrtMemManagedLocation`: `{ aclrtMemManagedLocationType type;
-/// int32_t id; }` (8 bytes; the type first, unlike `aclrtMemLocation`).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct aclrtMemManagedLocation {
-    /// `ACL_MEM_LOCATIONTYPE_INVALID` 0, `DEVICE` 1, `HOST` 2,
-    /// `HOST_NUMA` 3, `HOST_NUMA_CURRENT` 4.
-    pub type_: u32,
-    /// The device or NUMA node.
-    pub id: i32,
-}
+/// `aclrtMemManagedLocation`: the one Rust copy of its layout,
+/// `aclmem_sys`'s.
+pub use aclmem_sys::pools::aclrtMemManagedLocation;
+
+// The prototypes the driver resolves by name.
+const _: aclmem_sys::pools::aclrtMemManagedAdvise_t = aclrtMemManagedAdvise;
+const _: aclmem_sys::pools::aclrtMemManagedPrefetchAsync_t = aclrtMemManagedPrefetchAsync;
 
 /// `ACL_RT_MEM_ATTACH_GLOBAL`.
 const ATTACH_GLOBAL: u32 = 0x01;

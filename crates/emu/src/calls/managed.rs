@@ -14,7 +14,8 @@
 
 use std::num::NonZeroUsize;
 
-use aclmem_core::{AclError, Location, Product};
+use aclmem_core::{AclError, Api, Location, Product};
+use aclmem_hal::{ManagedAdvice, ManagedLocation as Where, ManagedMemoryApi, RawStream, VirtAddr};
 use aclmem_sys::MallocPolicy;
 
 use crate::args;
@@ -30,8 +31,9 @@ const LOC_HOST: u32 = 2;
 const LOC_HOST_NUMA: u32 = 3;
 const LOC_HOST_NUMA_CURRENT: u32 = 4;
 
-/// The products with managed memory (documented: A3, A2).
-const MANAGED_PRODUCTS: &[Product] = &[Product::AtlasA3, Product::AtlasA2];
+/// The products with managed memory (documented: A3, A2), from the rules
+/// table's `calls` section.
+const MANAGED_PRODUCTS: &[Product] = Api::MemAllocManaged.products();
 
 /// `aclrtMemManagedRangeAttribute`'s id of no single location (mixed, or
 /// none set).
@@ -305,5 +307,42 @@ fn range_attr(attribute: u32, pages: &[PageAdvice], data_size: usize) -> Vec<u8>
             ids.resize(data_size / 4, NO_ID);
             ids.iter().flat_map(|v| v.to_ne_bytes()).collect()
         }
+    }
+}
+
+/// `aclmem-hal`'s managed memory: the C library's calls after its ACL
+/// layer (`ACL_RT_MEM_ATTACH_GLOBAL`, no NULL), behind the release gates
+/// of the rules table.
+impl ManagedMemoryApi for Emulator {
+    fn malloc_managed(&self, size: usize) -> Result<VirtAddr> {
+        self.api(Api::MemAllocManaged)?;
+        let addr = Emulator::malloc_managed(self, size as u64)?;
+        NonZeroUsize::new(addr)
+            .map(VirtAddr)
+            .ok_or(AclError::RT_INTERNAL_ERROR)
+    }
+    fn free_managed(&self, addr: VirtAddr) -> Result<()> {
+        self.api(Api::MemAllocManaged)?;
+        self.free_device(addr.get())
+    }
+    fn managed_advise(
+        &self,
+        addr: VirtAddr,
+        size: usize,
+        advice: ManagedAdvice,
+        location: Where,
+    ) -> Result<()> {
+        self.api(Api::MemManagedAdvise)?;
+        Emulator::managed_advise(self, addr.get(), size, advice.raw(), location.raw())
+    }
+    fn managed_prefetch_async(
+        &self,
+        addr: VirtAddr,
+        size: usize,
+        location: Where,
+        stream: RawStream,
+    ) -> Result<()> {
+        self.api(Api::MemManagedAdvise)?;
+        self.managed_prefetch(addr.get(), size, location.raw(), stream.0.get())
     }
 }

@@ -145,7 +145,7 @@ impl Emulator {
     /// `aclrtMemPoolMallocAsync(&ptr, size, pool, stream)` after the ACL
     /// layer's checks (a size of 0 succeeds there without a call): a block
     /// of `size` rounded up to 2 MiB, for `stream` (see
-    /// [`Emulator::pool_stream`]'s codes). A pool that is not live, or
+    /// `Emulator::pool_stream`'s codes). A pool that is not live, or
     /// without a block that fits, is 507000; the device out of memory is
     /// 207001.
     pub fn mem_pool_malloc_async(&self, size: u64, pool: u64, stream: u64) -> Result<usize> {
@@ -209,7 +209,7 @@ impl Streams for Emulator {
 impl Emulator {
     /// The release gate the C library's exports make (a release without
     /// the calls has no symbol: 207000), from the rules table.
-    fn api(&self, api: Api) -> Result<()> {
+    pub(crate) fn api(&self, api: Api) -> Result<()> {
         check_api(self.product(), self.config().cann, api).map_err(|d| d.code())
     }
 }
