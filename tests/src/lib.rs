@@ -108,7 +108,14 @@ fn compile_with(
     let out = programs.join(name);
     let tmp = programs.join(format!(".{name}.{}.{build}", std::process::id()));
     let status =
-        std::process::Command::new(std::env::var(variable).unwrap_or_else(|_| default.into()))
+        // `$ACLMEM_TEST_CC` / `$ACLMEM_TEST_CXX` first: `cargo xtask cross`
+        // names its cross compilers there for the run under qemu (not in
+        // `CC`, which build scripts would read too).
+        std::process::Command::new(
+            std::env::var(format!("ACLMEM_TEST_{variable}"))
+                .or_else(|_| std::env::var(variable))
+                .unwrap_or_else(|_| default.into()),
+        )
             .args(["-g", "-O0", standard, "-Wall"])
             .args(flags)
             .arg(format!("-I{}", include.display()))

@@ -333,6 +333,9 @@ fn linux_target(target: &str, options: &Options) -> Result<Option<TestCounts>> {
     let env = [
         ("ACLMEM_ASCENDCL", lib.display().to_string()),
         ("ACLMEM_TEST_RUNNER", qemu_runner()),
+        // The tests that build a C program build it for the target.
+        ("ACLMEM_TEST_CC", "aarch64-linux-gnu-gcc".to_owned()),
+        ("ACLMEM_TEST_CXX", "aarch64-linux-gnu-g++".to_owned()),
     ];
     let mut counts = None;
     step(

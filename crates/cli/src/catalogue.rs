@@ -3,7 +3,7 @@
 //! (`docs/catalogue.md` is its markdown).
 
 use aclmem_core::{Api, CannVersion, Location, MemAttr, attr_since, location_since};
-use aclmem_sys::catalogue::{Answer, Entry, Library, OPERATORS, entries};
+use aclmem_sys::catalogue::{Answer, Entry, Library, MEMORY_THEMES, OPERATORS, entries};
 
 use crate::Format;
 
@@ -109,6 +109,7 @@ fn markdown(all: &[Entry], cann: Option<CannVersion>) -> String {
         out += &format!("| `{name}` | {what} |\n");
     }
     out += "\n";
+    out += &themes(all);
     out += &releases(all);
     for library in Library::ALL {
         let rows: Vec<&Entry> = all.iter().filter(|e| e.library == library).collect();
@@ -220,6 +221,38 @@ fn releases(all: &[Entry]) -> String {
             line.1,
             names(line).join(", ")
         );
+    }
+    out
+}
+
+
+/// "The memory chapter by theme": CANN's memory functions grouped as its
+/// API reference groups them (`aclmem_sys::catalogue::MEMORY_THEMES`), each
+/// with what the emulator answers.
+fn themes(all: &[Entry]) -> String {
+    let total: usize = MEMORY_THEMES.iter().map(|(_, _, f)| f.len()).sum();
+    let emulated = MEMORY_THEMES
+        .iter()
+        .flat_map(|(_, _, f)| f.iter())
+        .filter(|n| all.iter().any(|e| e.name == **n && e.answer == Answer::Emulated))
+        .count();
+    let mut out = format!(
+        "## The memory chapter by theme\n\n\
+         The runtime's memory functions as CANN's API reference groups them\n\
+         (chapter 11, \"memory management\", and the memory calls documented\n\
+         apart): {total} functions, {emulated} emulated.\n\n"
+    );
+    for (theme, source, functions) in MEMORY_THEMES {
+        out += &format!("### {theme} ({source})\n\n| function | library | answer |\n|---|---|---|\n");
+        for name in *functions {
+            match all.iter().find(|e| e.name == *name) {
+                Some(e) => {
+                    out += &format!("| `{name}` | {} | {} |\n", e.library.soname(), answer(e, None));
+                }
+                None => out += &format!("| `{name}` | - | not in the catalogue |\n"),
+            }
+        }
+        out += "\n";
     }
     out
 }

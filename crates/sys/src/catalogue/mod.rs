@@ -31,6 +31,9 @@ mod memory;
 mod opapi;
 #[macro_use]
 mod operators;
+mod themes;
+
+pub use themes::MEMORY_THEMES;
 
 /// The CANN shared object that holds a function in a real installation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
