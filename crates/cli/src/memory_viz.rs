@@ -15,8 +15,9 @@
 //!   imported handle is marked with the exporting process, an exported one
 //!   with its shareable handle (as its first frame).
 //! * **device_traces** are every call over time, per device:
-//!   `segment_alloc`/`segment_free` for reservations and `aclrtMalloc`
-//!   blocks, `segment_map`/`segment_unmap` and `alloc`/`free_requested`/
+//!   `segment_alloc`/`segment_free` for reservations, `aclrtMalloc`
+//!   blocks and stream-ordered pool blocks (`aclrtMemPoolMallocAsync`,
+//!   `aclrtMemPoolFreeAsync`), `segment_map`/`segment_unmap` and `alloc`/`free_requested`/
 //!   `free_completed` for mappings, `alloc`/`free_*` for `aclrtMalloc`
 //!   blocks, with the call site's frames (native or Python) and the time.
 //!
@@ -323,7 +324,8 @@ impl Process {
                     }
                 }
             }
-            ("aclrtMalloc" | "aclrtMallocAlign32", Some(va)) => {
+            // A stream-ordered pool's block is a segment of one block too.
+            ("aclrtMalloc" | "aclrtMallocAlign32" | "aclrtMemPoolMallocAsync", Some(va)) => {
                 let d = device.unwrap_or(0);
                 self.mallocs.insert(
                     va,
@@ -336,7 +338,7 @@ impl Process {
                 self.push("segment_alloc", va, r.size, r, Some(d));
                 self.push("alloc", va, r.size, r, Some(d));
             }
-            ("aclrtFree", Some(va)) => {
+            ("aclrtFree" | "aclrtMemPoolFreeAsync", Some(va)) => {
                 if let Some(l) = self.mallocs.remove(&va) {
                     for action in ["free_requested", "free_completed", "segment_free"] {
                         self.push(action, va, l.size, r, l.device);

@@ -227,6 +227,7 @@ pub unsafe extern "C" fn aclrtMemPoolMallocAsync(
 ) -> i32 {
     let site = Site::outside();
     let r = forward_pool!(c"aclrtMemPoolMallocAsync": fn(*mut Ptr, usize, Ptr, Ptr) (ptr, size, pool, stream));
+    let mut made = None;
     if r == 0
         && size != 0
         // SAFETY: a pointer is plain data; the kernel checks the address.
@@ -234,6 +235,7 @@ pub unsafe extern "C" fn aclrtMemPoolMallocAsync(
     {
         EVER.store(true, Ordering::Release);
         let addr = p as usize;
+        made = Some(addr);
         let mut s = state().lock();
         // The range is the program's again.
         while let Some((a, _)) = overlapping(&s.gone, |g| g.0, addr, size) {
@@ -253,7 +255,11 @@ pub unsafe extern "C" fn aclrtMemPoolMallocAsync(
             },
         );
     }
-    crate::trace::call("aclrtMemPoolMallocAsync", None, size, r);
+    // The block is a segment of the timeline and memory_viz.
+    crate::trace::call_with("aclrtMemPoolMallocAsync", None, size, r, |t| {
+        t.va = made.map(|a| a as u64);
+        t.site = made.map(|_| crate::trace::site_id(site.with_stack()));
+    });
     r
 }
 
@@ -283,7 +289,9 @@ pub unsafe extern "C" fn aclrtMemPoolFreeAsync(ptr: Ptr, stream: Ptr) -> i32 {
             );
         }
     }
-    crate::trace::call("aclrtMemPoolFreeAsync", None, size, r);
+    crate::trace::call_with("aclrtMemPoolFreeAsync", None, size, r, |t| {
+        t.va = Some(ptr as u64);
+    });
     r
 }
 

@@ -90,3 +90,42 @@ fn reservations_hold_their_mappings_and_gaps() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn pool_blocks_are_segments_until_freed_on_their_stream() {
+    let dir = std::env::temp_dir().join(format!("aclmem-viz-pool-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.jsonl");
+    std::fs::write(
+        &trace,
+        [
+            r#"{"t":1,"pid":7,"call":"aclrtMemPoolMallocAsync","size":4096,"ret":0,"va":65536,"site":1}"#,
+            r#"{"t":2,"pid":7,"call":"aclrtMemPoolMallocAsync","size":8192,"ret":0,"va":131072}"#,
+            r#"{"t":3,"pid":7,"call":"aclrtMemPoolFreeAsync","size":8192,"ret":0,"va":131072}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let snaps = snapshots(&trace).unwrap();
+    let s = &snaps[&7];
+    let segments: Vec<_> = s
+        .segments
+        .iter()
+        .map(|g| (g.address, g.total_size))
+        .collect();
+    assert_eq!(segments, [(65536, 4096)]);
+    let actions: Vec<_> = s.device_traces.device(0).map(|e| e.action).collect();
+    assert_eq!(
+        actions,
+        [
+            "segment_alloc",
+            "alloc",
+            "segment_alloc",
+            "alloc",
+            "free_requested",
+            "free_completed",
+            "segment_free"
+        ]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
