@@ -225,7 +225,6 @@ fn releases(all: &[Entry]) -> String {
     out
 }
 
-
 /// "The memory chapter by theme": CANN's memory functions grouped as its
 /// API reference groups them (`aclmem_sys::catalogue::MEMORY_THEMES`), each
 /// with what the emulator answers.
@@ -234,7 +233,10 @@ fn themes(all: &[Entry]) -> String {
     let emulated = MEMORY_THEMES
         .iter()
         .flat_map(|(_, _, f)| f.iter())
-        .filter(|n| all.iter().any(|e| e.name == **n && e.answer == Answer::Emulated))
+        .filter(|n| {
+            all.iter()
+                .any(|e| e.name == **n && e.answer == Answer::Emulated)
+        })
         .count();
     let mut out = format!(
         "## The memory chapter by theme\n\n\
@@ -243,11 +245,16 @@ fn themes(all: &[Entry]) -> String {
          apart): {total} functions, {emulated} emulated.\n\n"
     );
     for (theme, source, functions) in MEMORY_THEMES {
-        out += &format!("### {theme} ({source})\n\n| function | library | answer |\n|---|---|---|\n");
+        out +=
+            &format!("### {theme} ({source})\n\n| function | library | answer |\n|---|---|---|\n");
         for name in *functions {
             match all.iter().find(|e| e.name == *name) {
                 Some(e) => {
-                    out += &format!("| `{name}` | {} | {} |\n", e.library.soname(), answer(e, None));
+                    out += &format!(
+                        "| `{name}` | {} | {} |\n",
+                        e.library.soname(),
+                        answer(e, None)
+                    );
                 }
                 None => out += &format!("| `{name}` | - | not in the catalogue |\n"),
             }

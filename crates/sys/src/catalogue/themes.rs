@@ -150,10 +150,7 @@ pub const MEMORY_THEMES: &[(&str, &str, &[&str])] = &[
     (
         "Stream memory operations",
         "API reference 11-09",
-        &[
-            "aclrtValueWrite",
-            "aclrtValueWait",
-        ],
+        &["aclrtValueWrite", "aclrtValueWait"],
     ),
     (
         "Stream-ordered memory pools",
@@ -183,9 +180,6 @@ pub const MEMORY_THEMES: &[(&str, &str, &[&str])] = &[
     (
         "Memory error repair",
         "documented apart",
-        &[
-            "aclrtGetMemUceInfo",
-            "aclrtMemUceRepair",
-        ],
+        &["aclrtGetMemUceInfo", "aclrtMemUceRepair"],
     ),
 ];
