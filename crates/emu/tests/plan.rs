@@ -21,6 +21,11 @@ fn memfd_backing() -> u64 {
     total
 }
 
+/// The tests of this file, one at a time: `memfd_backing` counts every
+/// memfd of the process, so a test running beside another would count the
+/// other's pages.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn machine(ops: OpsMode) -> Emulator {
     let mut config = EmuConfig::preset(Product::AtlasA2);
     config.devices = 1;
@@ -45,6 +50,7 @@ fn copy(
 
 #[test]
 fn plan_mode_moves_no_device_data_and_backs_no_page() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let emu = machine(OpsMode::Plan);
     assert_eq!(emu.ops(), OpsMode::Plan);
     let before = memfd_backing();
@@ -99,6 +105,7 @@ fn plan_mode_moves_no_device_data_and_backs_no_page() {
 
 #[test]
 fn compute_mode_backs_what_it_writes() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // The measurement itself: the same copy in compute mode backs its pages.
     let emu = machine(OpsMode::Compute);
     let before = memfd_backing();
