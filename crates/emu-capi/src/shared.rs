@@ -44,7 +44,9 @@ pub(crate) fn copy(
         return with_global(|g| g.emu.memcpy_checked(request, None, &caller));
     };
     let r = *request.get();
-    if pageable(r.dst)? || pageable(r.src)? {
+    // Only while a capture is under way does pageable memory change what
+    // an asynchronous copy may do.
+    if capture::active() && (pageable(r.dst)? || pageable(r.src)?) {
         // The runtime makes a copy of pageable memory synchronous: never
         // recorded (107000 on a capturing stream), and refused as a
         // synchronous call while a capture's mode forbids those.

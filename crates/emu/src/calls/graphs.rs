@@ -92,6 +92,13 @@ impl Emulator {
         })
     }
 
+    /// Whether any stream of the process captures or updates a task group
+    /// now: a look at the state, not a call (nothing counted, no fault).
+    pub fn capture_active(&self) -> bool {
+        let g = self.process.graphs.lock();
+        !g.captures.is_empty() || !g.updates.is_empty()
+    }
+
     /// Whether `stream` captures (the calls the runtime refuses on a
     /// capturing stream answer 107027).
     pub fn refuse_if_capturing(&self, stream: u64) -> Result<()> {
