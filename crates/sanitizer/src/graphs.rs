@@ -43,18 +43,9 @@ fn next(name: &'static CStr) -> usize {
 
 /// Calls the definition underneath as `F`, or answers 207000.
 macro_rules! forward_graph {
-    ($name:literal: fn($($t:ty),*) ($($arg:expr),*)) => {{
-        let p = next($name);
-        if p == 0 {
-            NOT_SUPPORTED
-        } else {
-            // SAFETY: the symbol of that name underneath has the documented
-            // prototype written here (`include/acl/acl_rt_graph.h`).
-            let f: unsafe extern "C" fn($($t),*) -> i32 = unsafe { std::mem::transmute(p) };
-            // SAFETY: the caller's arguments, passed on.
-            unsafe { f($($arg),*) }
-        }
-    }};
+    ($name:literal: fn($($t:ty),*) ($($arg:expr),*)) => {
+        $crate::underneath::forward_in!(c"libascendcl.so", $name: fn($($t),*) -> i32, NOT_SUPPORTED, ($($arg),*))
+    };
 }
 
 /// One graph: where its capture began, what it captured (address, bytes,

@@ -15,7 +15,7 @@
 //! every rank's communication.
 
 use std::collections::HashMap;
-use std::ffi::{CStr, c_void};
+use std::ffi::c_void;
 
 use aclmem_fork::ForkMutex;
 use aclmem_formats::finding::Class;
@@ -43,25 +43,11 @@ type Ptr = *mut c_void;
 /// `HCCL_E_NOT_SUPPORT`, when nothing is underneath.
 const NOT_SUPPORTED: i32 = 5;
 
-/// The definition underneath `name` (0: none).
-fn next(name: &'static CStr) -> usize {
-    crate::underneath::next_in(c"libhccl.so", name)
-}
-
 /// Calls the definition underneath as `F`, or answers 5.
 macro_rules! forward_hccl {
-    ($name:literal: fn($($t:ty),*) ($($arg:expr),*)) => {{
-        let p = next($name);
-        if p == 0 {
-            NOT_SUPPORTED
-        } else {
-            // SAFETY: the symbol of that name underneath has the documented
-            // prototype written here (`include/hccl/hccl.h`).
-            let f: unsafe extern "C" fn($($t),*) -> i32 = unsafe { std::mem::transmute(p) };
-            // SAFETY: the caller's arguments, passed on.
-            unsafe { f($($arg),*) }
-        }
-    }};
+    ($name:literal: fn($($t:ty),*) ($($arg:expr),*)) => {
+        $crate::underneath::forward_in!(c"libhccl.so", $name: fn($($t),*) -> i32, NOT_SUPPORTED, ($($arg),*))
+    };
 }
 
 /// Communicators made and not destroyed: handle -> where.

@@ -32,25 +32,11 @@ pub const NAMES: [&str; 8] = [
     "mstxMemRegionsUnregister",
 ];
 
-/// The definition underneath `name` (0: none).
-fn next(name: &'static std::ffi::CStr) -> usize {
-    crate::underneath::next_in(c"libms_tools_ext.so", name)
-}
-
 /// Calls the definition underneath, if there is one.
 macro_rules! forward_mstx {
-    ($name:literal: fn($($t:ty),*) -> $r:ty, $none:expr, ($($arg:expr),*)) => {{
-        let p = crate::mstx::next($name);
-        if p == 0 {
-            $none
-        } else {
-            // SAFETY: the symbol of that name underneath has the documented
-            // prototype written here (`include/mstx/ms_tools_ext.h`).
-            let f: unsafe extern "C" fn($($t),*) -> $r = unsafe { std::mem::transmute(p) };
-            // SAFETY: the caller's arguments, passed on.
-            unsafe { f($($arg),*) }
-        }
-    }};
+    ($name:literal: fn($($t:ty),*) -> $r:ty, $none:expr, ($($arg:expr),*)) => {
+        $crate::underneath::forward_in!(c"libms_tools_ext.so", $name: fn($($t),*) -> $r, $none, ($($arg),*))
+    };
 }
 
 mod pools;

@@ -26,7 +26,7 @@
 //! trace.
 
 use std::collections::{BTreeMap, HashMap};
-use std::ffi::{CStr, c_void};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use aclmem_fork::ForkMutex;
@@ -53,26 +53,11 @@ type Ptr = *mut c_void;
 /// `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`, when nothing is underneath.
 const NOT_SUPPORTED: i32 = 207_000;
 
-/// The definition underneath `name` (0: none).
-fn next(name: &'static CStr) -> usize {
-    crate::underneath::next_in(c"libascendcl.so", name)
-}
-
 /// Calls the definition underneath as `F`, or answers 207000.
 macro_rules! forward_pool {
-    ($name:literal: fn($($t:ty),*) ($($arg:expr),*)) => {{
-        let p = next($name);
-        if p == 0 {
-            NOT_SUPPORTED
-        } else {
-            // SAFETY: the symbol of that name underneath has the documented
-            // prototype written here (`acl_rt_memory_soma.h`,
-            // `acl_rt_memory.h`; `aclmem_sys::pools`).
-            let f: unsafe extern "C" fn($($t),*) -> i32 = unsafe { std::mem::transmute(p) };
-            // SAFETY: the caller's arguments, passed on.
-            unsafe { f($($arg),*) }
-        }
-    }};
+    ($name:literal: fn($($t:ty),*) ($($arg:expr),*)) => {
+        $crate::underneath::forward_in!(c"libascendcl.so", $name: fn($($t),*) -> i32, NOT_SUPPORTED, ($($arg),*))
+    };
 }
 
 /// A pool block handed out: its pool, the bytes asked for, the stream it

@@ -12,6 +12,26 @@ use crate::config::config;
 use crate::model::Model;
 use crate::report::{self, Class, Site};
 
+/// Calls the definition of `$name` in `$library` underneath ([`next_in`])
+/// as a function of the prototype written at the call (its header's), or
+/// answers `$none` when there is none: the one forwarding of the libraries
+/// beside ACL's typed list (HCCL, mstx, graphs, pools).
+macro_rules! forward_in {
+    ($library:literal, $name:literal: fn($($t:ty),*) -> $r:ty, $none:expr, ($($arg:expr),*)) => {{
+        let p = $crate::underneath::next_in($library, $name);
+        if p == 0 {
+            $none
+        } else {
+            // SAFETY: the symbol of that name in the library underneath has
+            // the prototype written at the call, its header's.
+            let f: unsafe extern "C" fn($($t),*) -> $r = unsafe { std::mem::transmute(p) };
+            // SAFETY: the caller's arguments, passed on.
+            unsafe { f($($arg),*) }
+        }
+    }};
+}
+pub(crate) use forward_in;
+
 /// Calls the next definition of `$name` with the arguments, or answers
 /// 207000 (once named on stderr) when the library underneath lacks it.
 macro_rules! forward {
