@@ -263,6 +263,111 @@ pub extern "C" fn aclmdlRICaptureTaskUpdateEnd(stream: aclrtStream) -> AclErrorC
     })
 }
 
+/// `aclmdlRICondTaskParams`: a conditional task's handle, type, body
+/// count and the caller's array the bodies are written to.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct aclmdlRICondTaskParams {
+    /// `aclmdlRICondHandle handle`.
+    pub handle: Handle,
+    /// `aclmdlRICondTaskType type` (IF 0, WHILE 1, SWITCH 2).
+    pub kind: u32,
+    /// `uint32_t size`: how many bodies.
+    pub size: u32,
+    /// `aclmdlRI *modelRIArray`: `size` out slots.
+    pub bodies: *mut Handle,
+}
+
+/// The most bodies a SWITCH task takes here: the runtime names no bound,
+/// this one keeps a garbage count from allocating without end (107000
+/// above it, as for any count the runtime refuses).
+const MAX_BODIES: usize = 1 << 16;
+
+/// `aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t
+/// defaultLaunchValue, aclmdlRICondHandleFlag flag, aclmdlRICondHandle
+/// *handle)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRICondHandleCreate(
+    model: Handle,
+    default: u32,
+    flag: u32,
+    out: *mut Handle,
+) -> AclErrorCode {
+    guard("aclmdlRICondHandleCreate", || {
+        let model = handle(model)?;
+        if out.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let h = with_global(|g| g.emu.cond_handle_create(model, default, flag))?;
+        // SAFETY: the C caller's out parameter. The handle lives with its
+        // model, so one the caller never receives goes with it.
+        unsafe { cptr::write(out, h as usize as Handle) }
+    })
+}
+
+/// `aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle handle,
+/// uint64_t **ptr)`: the device address of the handle's value.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclmdlRICondHandleGetCondPtr(
+    cond: Handle,
+    out: *mut *mut u64,
+) -> AclErrorCode {
+    guard("aclmdlRICondHandleGetCondPtr", || {
+        let cond = handle(cond)?;
+        if out.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        let addr = with_global(|g| g.emu.cond_value_address(cond))?;
+        // SAFETY: the C caller's out parameter.
+        unsafe { cptr::write(out, addr as *mut u64) }
+    })
+}
+
+/// `aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params,
+/// aclrtStream stream, uint32_t flags)`: records the conditional task on
+/// the capturing `stream` and writes its `size` new bodies to
+/// `params.modelRIArray`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclmdlRIAddCondTask(
+    params: aclmdlRICondTaskParams,
+    stream: aclrtStream,
+    flags: u32,
+) -> AclErrorCode {
+    guard("aclmdlRIAddCondTask", || {
+        if stream.is_null() {
+            return Err(AclError::INVALID_PARAM);
+        }
+        if params.handle.is_null() || params.bodies.is_null() {
+            return Err(AclError::RT_PARAM_INVALID);
+        }
+        let count = params.size as usize;
+        // The slots must be the caller's before anything is made: read
+        // them and write them back unchanged.
+        // SAFETY: the caller's array of `size` handles (checked copies).
+        let slots = params.bodies.cast::<usize>();
+        let held =
+            unsafe { cptr::read_array(slots, count, MAX_BODIES, AclError::RT_PARAM_INVALID) }?;
+        for (i, &v) in held.iter().enumerate() {
+            // SAFETY: as above; the same value back.
+            unsafe { cptr::write(slots.wrapping_add(i), v) }?;
+        }
+        let bodies = with_global(|g| {
+            g.emu.add_cond_task(
+                params.handle as usize as u64,
+                params.kind,
+                params.size,
+                stream_of(stream),
+                flags,
+            )
+        })?;
+        for (i, b) in bodies.into_iter().enumerate() {
+            // SAFETY: written back above, so writable.
+            unsafe { cptr::write(params.bodies.wrapping_add(i), b as usize as Handle) }?;
+        }
+        Ok(())
+    })
+}
+
 /// A host function and its argument, as the caller gave them.
 type HostFn = unsafe extern "C" fn(*mut c_void);
 

@@ -55,9 +55,22 @@ impl Emulator {
         policy: MallocPolicy,
         align32_only: bool,
     ) -> Result<usize> {
+        self.process.enter(Op::MallocDevice)?;
+        self.place_device(device.into(), size, policy, align32_only)
+    }
+
+    /// The work of `aclrtMalloc` without its call: device memory the
+    /// runtime allocates for itself (a graph's condition values), which a
+    /// fault armed on `aclrtMalloc` never reaches.
+    pub(crate) fn place_device(
+        &self,
+        device: Target,
+        size: Checked<NonZeroUsize>,
+        policy: MallocPolicy,
+        align32_only: bool,
+    ) -> Result<usize> {
         let p = &self.process;
-        p.enter(Op::MallocDevice)?;
-        let device = p.target(device.into())?;
+        let device = p.target(device)?;
         p.on_device()?;
         let size = size.into_inner().get();
         let huge1g = policy.pages() == PagePolicy::Huge1G;

@@ -139,7 +139,7 @@ impl Emulator {
     /// `aclmdlRICaptureEnd(stream)`: the model captured, ready to run.
     pub fn capture_end(&self, stream: u64) -> Result<u64> {
         self.check_stream(stream)?;
-        self.graphs(|g| {
+        let ended = self.graphs(|g| {
             let c = g.capture(stream).ok_or(AclError::RT_STREAM_NOT_CAPTURED)?;
             if !c.origin {
                 return Err(AclError::RT_STREAM_CAPTURE_UNMATCHED);
@@ -173,15 +173,23 @@ impl Emulator {
             } else {
                 None
             };
-            if let Some(e) = failed {
-                g.models.remove(&model);
-                return Err(e);
-            }
-            if !others && let Some(m) = g.models.get_mut(&model) {
+            if failed.is_none()
+                && !others
+                && let Some(m) = g.models.get_mut(&model)
+            {
                 m.capturing = false;
             }
-            Ok(model)
-        })
+            Ok((model, !others, failed))
+        })?;
+        let (model, over, failed) = ended;
+        if let Some(e) = failed {
+            self.drop_family(model);
+            return Err(e);
+        }
+        if over {
+            self.close_bodies(model);
+        }
+        Ok(model)
     }
 
     /// Records `work` (described by `label`) when `stream` captures or
@@ -313,8 +321,13 @@ impl Emulator {
             if m.capturing {
                 return Err(AclError::RT_MODEL_CAPTURED);
             }
+            // A conditional task's body runs only as its parent's part.
+            if m.parent.is_some() {
+                return Err(AclError::RT_PARAM_INVALID);
+            }
             Ok(m.tasks.clone())
         })?;
+        self.reset_conds(model)?;
         for t in tasks {
             (t.work)(stream)?;
         }
@@ -328,10 +341,14 @@ impl Emulator {
             if m.capturing {
                 return Err(AclError::RT_MODEL_CAPTURED);
             }
-            g.models.remove(&model);
-            g.updates.retain(|_, u| u.model != model);
+            // A conditional task's body goes with its parent.
+            if m.parent.is_some() {
+                return Err(AclError::RT_PARAM_INVALID);
+            }
             Ok(())
-        })
+        })?;
+        self.drop_family(model);
+        Ok(())
     }
 
     /// `aclmdlRIGetId(model)`.

@@ -10,6 +10,7 @@
 pub(crate) mod copy;
 pub(crate) mod device_memory;
 pub(crate) mod events;
+pub(crate) mod graph_conds;
 pub(crate) mod graphs;
 pub(crate) mod host_register;
 pub(crate) mod instrument;

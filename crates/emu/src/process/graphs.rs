@@ -100,6 +100,65 @@ pub(crate) struct Model {
     pub(crate) ranges: Vec<(usize, usize)>,
     /// The device it was captured on.
     pub(crate) device: u32,
+    /// The model whose conditional task runs it, for a branch or loop
+    /// body made by `aclmdlRIAddCondTask` (the parent owns it).
+    pub(crate) parent: Option<u64>,
+    /// The condition handles made in it (`aclmdlRICondHandleCreate`).
+    pub(crate) conds: Vec<u64>,
+}
+
+/// `aclmdlRICondTaskType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum CondKind {
+    /// `ACL_MODEL_RI_COND_TYPE_IF` (0): the first body when the value is
+    /// not 0, the second (if any) when it is.
+    If = 0,
+    /// `ACL_MODEL_RI_COND_TYPE_WHILE` (1): the body while the value is
+    /// not 0, checked before each pass.
+    While = 1,
+    /// `ACL_MODEL_RI_COND_TYPE_SWITCH` (2): the body the value indexes;
+    /// none when it is out of range.
+    Switch = 2,
+}
+
+impl CondKind {
+    /// The type of a raw value and the body counts the runtime accepts
+    /// for it (1 or 2 for IF, 1 for WHILE, at least 1 for SWITCH); 107000
+    /// otherwise, as its parameter checks answer.
+    pub fn checked(raw: u32, bodies: u32) -> Result<CondKind> {
+        let kind = match raw {
+            0 => CondKind::If,
+            1 => CondKind::While,
+            2 => CondKind::Switch,
+            _ => return Err(AclError::RT_PARAM_INVALID),
+        };
+        let fits = match kind {
+            CondKind::If => matches!(bodies, 1 | 2),
+            CondKind::While => bodies == 1,
+            CondKind::Switch => bodies > 0,
+        };
+        if fits {
+            Ok(kind)
+        } else {
+            Err(AclError::RT_PARAM_INVALID)
+        }
+    }
+}
+
+/// A condition handle (`aclmdlRICondHandle`): a 64-bit value in device
+/// memory that a conditional task reads when it runs.
+#[derive(Debug, Clone)]
+pub(crate) struct Cond {
+    /// The model it was made in.
+    pub(crate) model: u64,
+    /// The value written before every execution of the root model, with
+    /// `ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT`; `None` with flag 0.
+    pub(crate) default: Option<u64>,
+    /// The device address of the value.
+    pub(crate) value: usize,
+    /// The task it was used for (a handle serves one task) and its bodies.
+    pub(crate) task: Option<(CondKind, Vec<u64>)>,
 }
 
 /// A stream that captures.
@@ -134,6 +193,8 @@ pub(crate) struct Graphs {
     pub(crate) updates: BTreeMap<u64, Update>,
     /// Events recorded inside a capture: event → model.
     pub(crate) events: BTreeMap<u64, u64>,
+    /// Condition handles, by handle.
+    pub(crate) conds: BTreeMap<u64, Cond>,
     next: u64,
 }
 
@@ -141,6 +202,8 @@ pub(crate) struct Graphs {
 const MODEL_BASE: u64 = 0x6d6f_0000_0000;
 /// The base of task-group handles.
 const GROUP_BASE: u64 = 0x6772_0000_0000;
+/// The base of condition handles.
+const COND_BASE: u64 = 0x636f_0000_0000;
 
 thread_local! {
     /// `aclmdlRICaptureThreadExchangeMode`'s value for this thread
@@ -178,6 +241,29 @@ impl Graphs {
     /// A new task-group handle.
     pub(crate) fn new_group(&mut self) -> u64 {
         self.issue(GROUP_BASE)
+    }
+
+    /// A new condition handle.
+    pub(crate) fn new_cond(&mut self) -> u64 {
+        self.issue(COND_BASE)
+    }
+
+    /// `model` and every model its conditional tasks run, at any depth.
+    pub(crate) fn family(&self, model: u64) -> Vec<u64> {
+        let mut out = vec![model];
+        let mut i = 0;
+        while let Some(&m) = out.get(i) {
+            i += 1;
+            let Some(m) = self.models.get(&m) else {
+                continue;
+            };
+            for h in &m.conds {
+                if let Some((_, bodies)) = self.conds.get(h).and_then(|c| c.task.as_ref()) {
+                    out.extend(bodies);
+                }
+            }
+        }
+        out
     }
 
     /// Whether a synchronous call may run in this thread now (the

@@ -65,7 +65,7 @@ macro_rules! with_framework_functions {
                 "aclError aclmdlFinalizeDump()";
             aclmdlInitDump in AscendCl: Accepted -> Code =
                 "aclError aclmdlInitDump()";
-            aclmdlRIAddCondTask in AscendCl: Unsupported -> Code =
+            aclmdlRIAddCondTask in AscendCl: Emulated -> Code =
                 "aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, uint32_t flags)";
             aclmdlRICaptureBegin in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode)";
@@ -85,9 +85,9 @@ macro_rules! with_framework_functions {
                 "aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode)";
             aclmdlRICaptureToModelRIBegin in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI, aclmdlRICaptureMode mode)";
-            aclmdlRICondHandleCreate in AscendCl: Unsupported -> Code =
+            aclmdlRICondHandleCreate in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLaunchValue, aclmdlRICondHandleFlag flag, aclmdlRICondHandle *handle)";
-            aclmdlRICondHandleGetCondPtr in AscendCl: Unsupported -> Code =
+            aclmdlRICondHandleGetCondPtr in AscendCl: Emulated -> Code =
                 "aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle handle, uint64_t **ptr)";
             aclmdlRIDebugJsonPrint in AscendCl: Emulated -> Code =
                 "aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t flags)";
