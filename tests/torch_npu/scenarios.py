@@ -210,8 +210,8 @@ def operator():
     torch.npu.set_device(0)
     y = torch.ones(4, 4).npu()
     try:
-        # An operator the emulator has no kernel for (Exp).
-        torch.exp(y).cpu()
+        # An operator the emulator has no kernel for (Atan).
+        torch.atan(y).cpu()
         outcome = "returned"
     except RuntimeError as e:
         outcome = "raised: " + str(e).splitlines()[0][:200]
@@ -899,6 +899,77 @@ def graph_freed_input():
         refused = True
     g.reset()
     report(replayed=True, refused=refused)
+
+
+def graph_conditionals():
+    """torch.cond captured in an NPUGraph as a conditional node (torch_npu's
+    control-flow dispatch mode: the predicate copied into the node's
+    condition value, each branch a body of its own): every replay runs the
+    branch the predicate holds then, on the input of then, as the CPU
+    computes it; and the elementwise math and reductions of the operator
+    API eagerly against the CPU."""
+    import torch
+    import torch_npu  # noqa: F401
+    from torch_npu.npu._npugraph_conditional_nodes import (
+        NPUGraphCaptureControlFlowOpDispatchMode,
+    )
+
+    torch.npu.set_device(0)
+    torch.manual_seed(7)
+    checks = {}
+    close = _compare(checks, torch)
+
+    def true_fn(x):
+        return (x.sin() * 2.0 + x.exp()).sum(dim=1)
+
+    def false_fn(x):
+        return (x.cos() - x.abs().sqrt()).mean(dim=1)
+
+    def fn(x, pred):
+        return torch.cond(pred, true_fn, false_fn, (x,))
+
+    x = torch.randn(3, 5, device="npu")
+    pred = torch.tensor(True, device="npu")
+    s = torch.npu.Stream()
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g, stream=s), NPUGraphCaptureControlFlowOpDispatchMode():
+        out = fn(x, pred)
+    torch.npu.synchronize()
+    for i, flag in enumerate([True, False, True, False]):
+        cpu_x = torch.randn(3, 5)
+        x.copy_(cpu_x)
+        pred.fill_(flag)
+        g.replay()
+        torch.npu.synchronize()
+        want = true_fn(cpu_x) if flag else false_fn(cpu_x)
+        close(f"replay {i} ({flag})", out, want, 1e-4)
+
+    a = torch.rand(4, 6) + 0.5
+    b = torch.randn(4, 6)
+    da, db = a.npu(), b.npu()
+    for name, f in [
+        ("exp", torch.exp),
+        ("log", torch.log),
+        ("sqrt", torch.sqrt),
+        ("rsqrt", torch.rsqrt),
+        ("reciprocal", torch.reciprocal),
+        ("sin", torch.sin),
+        ("cos", torch.cos),
+        ("floor", torch.floor),
+    ]:
+        close(name, f(da), f(a), 1e-5)
+    close("logical_not", torch.logical_not(db > 0), torch.logical_not(b > 0), 0)
+    close("sum", db.sum(), b.sum(), 1e-5)
+    close("sum dim keepdim", db.sum(dim=0, keepdim=True), b.sum(dim=0, keepdim=True), 1e-5)
+    close("mean dims", db.mean(dim=(0, 1)), b.mean(dim=(0, 1)), 1e-5)
+    close("max", db.max(), b.max(), 0)
+    close("min", db.min(), b.min(), 0)
+    close("amax", torch.amax(db, dim=-1), torch.amax(b, dim=-1), 0)
+    close("amin keepdim", torch.amin(db, dim=0, keepdim=True), torch.amin(b, dim=0, keepdim=True), 0)
+    t = db.clone()
+    t.exp_()
+    close("exp_", t, b.exp(), 1e-5)
+    report(checks=checks)
 
 
 if __name__ == "__main__":

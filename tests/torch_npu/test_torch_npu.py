@@ -302,6 +302,15 @@ def test_a_captured_step_of_compute_replays_as_the_cpu_computes(machine):
     failed = [name for name, ok in r["checks"].items() if not ok]
     assert not failed, failed
     assert len(r["checks"]) == 3
+def test_conditional_nodes_replay_the_branch_their_predicate_picks(machine):
+    r, err, _ = run_scenario("graph_conditionals", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    # 4 replays, 8 unary functions, logical_not, 7 reductions, exp_.
+    assert len(r["checks"]) == 4 + 8 + 1 + 7 + 1
+    assert "is not supported" not in err, err
+
+
 def test_activations_and_softmax_forward_and_backward_match_the_cpu(machine):
     r, err, _ = run_scenario("activations", machine)
     failed = [name for name, ok in r["checks"].items() if not ok]
@@ -333,10 +342,10 @@ def test_an_operator_is_refused_and_reported_and_memory_still_works(machine):
     assert r["outcome"].startswith("raised:")
     assert r["still_copies"] is True
     # Said at the first call (ACLMEM_EMU_UNSUPPORTED=warn, the default) ...
-    assert "operator Exp (libacl_op_compiler.so) is not supported" in err
+    assert "operator Atan (libacl_op_compiler.so) is not supported" in err
     # ... and in the report at exit, with a count and where it came from.
     report = err[err.index("calls the emulator did not carry out"):]
-    line = next(l for l in report.splitlines() if "operator Exp" in l)
+    line = next(l for l in report.splitlines() if "operator Atan" in l)
     assert line.split()[:2] == ["not", "supported"]
     assert "libtorch_npu.so" in line
 

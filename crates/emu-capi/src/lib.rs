@@ -78,6 +78,7 @@ pub use framework::*;
 pub use graphs::*;
 pub use hccl::*;
 pub use memory::*;
+pub use opapi::math::*;
 pub use opapi::objects::*;
 pub use opapi::ops::*;
 pub use ops::*;

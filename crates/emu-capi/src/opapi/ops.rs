@@ -12,14 +12,14 @@ use aclmem_core::AclError;
 use aclmem_ops::aclnn::plan::{Arg, Kind, Plan};
 use aclmem_ops::tensor::{DType, Num};
 
-use super::marshal::{execute, hand_out, scalar, scalar_arg, status, tensor};
+use super::marshal::{hand_out, scalar, scalar_arg, status, tensor};
 
-type T = *const c_void;
-type Out = *mut u64;
-type Exec = *mut *mut c_void;
+pub(super) type T = *const c_void;
+pub(super) type Out = *mut u64;
+pub(super) type Exec = *mut *mut c_void;
 
 /// A `GetWorkspaceSize`: the plan `make` describes, handed out.
-fn plan(
+pub(super) fn plan(
     name: &'static str,
     workspace: Out,
     executor: Exec,
@@ -34,7 +34,7 @@ fn plan(
     })
 }
 
-fn checked(p: Result<Plan, AclError>) -> Result<Plan, i32> {
+pub(super) fn checked(p: Result<Plan, AclError>) -> Result<Plan, i32> {
     p.map_err(|_| aclmem_ops::aclnn::ERR_PARAM_INVALID)
 }
 
@@ -44,11 +44,19 @@ macro_rules! runners {
     ($($name:ident),* $(,)?) => {$(
         #[doc = concat!("`aclnnStatus ", stringify!($name), "(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)`.")]
         #[unsafe(no_mangle)]
-        pub extern "C" fn $name(_workspace: *mut c_void, _size: u64, executor: *mut c_void, stream: *mut c_void) -> i32 {
-            status(stringify!($name), || execute(executor, stream, $name as *const () as usize))
+        pub extern "C" fn $name(
+            _workspace: *mut ::std::ffi::c_void,
+            _size: u64,
+            executor: *mut ::std::ffi::c_void,
+            stream: *mut ::std::ffi::c_void,
+        ) -> i32 {
+            $crate::opapi::marshal::status(stringify!($name), || {
+                $crate::opapi::marshal::execute(executor, stream, $name as *const () as usize)
+            })
         }
     )*};
 }
+pub(super) use runners;
 
 runners!(
     aclnnAdd,
@@ -77,16 +85,6 @@ runners!(
     aclnnInplaceFillScalar,
     aclnnInplaceZero,
     aclnnInplaceOne,
-    aclnnRelu,
-    aclnnInplaceRelu,
-    aclnnSigmoid,
-    aclnnInplaceSigmoid,
-    aclnnTanh,
-    aclnnInplaceTanh,
-    aclnnGelu,
-    aclnnNeg,
-    aclnnInplaceNeg,
-    aclnnAbs,
     aclnnInplaceNormal,
     aclnnInplaceNormalTensor,
     aclnnInplaceUniform,
@@ -535,37 +533,4 @@ pub extern "C" fn aclnnInplaceUniformTensorGetWorkspaceSize(
             )
         },
     )
-}
-
-/// The unary operators: `aclnnXGetWorkspaceSize(const aclTensor *self,
-/// aclTensor *out, ...)` and, where named, the in-place
-/// `aclnnInplaceXGetWorkspaceSize(aclTensor *selfRef, ...)`.
-macro_rules! unary {
-    ($($gws:ident / $name:literal: $kernel:literal $(, $inplace:ident / $iname:literal)?;)*) => {$(
-        #[doc = concat!("`aclnnStatus ", stringify!($gws), "(const aclTensor *self, aclTensor *out, ...)`: the operator path's `", $kernel, "`.")]
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $gws(this: T, out: T, workspace: Out, executor: Exec) -> i32 {
-            plan(stringify!($gws), workspace, executor, || {
-                checked(Plan::new($name, Kind::Unary($kernel), vec![Arg::Tensor(tensor(this)?)], tensor(out)?))
-            })
-        }
-        $(
-            #[doc = concat!("`aclnnStatus ", stringify!($inplace), "(aclTensor *selfRef, ...)`.")]
-            #[unsafe(no_mangle)]
-            pub extern "C" fn $inplace(this: T, workspace: Out, executor: Exec) -> i32 {
-                plan(stringify!($inplace), workspace, executor, || {
-                    checked(Plan::new($iname, Kind::Unary($kernel), vec![Arg::Tensor(tensor(this)?)], tensor(this)?))
-                })
-            }
-        )?
-    )*};
-}
-
-unary! {
-    aclnnReluGetWorkspaceSize / "aclnnRelu": "Relu", aclnnInplaceReluGetWorkspaceSize / "aclnnInplaceRelu";
-    aclnnSigmoidGetWorkspaceSize / "aclnnSigmoid": "Sigmoid", aclnnInplaceSigmoidGetWorkspaceSize / "aclnnInplaceSigmoid";
-    aclnnTanhGetWorkspaceSize / "aclnnTanh": "Tanh", aclnnInplaceTanhGetWorkspaceSize / "aclnnInplaceTanh";
-    aclnnGeluGetWorkspaceSize / "aclnnGelu": "Gelu";
-    aclnnNegGetWorkspaceSize / "aclnnNeg": "Neg", aclnnInplaceNegGetWorkspaceSize / "aclnnInplaceNeg";
-    aclnnAbsGetWorkspaceSize / "aclnnAbs": "Abs";
 }

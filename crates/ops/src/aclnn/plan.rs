@@ -47,8 +47,20 @@ pub enum Kind {
         alpha: Option<Num>,
     },
     /// `out = f(a)`, `f` one of the operator path's unary kernels
-    /// (`Relu`, `Sigmoid`, `Tanh`, `Gelu`, `Neg`, `Abs`).
+    /// (`Relu`, `Sin`, `Exp`, `LogicalNot`, ...).
     Unary(&'static str),
+    /// `out = a` reduced over `axes` (all when empty; negative ones count
+    /// from the end), the reduced axes kept as 1s with `keep`; `kernel`
+    /// one of the operator path's reductions (`ReduceSum`, `ReduceMean`,
+    /// `ReduceMax`, `ReduceMin`).
+    Reduce {
+        /// The kernel.
+        kernel: &'static str,
+        /// The axes.
+        axes: Vec<i64>,
+        /// Whether the reduced axes stay, as 1s.
+        keep: bool,
+    },
     /// `out = a · b` (matrix, batched, vector products, as
     /// `torch.matmul`).
     Matmul,
@@ -165,6 +177,7 @@ impl Plan {
         let want = match (&kind, shapes.as_slice()) {
             (Kind::Binary { .. }, [a, b]) => broadcast(a, b)?,
             (Kind::Unary(_), [a]) => a.clone(),
+            (Kind::Reduce { axes, keep, .. }, [a]) => reduced(a, axes, *keep)?,
             (Kind::Matmul, [a, b]) if !a.is_empty() && !b.is_empty() => matmul_shape(a, b)?,
             (Kind::Addmm { .. }, [c, a, b]) if a.len() == 2 && b.len() == 2 => {
                 let p = matmul_shape(a, b)?;
@@ -267,6 +280,16 @@ impl Plan {
                 Spec { dtype, dims },
                 OpAttr::new(),
             )?,
+            (Kind::Reduce { kernel, axes, keep }, [a]) => {
+                let axes = Tensor::from_nums(
+                    DType::I64,
+                    vec![axes.len()],
+                    axes.iter().map(|&x| Num::I(x)),
+                );
+                let mut attrs = OpAttr::new();
+                attrs.insert("keep_dims".into(), AttrValue::Bool(*keep));
+                kernel_on(kernel, &[a.clone(), axes], Spec { dtype, dims }, attrs)?
+            }
             (Kind::Matmul, [a, b]) => matmul(a, b, dtype, dims)?,
             (Kind::Addmm { beta, alpha }, [c, a, b]) => {
                 let p = matmul(a, b, dtype, dims.clone())?;
@@ -283,6 +306,30 @@ impl Plan {
         };
         self.out.scatter(mem, &result.bytes)
     }
+}
+
+/// The shape of `dims` reduced over `axes` (all when empty), kept as 1s
+/// with `keep`; an axis outside the rank is `ACLNN_ERR_PARAM_INVALID`.
+fn reduced(dims: &[usize], axes: &[i64], keep: bool) -> Result<Vec<usize>, AclError> {
+    let rank = i64::try_from(dims.len()).map_err(|_| AclError::INVALID_PARAM)?;
+    let mut gone = vec![axes.is_empty(); dims.len()];
+    for &a in axes {
+        let a = if a < 0 { a + rank } else { a };
+        let slot = usize::try_from(a)
+            .ok()
+            .and_then(|a| gone.get_mut(a))
+            .ok_or(AclError::INVALID_PARAM)?;
+        *slot = true;
+    }
+    Ok(dims
+        .iter()
+        .zip(&gone)
+        .filter_map(|(&d, &g)| match (g, keep) {
+            (false, _) => Some(d),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect())
 }
 
 /// Runs the operator path's kernel `name` on host tensors.

@@ -356,3 +356,74 @@ fn random_values_follow_their_seed_and_offset_read_when_run() {
     };
     assert_eq!(run(uniform(None, 3), tensors(), 0x4000), a);
 }
+
+#[test]
+fn a_reduction_keeps_or_drops_its_axes_and_refuses_one_outside_the_rank() {
+    let mem = Host::default();
+    // [[1, 5, 3], [4, 2, 6]]
+    mem.put(0x100, DType::F32, &[1., 5., 3., 4., 2., 6.]);
+    let reduce = |kernel, axes: Vec<i64>, keep, out: &[usize]| {
+        Plan::new(
+            "aclnnReduce",
+            Kind::Reduce { kernel, axes, keep },
+            vec![Arg::Tensor(view(&[2, 3], 0x100))],
+            view(out, 0x200),
+        )
+    };
+    reduce("ReduceSum", vec![1], false, &[2])
+        .unwrap()
+        .run(&mem)
+        .unwrap();
+    assert_eq!(mem.get(0x200, DType::F32, 2), [9., 12.]);
+    reduce("ReduceMax", vec![-2], true, &[1, 3])
+        .unwrap()
+        .run(&mem)
+        .unwrap();
+    assert_eq!(mem.get(0x200, DType::F32, 3), [4., 5., 6.]);
+    // No axes: every element.
+    reduce("ReduceMin", Vec::new(), false, &[])
+        .unwrap()
+        .run(&mem)
+        .unwrap();
+    assert_eq!(mem.get(0x200, DType::F32, 1), [1.]);
+    reduce("ReduceMean", vec![0, 1], false, &[])
+        .unwrap()
+        .run(&mem)
+        .unwrap();
+    assert_eq!(mem.get(0x200, DType::F32, 1), [3.5]);
+    // The output's shape must be the reduced one; axes within the rank.
+    assert!(reduce("ReduceSum", vec![1], true, &[2]).is_err());
+    assert!(reduce("ReduceSum", vec![2], false, &[2]).is_err());
+    assert!(reduce("ReduceSum", vec![-3], false, &[3]).is_err());
+}
+
+#[test]
+fn the_math_operators_compute_in_floating_point() {
+    let mem = Host::default();
+    mem.put(0x100, DType::F32, &[0.25, 1., 4.]);
+    let unary = |kernel| {
+        Plan::new(
+            "aclnnUnary",
+            Kind::Unary(kernel),
+            vec![Arg::Tensor(view(&[3], 0x100))],
+            view(&[3], 0x200),
+        )
+        .unwrap()
+        .run(&mem)
+        .unwrap();
+        mem.get(0x200, DType::F32, 3)
+    };
+    assert_eq!(unary("Sqrt"), [0.5, 1., 2.]);
+    assert_eq!(unary("Rsqrt"), [2., 1., 0.5]);
+    assert_eq!(unary("Reciprocal"), [4., 1., 0.25]);
+    assert_eq!(unary("Floor"), [0., 1., 4.]);
+    let close = |got: Vec<f64>, want: [f64; 3]| {
+        got.iter()
+            .zip(want)
+            .all(|(g, w)| (g - w).abs() <= 1e-6 * w.abs().max(1.0))
+    };
+    assert!(close(unary("Exp"), [0.25f64.exp(), 1f64.exp(), 4f64.exp()]));
+    assert!(close(unary("Log"), [0.25f64.ln(), 0., 4f64.ln()]));
+    assert!(close(unary("Sin"), [0.25f64.sin(), 1f64.sin(), 4f64.sin()]));
+    assert!(close(unary("Cos"), [0.25f64.cos(), 1f64.cos(), 4f64.cos()]));
+}

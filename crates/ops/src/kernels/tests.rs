@@ -516,3 +516,26 @@ fn pads_with_a_constant_in_either_paddings_order() {
         Some(AclError::OP_ATTR_NOT_MATCH)
     );
 }
+
+#[test]
+fn pow_and_square_follow_pytorchs_cpu_kernels() {
+    let x = t(DType::F32, &[3], &[2.0, 9.0, -1.5]);
+    let e = t(DType::F32, &[1], &[0.5]);
+    let got = run(
+        "Pow",
+        vec![x.clone(), e],
+        spec(DType::F32, &[3]),
+        OpAttr::new(),
+    )
+    .unwrap();
+    assert_eq!((got[0] as f32, got[1]), (2f32.sqrt(), 3.0));
+    assert!(got[2].is_nan(), "a negative base to a fractional power");
+    let got = run("Square", vec![x], spec(DType::F32, &[3]), OpAttr::new()).unwrap();
+    assert_eq!(got, [4.0, 81.0, 2.25]);
+    // Integers: repeated multiplication; a negative exponent gives 0 but
+    // for the bases 1 and -1.
+    let b = t(DType::I32, &[4], &[3.0, 1.0, -1.0, 2.0]);
+    let e = t(DType::I32, &[4], &[3.0, -2.0, -3.0, -1.0]);
+    let got = run("Pow", vec![b, e], spec(DType::I32, &[4]), OpAttr::new()).unwrap();
+    assert_eq!(got, [27.0, 1.0, -1.0, 0.0]);
+}

@@ -204,6 +204,102 @@ macro_rules! __with_operator_api {
                 "aclnnStatus aclnnAbsGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
             aclnnAbs in OpApi: Emulated -> OpStatus =
                 "aclnnStatus aclnnAbs(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnMaxGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMaxGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnMax in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnMinGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMinGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnMin in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMin(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnAmaxGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAmaxGetWorkspaceSize(const aclTensor *self, const aclIntArray *dim, bool keepDim, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnAmax in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnAminGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAminGetWorkspaceSize(const aclTensor *self, const aclIntArray *dim, bool keepDim, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnAmin in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAmin(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnReduceSumGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntArray *dims, bool keepDims, aclDataType dtype, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnReduceSum in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnReduceSum(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnMeanGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMeanGetWorkspaceSize(const aclTensor *self, const aclIntArray *dim, bool keepDim, aclDataType dtype, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnMean in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnMean(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnSinGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnSinGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnSin in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnSin(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceSinGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceSinGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceSin in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceSin(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnCosGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnCosGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnCos in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnCos(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceCosGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceCosGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceCos in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceCos(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnExpGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnExpGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnExp in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnExp(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceExpGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceExpGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceExp in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceExp(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnLogGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnLogGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnLog in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnLog(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceLogGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceLogGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceLog in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceLog(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnSqrtGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnSqrtGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnSqrt in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnSqrt(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceSqrtGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceSqrtGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceSqrt in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceSqrt(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnRsqrtGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnRsqrtGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnRsqrt in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnRsqrt(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceRsqrtGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceRsqrtGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceRsqrt in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceRsqrt(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnReciprocalGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnReciprocalGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnReciprocal in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnReciprocal(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceReciprocalGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceReciprocalGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceReciprocal in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceReciprocal(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnLogicalNotGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnLogicalNotGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnLogicalNot in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnLogicalNot(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceLogicalNotGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceLogicalNotGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceLogicalNot in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceLogicalNot(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnFloorGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnFloorGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnFloor in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnFloor(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnInplaceFloorGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceFloorGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnInplaceFloor in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnInplaceFloor(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
         }
     };
 }

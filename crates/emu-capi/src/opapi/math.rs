@@ -1,0 +1,210 @@
+//! The operator API's elementwise math and reductions: the unary
+//! operators (`aclnnSin`, `aclnnExp`, `aclnnLogicalNot`, ... each also in
+//! place) on the `aclop` kernels of the same names, and the reductions
+//! (`aclnnMax`, `aclnnMin` over every element, `aclnnAmax`, `aclnnAmin`,
+//! `aclnnReduceSum`, `aclnnMean` over a list of axes).
+
+use aclmem_ops::aclnn::plan::{Arg, Kind, Plan};
+
+use super::marshal::tensor;
+use super::ops::{Exec, Out, T, checked, plan, runners};
+
+runners!(
+    aclnnRelu,
+    aclnnInplaceRelu,
+    aclnnSigmoid,
+    aclnnInplaceSigmoid,
+    aclnnTanh,
+    aclnnInplaceTanh,
+    aclnnGelu,
+    aclnnNeg,
+    aclnnInplaceNeg,
+    aclnnAbs,
+    aclnnSin,
+    aclnnInplaceSin,
+    aclnnCos,
+    aclnnInplaceCos,
+    aclnnExp,
+    aclnnInplaceExp,
+    aclnnLog,
+    aclnnInplaceLog,
+    aclnnSqrt,
+    aclnnInplaceSqrt,
+    aclnnRsqrt,
+    aclnnInplaceRsqrt,
+    aclnnReciprocal,
+    aclnnInplaceReciprocal,
+    aclnnLogicalNot,
+    aclnnInplaceLogicalNot,
+    aclnnFloor,
+    aclnnInplaceFloor,
+    aclnnMax,
+    aclnnMin,
+    aclnnAmax,
+    aclnnAmin,
+    aclnnReduceSum,
+    aclnnMean,
+);
+
+/// The unary operators: `aclnnXGetWorkspaceSize(const aclTensor *self,
+/// aclTensor *out, ...)` and, where named, the in-place
+/// `aclnnInplaceXGetWorkspaceSize(aclTensor *selfRef, ...)`.
+macro_rules! unary {
+    ($($gws:ident / $name:literal: $kernel:literal $(, $inplace:ident / $iname:literal)?;)*) => {$(
+        #[doc = concat!("`aclnnStatus ", stringify!($gws), "(const aclTensor *self, aclTensor *out, ...)`: the operator path's `", $kernel, "`.")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $gws(this: T, out: T, workspace: Out, executor: Exec) -> i32 {
+            plan(stringify!($gws), workspace, executor, || {
+                checked(Plan::new($name, Kind::Unary($kernel), vec![Arg::Tensor(tensor(this)?)], tensor(out)?))
+            })
+        }
+        $(
+            #[doc = concat!("`aclnnStatus ", stringify!($inplace), "(aclTensor *selfRef, ...)`.")]
+            #[unsafe(no_mangle)]
+            pub extern "C" fn $inplace(this: T, workspace: Out, executor: Exec) -> i32 {
+                plan(stringify!($inplace), workspace, executor, || {
+                    checked(Plan::new($iname, Kind::Unary($kernel), vec![Arg::Tensor(tensor(this)?)], tensor(this)?))
+                })
+            }
+        )?
+    )*};
+}
+
+unary! {
+    aclnnReluGetWorkspaceSize / "aclnnRelu": "Relu", aclnnInplaceReluGetWorkspaceSize / "aclnnInplaceRelu";
+    aclnnSigmoidGetWorkspaceSize / "aclnnSigmoid": "Sigmoid", aclnnInplaceSigmoidGetWorkspaceSize / "aclnnInplaceSigmoid";
+    aclnnTanhGetWorkspaceSize / "aclnnTanh": "Tanh", aclnnInplaceTanhGetWorkspaceSize / "aclnnInplaceTanh";
+    aclnnGeluGetWorkspaceSize / "aclnnGelu": "Gelu";
+    aclnnNegGetWorkspaceSize / "aclnnNeg": "Neg", aclnnInplaceNegGetWorkspaceSize / "aclnnInplaceNeg";
+    aclnnAbsGetWorkspaceSize / "aclnnAbs": "Abs";
+    aclnnSinGetWorkspaceSize / "aclnnSin": "Sin", aclnnInplaceSinGetWorkspaceSize / "aclnnInplaceSin";
+    aclnnCosGetWorkspaceSize / "aclnnCos": "Cos", aclnnInplaceCosGetWorkspaceSize / "aclnnInplaceCos";
+    aclnnExpGetWorkspaceSize / "aclnnExp": "Exp", aclnnInplaceExpGetWorkspaceSize / "aclnnInplaceExp";
+    aclnnLogGetWorkspaceSize / "aclnnLog": "Log", aclnnInplaceLogGetWorkspaceSize / "aclnnInplaceLog";
+    aclnnSqrtGetWorkspaceSize / "aclnnSqrt": "Sqrt", aclnnInplaceSqrtGetWorkspaceSize / "aclnnInplaceSqrt";
+    aclnnRsqrtGetWorkspaceSize / "aclnnRsqrt": "Rsqrt", aclnnInplaceRsqrtGetWorkspaceSize / "aclnnInplaceRsqrt";
+    aclnnReciprocalGetWorkspaceSize / "aclnnReciprocal": "Reciprocal", aclnnInplaceReciprocalGetWorkspaceSize / "aclnnInplaceReciprocal";
+    aclnnLogicalNotGetWorkspaceSize / "aclnnLogicalNot": "LogicalNot", aclnnInplaceLogicalNotGetWorkspaceSize / "aclnnInplaceLogicalNot";
+    aclnnFloorGetWorkspaceSize / "aclnnFloor": "Floor", aclnnInplaceFloorGetWorkspaceSize / "aclnnInplaceFloor";
+}
+
+/// A reduction's plan: `kernel` over `axes`, into `out`.
+fn reduction(
+    name: &'static str,
+    kernel: &'static str,
+    this: T,
+    axes: Vec<i64>,
+    keep: bool,
+    out: T,
+) -> Result<Plan, i32> {
+    let kind = Kind::Reduce { kernel, axes, keep };
+    checked(Plan::new(
+        name,
+        kind,
+        vec![Arg::Tensor(tensor(this)?)],
+        tensor(out)?,
+    ))
+}
+
+/// A live integer array's values (161001 for NULL or a dead handle).
+fn axes(p: T) -> Result<Vec<i64>, i32> {
+    aclmem_ops::aclnn::int_array(p as usize).ok_or(aclmem_ops::aclnn::ERR_PARAM_NULLPTR)
+}
+
+/// `aclnnStatus aclnnMaxGetWorkspaceSize(const aclTensor *self, aclTensor
+/// *out, ...)`: the greatest element (NaN wins).
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnMaxGetWorkspaceSize(this: T, out: T, workspace: Out, executor: Exec) -> i32 {
+    plan("aclnnMaxGetWorkspaceSize", workspace, executor, || {
+        reduction("aclnnMax", "ReduceMax", this, Vec::new(), false, out)
+    })
+}
+
+/// `aclnnStatus aclnnMinGetWorkspaceSize(const aclTensor *self, aclTensor
+/// *out, ...)`: the least element (NaN wins).
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnMinGetWorkspaceSize(this: T, out: T, workspace: Out, executor: Exec) -> i32 {
+    plan("aclnnMinGetWorkspaceSize", workspace, executor, || {
+        reduction("aclnnMin", "ReduceMin", this, Vec::new(), false, out)
+    })
+}
+
+/// `aclnnStatus aclnnAmaxGetWorkspaceSize(const aclTensor *self, const
+/// aclIntArray *dim, bool keepDim, aclTensor *out, ...)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnAmaxGetWorkspaceSize(
+    this: T,
+    dim: T,
+    keep: u8,
+    out: T,
+    workspace: Out,
+    executor: Exec,
+) -> i32 {
+    plan("aclnnAmaxGetWorkspaceSize", workspace, executor, || {
+        reduction("aclnnAmax", "ReduceMax", this, axes(dim)?, keep != 0, out)
+    })
+}
+
+/// `aclnnStatus aclnnAminGetWorkspaceSize(const aclTensor *self, const
+/// aclIntArray *dim, bool keepDim, aclTensor *out, ...)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnAminGetWorkspaceSize(
+    this: T,
+    dim: T,
+    keep: u8,
+    out: T,
+    workspace: Out,
+    executor: Exec,
+) -> i32 {
+    plan("aclnnAminGetWorkspaceSize", workspace, executor, || {
+        reduction("aclnnAmin", "ReduceMin", this, axes(dim)?, keep != 0, out)
+    })
+}
+
+/// `aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self,
+/// const aclIntArray *dims, bool keepDims, aclDataType dtype, aclTensor
+/// *out, ...)`: summed in the output's type (which `dtype` names).
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnReduceSumGetWorkspaceSize(
+    this: T,
+    dims: T,
+    keep: u8,
+    _dtype: i32,
+    out: T,
+    workspace: Out,
+    executor: Exec,
+) -> i32 {
+    plan(
+        "aclnnReduceSumGetWorkspaceSize",
+        workspace,
+        executor,
+        || {
+            reduction(
+                "aclnnReduceSum",
+                "ReduceSum",
+                this,
+                axes(dims)?,
+                keep != 0,
+                out,
+            )
+        },
+    )
+}
+
+/// `aclnnStatus aclnnMeanGetWorkspaceSize(const aclTensor *self, const
+/// aclIntArray *dim, bool keepDim, aclDataType dtype, aclTensor *out,
+/// ...)`: averaged in the output's type.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnMeanGetWorkspaceSize(
+    this: T,
+    dim: T,
+    keep: u8,
+    _dtype: i32,
+    out: T,
+    workspace: Out,
+    executor: Exec,
+) -> i32 {
+    plan("aclnnMeanGetWorkspaceSize", workspace, executor, || {
+        reduction("aclnnMean", "ReduceMean", this, axes(dim)?, keep != 0, out)
+    })
+}
