@@ -122,24 +122,11 @@ fn set_next_pid(pid: i32) {
         .expect("root sets the next pid");
 }
 
-/// The abstract socket names of `machine`'s listeners, as anyone on the
-/// host can read them from `/proc/net/unix`.
-fn listener_names(machine: &str) -> Vec<String> {
-    // SAFETY: getuid has no preconditions.
-    let prefix = format!("@aclmem-emu.{}.{machine}.", unsafe { libc::getuid() });
-    std::fs::read_to_string("/proc/net/unix")
-        .expect("/proc/net/unix")
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(7))
-        .filter(|n| n.starts_with(&prefix))
-        .map(|n| n[1..].to_owned())
-        .collect()
-}
-
 /// An import request made by hand (the wire format of the emulator's
 /// listener: magic, kind, id, the slot and generation the asker claims),
 /// sent to listener `name` from a child process, under `uid` when given:
-/// the code of the reply, and whether a descriptor came with it.
+/// the code of the reply (minus the errno when it cannot connect), and
+/// whether a descriptor came with it.
 fn forged_import(name: &str, id: u64, claim: (u32, u64), uid: Option<u32>) -> (i32, bool) {
     forged_import_as(name, id, claim, uid, None).expect("no pid asked for")
 }
@@ -160,17 +147,7 @@ fn forged_import_as(
     request[8..16].copy_from_slice(&id.to_ne_bytes());
     request[16..20].copy_from_slice(&claim.0.to_ne_bytes());
     request[24..32].copy_from_slice(&claim.1.to_ne_bytes());
-    // SAFETY: a zeroed sockaddr_un is valid; the name is copied after its
-    // leading NUL (an abstract address) and fits.
-    let (addr, len) = unsafe {
-        let mut addr: libc::sockaddr_un = std::mem::zeroed();
-        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-        for (d, s) in addr.sun_path[1..].iter_mut().zip(name.bytes()) {
-            *d = s as libc::c_char;
-        }
-        let len = std::mem::size_of::<libc::sa_family_t>() + 1 + name.len();
-        (addr, len as libc::socklen_t)
-    };
+    let (addr, len) = socket_addr(name);
     let mut pipe = [0i32; 2];
     // SAFETY: fork in a test process: the child makes only system calls on
     // buffers prepared above, and leaves with `_exit`; the parent reads the
@@ -194,10 +171,13 @@ fn forged_import_as(
                 }
                 let mut answer = [0xFFu8; 8];
                 let s = libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET, 0);
-                if s >= 0
-                    && libc::connect(s, (&raw const addr).cast(), len) == 0
-                    && libc::send(s, request.as_ptr().cast(), 32, 0) == 32
-                {
+                let connected = s >= 0 && libc::connect(s, (&raw const addr).cast(), len) == 0;
+                if !connected {
+                    // Why not, as a negative code.
+                    let errno = *libc::__errno_location();
+                    answer[..4].copy_from_slice(&(-errno).to_ne_bytes());
+                }
+                if connected && libc::send(s, request.as_ptr().cast(), 32, 0) == 32 {
                     let mut reply = [0u8; 64];
                     let mut iov = libc::iovec {
                         iov_base: reply.as_mut_ptr().cast(),
@@ -262,10 +242,12 @@ fn forged_imports_receive_no_memory() {
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
+        // Another user does not even reach the listener: its socket is in
+        // the machine's private directory.
         for claim in [(0, 1), (1, 1)] {
             assert_eq!(
                 forged_import(&names[0], id, claim, Some(65534)),
-                (refused, false),
+                (-libc::EACCES, false),
                 "another user claiming {claim:?}"
             );
         }
@@ -366,8 +348,9 @@ fn a_whitelist_names_a_process_not_a_pid() {
     a.exit();
 }
 
-/// After the exporter died, a process binds the exporter's socket name
-/// (anyone can read it in `/proc/net/unix`) and answers the import with a
+/// After the exporter died, a process of this user (the only one that may
+/// enter the directory of the exporter's socket) binds the socket's path
+/// and answers the import with a
 /// success and memory of its own: the importer does not believe it (the
 /// answering process is not the exporter's live member), maps nothing and
 /// answers the export is gone.
@@ -399,12 +382,11 @@ fn squat(name: &str, id: u64, ready: std::sync::mpsc::Sender<()>) -> bool {
     // the message buffers are live locals.
     unsafe {
         let s = libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0);
-        let mut addr: libc::sockaddr_un = std::mem::zeroed();
-        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-        for (d, c) in addr.sun_path[1..].iter_mut().zip(name.bytes()) {
-            *d = c as libc::c_char;
-        }
-        let len = (std::mem::size_of::<libc::sa_family_t>() + 1 + name.len()) as libc::socklen_t;
+        let (addr, len) = socket_addr(name);
+        // The killed exporter left its socket's path: the squatter (this
+        // user, who may enter the directory) takes its place.
+        let path = std::ffi::CString::new(name).unwrap();
+        libc::unlink(path.as_ptr());
         // The name is free once the killed exporter's socket is closed.
         let mut bound = false;
         for _ in 0..500 {

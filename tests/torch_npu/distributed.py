@@ -219,8 +219,84 @@ def fake_world(c):
     return {"world": dist.get_world_size(), "gathered_bytes": torch.npu.memory_allocated() - before}
 
 
+def completes(works, limit=60.0):
+    """Whether every work reports completion within `limit` seconds after
+    its `wait()` (a bound against a hang, not a measure: the emulator's
+    collectives run on torch_npu's task queue, which records the work's end
+    event only once the collective is done)."""
+    for w in works:
+        w.wait()
+    deadline = time.monotonic() + limit
+    while not all(w.is_completed() for w in works):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def grouped(c):
+    """Work launched inside an HCCL group (HcclGroupStart/End): two async
+    all_reduces between the backend's _group_start() and _group_end(), the
+    coalescing manager's coalesced all_reduce (with and without a device),
+    a point-to-point pair of batch_isend_irecv, and a plain async
+    all_reduce beside them. Each work completes after wait(), its values
+    are right, and after the current stream is synchronised (which waits
+    for the end event wait() made it wait for) it is complete at once."""
+    f32 = torch.float32
+    dev = torch.device("npu", LOCAL)
+    backend = dist.distributed_c10d._get_default_group()._get_backend(dev)
+    nxt, prv = (RANK + 1) % WORLD, (RANK - 1) % WORLD
+    everyone = sum(val(r, f32) for r in range(WORLD))
+    cases = {}
+
+    def plain():
+        x = val(RANK, f32).npu()
+        return [dist.all_reduce(x, async_op=True)], [(x, everyone)]
+
+    def group():
+        a, b = val(RANK, f32).npu(), (val(RANK, f32) * 2).npu()
+        backend._group_start()
+        works = [dist.all_reduce(a, async_op=True), dist.all_reduce(b, async_op=True)]
+        backend._group_end()
+        return works, [(a, everyone), (b, everyone * 2)]
+
+    def coalesced(device=None):
+        a, b = val(RANK, f32).npu(), (val(RANK, f32) * 3).npu()
+        with dist.distributed_c10d._coalescing_manager(device=device, async_ops=True) as cm:
+            dist.all_reduce(a)
+            dist.all_reduce(b)
+        return cm.works, [(a, everyone), (b, everyone * 3)]
+
+    def p2p():
+        x, o = val(RANK, f32).npu(), torch.empty(6, device="npu")
+        works = dist.batch_isend_irecv([dist.P2POp(dist.isend, x, nxt), dist.P2POp(dist.irecv, o, prv)])
+        return works, [(o, val(prv, f32))]
+
+    for name, make in [("plain", plain), ("group", group), ("coalesced", coalesced),
+                       ("coalesced_device", lambda: coalesced(dev)), ("batch_isend_irecv", p2p)]:
+        def one(name=name, make=make):
+            works, checks = make()
+            c.count += 1
+            if not works:
+                c.fails.append(f"{name}: no work returned")
+                return
+            if not completes(works):
+                c.fails.append(f"{name}: not completed after wait()")
+            torch.npu.current_stream().synchronize()
+            c.count += 1
+            done = [w.is_completed() for w in works]
+            if not all(done):
+                c.fails.append(f"{name}: not completed after the stream's synchronisation: {done}")
+            for i, (got, want) in enumerate(checks):
+                c.equal(f"{name} {i}", got, want)
+            cases[name] = len(works)
+        c.attempt(name, one)
+    torch.npu.synchronize()
+    return {"cases": cases}
+
+
 SCENARIOS = {"collectives": collectives, "weight_sync": weight_sync, "dying_rank": dying_rank,
-             "fake_world": fake_world}
+             "fake_world": fake_world, "grouped": grouped}
 
 
 def main():

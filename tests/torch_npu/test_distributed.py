@@ -66,6 +66,20 @@ def test_weight_sync_gives_the_memory_back_every_cycle(machine, allocator):
             assert r["zero_copy"] == "1"
 
 
+def test_grouped_coalesced_and_paired_work_completes(machine):
+    """Work launched inside an HCCL group (the backend's _group_start and
+    _group_end, the coalescing manager with and without a device,
+    batch_isend_irecv) completes after wait(), like a plain async
+    collective's, with the right values on both ranks."""
+    reports, _ = torchrun(machine, "grouped", 2, devices=2)
+    for rank, r in reports.items():
+        assert r["fails"] == [], f"rank {rank}"
+        assert r["cases"] == {"plain": 1, "group": 2, "coalesced": 1, "coalesced_device": 1,
+                              "batch_isend_irecv": 1}, f"rank {rank}"
+        # Two completion checks per case, then the values: 1 + 2 + 2 + 2 + 1.
+        assert r["checks"] == 5 * 2 + 8, f"rank {rank}"
+
+
 def test_a_dying_rank_fails_its_peer_and_its_memory_returns(machine):
     reports, out = torchrun(machine, "dying_rank", 2)
     assert reports[1]["left"] is True

@@ -1,7 +1,7 @@
 //! The harness of the multi-process tests: scripted peer processes on one
 //! emulated machine (the `peer` binary of this crate), each with a
-//! watchdog on its replies. Shared by `processes.rs` and `hostile.rs`,
-//! which do not each use every helper.
+//! watchdog on its replies. Shared by `processes.rs`, `hostile.rs` and
+//! `hostile_listener.rs`, which do not each use every helper.
 
 #![allow(dead_code, unused_imports)]
 
@@ -174,4 +174,31 @@ pub fn fresh_base(test: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let uid = unsafe { libc::getuid() };
     let private = base.join(format!("aclmem-emu.{uid}"));
     (base, private)
+}
+
+/// The socket paths of `machine`'s listeners, as `/proc/net/unix` lists
+/// them (in the machine's private directory).
+pub fn listener_names(machine: &str) -> Vec<String> {
+    let dir = aclmem_emu::machine_path(machine);
+    let prefix = format!("{}.", dir.display());
+    std::fs::read_to_string("/proc/net/unix")
+        .expect("/proc/net/unix")
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(7))
+        .filter(|n| n.starts_with(&prefix) && n.ends_with(".sock"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The Unix socket address of the path `name`.
+pub fn socket_addr(name: &str) -> (libc::sockaddr_un, libc::socklen_t) {
+    // SAFETY: a zeroed sockaddr_un is valid.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    assert!(name.len() < addr.sun_path.len(), "{name}: too long");
+    for (d, s) in addr.sun_path.iter_mut().zip(name.bytes()) {
+        *d = s as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sa_family_t>() + name.len() + 1;
+    (addr, len as libc::socklen_t)
 }

@@ -9,9 +9,9 @@
  *   import H [LIMIT] with RLIMIT_NOFILE LIMIT (only 0, 1, 2 open before),
  *                    aclInit ("aclInit CODE" when it fails), then imports H:
  *                    "import CODE"
- *   flood PREFIX N   N silent connections to the abstract socket whose name
- *                    starts with PREFIX: "connected K", held until stdin
- *                    closes
+ *   flood PREFIX N   N silent connections to the listener's socket whose
+ *                    path starts with PREFIX: "connected K", held until
+ *                    stdin closes
  */
 #include <acl/acl.h>
 #include <dirent.h>
@@ -93,13 +93,15 @@ static int import(const char *handle, long lim) {
 }
 
 static int flood(const char *prefix, int n) {
+    /* The listener's socket path: the first one in /proc/net/unix that
+     * starts with PREFIX (the machine's private directory and its name). */
     FILE *f = fopen("/proc/net/unix", "r");
     char line[512], name[108] = "";
     while (f && fgets(line, sizeof line, f)) {
-        char *at = strchr(line, '@');
-        if (at && strncmp(at + 1, prefix, strlen(prefix)) == 0) {
+        char *at = strstr(line, prefix);
+        if (at && at > line && at[-1] == ' ') {
             at[strcspn(at, "\n")] = 0;
-            strncpy(name, at + 1, sizeof name - 2);
+            strncpy(name, at, sizeof name - 1);
             break;
         }
     }
@@ -107,8 +109,8 @@ static int flood(const char *prefix, int n) {
     struct sockaddr_un a;
     memset(&a, 0, sizeof a);
     a.sun_family = AF_UNIX;
-    memcpy(a.sun_path + 1, name, strlen(name));
-    socklen_t len = offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name);
+    memcpy(a.sun_path, name, strlen(name));
+    socklen_t len = offsetof(struct sockaddr_un, sun_path) + strlen(name) + 1;
     int connected = 0;
     for (int i = 0; name[0] && i < n; i++) {
         int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);

@@ -326,9 +326,55 @@ pub fn machine_state_path(name: &str) -> Option<PathBuf> {
         .map(|(p, _)| p)
 }
 
+/// The longest path a Unix socket address holds (`sun_path`, with its
+/// NUL).
+const SOCKET_PATH_MAX: usize = 107;
+
+/// Where the listener of `slot` of this user's machine `name` binds (the
+/// machine's private directory, created and checked as for the
+/// rendezvous file): `<name>.<slot>.<nonce>.sock`, or `<slot>.<nonce>.sock`
+/// when the long form does not fit a socket address. Another user can
+/// neither enter the directory nor so connect to the socket: a socket's
+/// path, unlike an abstract name, takes the file system's permissions.
+pub(crate) fn listener_path(name: &str, slot: u32, nonce: u64) -> Result<PathBuf, JoinError> {
+    let dir = private_dir()?;
+    [
+        format!("{name}.{slot}.{nonce:016x}.sock"),
+        format!("{slot}.{nonce:016x}.sock"),
+    ]
+    .into_iter()
+    .map(|file| dir.join(file))
+    .find(|p| p.as_os_str().len() <= SOCKET_PATH_MAX)
+    .ok_or_else(|| {
+        refused(
+            &dir,
+            format_args!(
+                "too long for a socket path ({SOCKET_PATH_MAX} bytes); set ACLMEM_EMU_DIR to a shorter directory"
+            ),
+        )
+    })
+}
+
+/// Whether `path` is a socket no process listens on any more (its
+/// listener was killed): connecting is refused.
+fn dead_socket(path: &Path) -> bool {
+    let Ok(addr) = rustix::net::SocketAddrUnix::new(path) else {
+        return false;
+    };
+    let Ok(probe) = rustix::net::socket_with(
+        rustix::net::AddressFamily::UNIX,
+        rustix::net::SocketType::SEQPACKET,
+        rustix::net::SocketFlags::CLOEXEC | rustix::net::SocketFlags::NONBLOCK,
+        None,
+    ) else {
+        return false;
+    };
+    rustix::net::connect(&probe, &addr) == Err(Errno::CONNREFUSED)
+}
+
 /// Removes the files of this user's machines whose processes were all
 /// killed (a machine's last process removes the file when it leaves, but a
-/// SIGKILL leaves it behind). A machine is stale when nobody holds its
+/// SIGKILL leaves it behind), and the sockets of killed listeners. A machine is stale when nobody holds its
 /// join lock and no slot byte is locked: every live process of a named
 /// machine holds the lock on its slot's byte for as long as it runs. A
 /// joiner racing with the sweep sees the file unlinked and starts over
@@ -342,6 +388,17 @@ pub(crate) fn sweep_stale_machines() {
     };
     for entry in entries.flatten() {
         let path = entry.path();
+        // A listener's socket whose process was killed (a live one unlinks
+        // its own when it stops).
+        if entry.file_type().is_ok_and(|t| {
+            use std::os::unix::fs::FileTypeExt;
+            t.is_socket()
+        }) {
+            if dead_socket(&path) {
+                let _ = rustix::fs::unlink(&path);
+            }
+            continue;
+        }
         let Ok(fd) = open(
             &path,
             OFlags::RDWR | OFlags::CLOEXEC | OFlags::NOFOLLOW,

@@ -36,6 +36,7 @@ mod slots;
 mod wire;
 
 pub use error::JoinError;
+pub(crate) use files::listener_path;
 pub use files::{machine_path, machine_state_path};
 pub(crate) use layout::{ExportInfo, ExportKind, IMPORT_TIMEOUT, OWN_FILE};
 pub use layout::{MAX_EXPORTS, MAX_PROCS, WHITELIST};

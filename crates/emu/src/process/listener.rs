@@ -3,9 +3,12 @@
 //! sends its pool's descriptor (`SCM_RIGHTS`). A process outside the
 //! whitelist never receives one.
 //!
-//! Each exporting process listens on an abstract socket named after the
-//! machine, its slot and a random nonce published in its slot; a listener
-//! thread is started at its first export. An importer connects, sends one
+//! Each exporting process listens on a socket in the machine's private
+//! directory (mode 0700, see `machine/files.rs`), named after the machine,
+//! its slot and a random nonce published in its slot; a listener thread is
+//! started at its first export. The socket's path, unlike an abstract
+//! name, keeps every other user out: connecting takes the right to enter
+//! the directory. An importer connects, sends one
 //! request and reads one answer, with timeouts on both sides, so a dead or
 //! stuck exporter costs a bounded wait (a dead one: none, the connection is
 //! refused at once).
@@ -45,23 +48,35 @@ const REQUEST_WAIT: Duration = Duration::from_millis(250);
 pub struct Listener {
     socket: Arc<ListenSocket>,
     stop: Arc<AtomicBool>,
+    path: std::path::PathBuf,
 }
 
 impl Listener {
-    /// Stops accepting (the thread ends at its next wake-up).
+    /// Stops accepting (the thread ends at its next wake-up) and removes
+    /// the socket's path.
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Release);
         let _ = rustix::net::shutdown(&*self.socket, rustix::net::Shutdown::Both);
+        let _ = rustix::fs::unlink(&self.path);
     }
 }
 
-fn socket_name(process: &Process, slot: u32, nonce: u64) -> Result<SocketAddrUnix, AclError> {
-    let name = format!(
-        "aclmem-emu.{}.{}.{slot}.{nonce:016x}",
-        rustix::process::getuid().as_raw(),
-        process.machine.name.as_deref().unwrap_or("private")
-    );
-    SocketAddrUnix::new_abstract_name(name.as_bytes()).map_err(|_| AclError::INTERNAL_ERROR)
+/// The path of the listener of `slot` of this process's machine.
+fn socket_path(process: &Process, slot: u32, nonce: u64) -> Result<std::path::PathBuf, AclError> {
+    let name = process
+        .machine
+        .name
+        .as_deref()
+        .ok_or(AclError::INTERNAL_ERROR)?;
+    crate::machine::listener_path(name, slot, nonce).map_err(|e| {
+        static WARNED: AtomicBool = AtomicBool::new(false);
+        crate::env::warn_once(&WARNED, &e.to_string());
+        AclError::RT_NO_PERMISSION
+    })
+}
+
+fn socket_name(path: &std::path::Path) -> Result<SocketAddrUnix, AclError> {
+    SocketAddrUnix::new(path).map_err(|_| AclError::INTERNAL_ERROR)
 }
 
 /// The listening socket, registered for a forked child to close, and
@@ -99,23 +114,31 @@ pub fn ensure_listener(process: &Process) -> Result<(), AclError> {
     }
     let weak = process_weak(process).ok_or(AclError::INTERNAL_ERROR)?;
     let nonce = crate::os::sys::random_u64() | 1;
-    let addr = socket_name(process, process.slot, nonce)?;
+    let path = socket_path(process, process.slot, nonce)?;
+    let addr = socket_name(&path)?;
     let socket = seqpacket()?;
     // A listener that could not take one connection when out of
     // descriptors would leave its importers to time out: the export
     // fails now instead, with the limit named.
     let spare = Spare::open()?;
     bind(&socket, &addr).map_err(|_| AclError::RT_IPC_ERROR)?;
-    listen(&socket, 64).map_err(|_| AclError::RT_IPC_ERROR)?;
+    // Only this user, even where the directory's mode would not say so.
+    let private = rustix::fs::chmod(&path, rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR);
+    if private.is_err() || listen(&socket, 64).is_err() {
+        let _ = rustix::fs::unlink(&path);
+        return Err(AclError::RT_IPC_ERROR);
+    }
     crate::os::fork::register_fd(&socket);
     let socket = Arc::new(ListenSocket(socket));
     let stop = Arc::new(AtomicBool::new(false));
     let listener = Listener {
         socket: Arc::clone(&socket),
         stop: Arc::clone(&stop),
+        path: path.clone(),
     };
     if process.listener.set(listener).is_err() {
         // Another thread started one meanwhile.
+        let _ = rustix::fs::unlink(&path);
         return Ok(());
     }
     std::thread::Builder::new()
@@ -402,7 +425,8 @@ fn connect_to_exporter(
     let (slot, generation, pid) = export.exporter;
     let Some(addr) = region
         .listener(slot)
-        .and_then(|l| socket_name(process, slot, l).ok())
+        .and_then(|l| socket_path(process, slot, l).ok())
+        .and_then(|p| socket_name(&p).ok())
     else {
         return Ok(None);
     };

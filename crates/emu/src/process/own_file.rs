@@ -3,7 +3,8 @@
 //! process holds.
 //!
 //! Allocations live as extents of one pool file per device (one descriptor
-//! whatever the number of handles). At its first export an allocation is
+//! whatever the number of handles). At its export to other processes (or,
+//! when it could not move then, at its first import) an allocation is
 //! moved: its bytes are copied into a new sealed file, every mapping of it
 //! is replaced, at the same address, by a mapping of that file, and its
 //! extent of the pool is given back. While it moves, its mappings are

@@ -77,7 +77,8 @@ impl Process {
                 check_pid,
                 exporter: (self.slot, self.generation, self.pid),
                 // An importer gets a file of the allocation's own, from
-                // offset 0 (made at the first import: process/own_file.rs).
+                // offset 0 (made at the export, or else at the first
+                // import: process/own_file.rs).
                 pool: OWN_FILE,
                 offset: 0,
                 size: a.size,
@@ -108,6 +109,13 @@ impl Process {
             let g = region.lock(self.slot)?;
             region.export(&g, kind, self.slot, check_pid, pools, info)
         });
+        // Between processes the allocation gets its file now, while the
+        // claim holds it, so that an import later costs the exporter no
+        // descriptor it did not hold at the export. A move that cannot be
+        // made now (a mapping in use) is made at the first import instead.
+        if registered.is_ok() && self.machine.name.is_some() {
+            let _ = self.give_own_file(id.shard, h.alloc);
+        }
         // Commit, or roll back; either way the claim's reference goes.
         let released = {
             let mut shard = self.shards.lock(id.shard);
