@@ -146,7 +146,7 @@ pub(crate) fn ci(sh: &Shell) -> Result<()> {
         None => Err("the aarch64 tests did not run".into()),
     })?;
     step(
-        "the aarch64 wheel (manylinux_2_28), used by aarch64 Python under qemu",
+        "the aarch64 wheel (manylinux_2_28), used by aarch64 Python under qemu, its HCCL on two ranks",
         || {
             let built = wheels::wheels(sh, &["aarch64-unknown-linux-gnu".into()])?;
             wheels::check(sh, &built)
