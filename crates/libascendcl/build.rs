@@ -18,12 +18,20 @@ use std::path::{Path, PathBuf};
 /// and the C++ engine are checked against the same types by both compilers.
 const ENGINE_ABI: &str = "../hccl/src/engine/abi.rs";
 
+/// A directory with a static Gloo (`libgloo.a`, and its headers in
+/// `include`) built by `cargo xtask wheels` with zig for the target being
+/// built: the engine then carries Gloo, and, compiled by zig too, zig's
+/// static C++ runtime, so it needs nothing but glibc. Without it the
+/// engine links the system's `libgloo.so` (Debian's `libgloo-dev`).
+const STATIC_GLOO: &str = "ACLMEM_GLOO_STATIC";
+
 fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libascendcl.so");
     println!("cargo:rerun-if-changed=build.rs");
     for f in ["gloo/engine.cc", "gloo/engine.map", ENGINE_ABI] {
         println!("cargo:rerun-if-changed={f}");
     }
+    println!("cargo:rerun-if-env-changed={STATIC_GLOO}");
     let Some(out) = std::env::var_os("OUT_DIR").map(PathBuf::from) else {
         return;
     };
@@ -31,10 +39,17 @@ fn main() {
     let Some(profile) = out.ancestors().nth(3) else {
         return;
     };
-    if let Err(e) = build_engine(&out, profile) {
-        println!(
+    let gloo = std::env::var_os(STATIC_GLOO).map(PathBuf::from);
+    match (build_engine(&out, profile, gloo.as_deref()), &gloo) {
+        (Ok(()), _) => {}
+        // Asked for a static Gloo (the wheels): no engine is an error.
+        (Err(e), Some(dir)) => panic!(
+            "the Gloo engine with the static Gloo of {STATIC_GLOO}={}: {e}",
+            dir.display()
+        ),
+        (Err(e), None) => println!(
             "cargo:warning=the Gloo engine (libaclmem_gloo.so) is not built, so HCCL answers HCCL_E_NOT_SUPPORT: {e}"
-        );
+        ),
     }
     for library in aclmem_sys::catalogue::Library::ALL {
         let name = library.soname();
@@ -82,8 +97,9 @@ fn engine_header(manifest: &Path, out: &Path) -> Result<(), String> {
 
 /// Compiles `gloo/engine.cc` into `<profile>/libaclmem_gloo.so` with the
 /// C++ compiler `cc` finds for the target, exporting only the engine's
-/// table (a version script) and linking Gloo.
-fn build_engine(out: &Path, profile: &Path) -> Result<(), String> {
+/// table (a version script) and linking Gloo: the static one in
+/// `static_gloo` ([`STATIC_GLOO`]) when given, else the system's.
+fn build_engine(out: &Path, profile: &Path, static_gloo: Option<&Path>) -> Result<(), String> {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").ok_or("no manifest dir")?);
     engine_header(&manifest, out)?;
     let dir = manifest.join("gloo");
@@ -94,8 +110,21 @@ fn build_engine(out: &Path, profile: &Path) -> Result<(), String> {
         .try_get_compiler()
         .map_err(|e| e.to_string())?;
     let object = out.join("libaclmem_gloo.so");
-    let output = compiler
-        .to_command()
+    let mut command = compiler.to_command();
+    let gloo: Vec<std::ffi::OsString> = match static_gloo {
+        Some(dir) => {
+            let archive = dir.join("libgloo.a");
+            println!("cargo:rerun-if-changed={}", archive.display());
+            if !archive.exists() {
+                return Err(format!("no {}", archive.display()));
+            }
+            command.arg(format!("-I{}", dir.join("include").display()));
+            // No debug sections: the engine is shipped.
+            vec![archive.into(), "-s".into()]
+        }
+        None => vec!["-lgloo".into()],
+    };
+    let output = command
         .args([
             "-std=c++17",
             "-O2",
@@ -111,7 +140,8 @@ fn build_engine(out: &Path, profile: &Path) -> Result<(), String> {
             "-Wl,--version-script={}",
             dir.join("engine.map").display()
         ))
-        .args(["-Wl,-z,defs", "-lgloo"])
+        .arg("-Wl,-z,defs")
+        .args(&gloo)
         .output()
         .map_err(|e| format!("cannot run the C++ compiler: {e}"))?;
     if !output.status.success() {
@@ -120,9 +150,10 @@ fn build_engine(out: &Path, profile: &Path) -> Result<(), String> {
             .lines()
             .find(|l| l.contains("error"))
             .unwrap_or("failed");
-        return Err(format!(
-            "{first} (Gloo's headers and library: apt-get install libgloo-dev)"
-        ));
+        return Err(match static_gloo {
+            Some(_) => text.into_owned(),
+            None => format!("{first} (Gloo's headers and library: apt-get install libgloo-dev)"),
+        });
     }
     // A new file renamed over the old: a process that has the old one
     // loaded keeps its pages.

@@ -123,7 +123,7 @@ pub(crate) fn ci(sh: &Shell) -> Result<()> {
         timeline::check(sh, &lib)
     })?;
     step(
-        "the x86_64 wheel (manylinux_2_28), installed and used without Rust",
+        "the x86_64 wheel (manylinux_2_28), installed and used without Rust, its collectives without the system's Gloo",
         || {
             let built = wheels::wheels(sh, &["x86_64-unknown-linux-gnu".into()])?;
             wheels::check(sh, &built)
@@ -146,7 +146,7 @@ pub(crate) fn ci(sh: &Shell) -> Result<()> {
         None => Err("the aarch64 tests did not run".into()),
     })?;
     step(
-        "the aarch64 wheel (manylinux_2_28), used by aarch64 Python under qemu",
+        "the aarch64 wheel (manylinux_2_28), used by aarch64 Python under qemu, its HCCL on two ranks",
         || {
             let built = wheels::wheels(sh, &["aarch64-unknown-linux-gnu".into()])?;
             wheels::check(sh, &built)

@@ -32,6 +32,7 @@ mod ci;
 mod cross;
 mod examples;
 mod fuzz;
+mod gloo;
 mod publish;
 mod python;
 mod timeline;

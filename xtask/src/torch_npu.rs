@@ -18,7 +18,7 @@ use crate::workspace::{Result, run, target_dir, workspace_root};
 
 /// The virtual environment (created, or brought up to date with the
 /// requirements, when they changed).
-fn ensure_venv(sh: &Shell) -> Result<PathBuf> {
+pub(crate) fn ensure_venv(sh: &Shell) -> Result<PathBuf> {
     let venv = target_dir().join("torch-venv");
     let tests = workspace_root().join("tests").join("torch_npu");
     let requirements = tests.join("requirements.txt");

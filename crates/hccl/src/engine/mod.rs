@@ -170,7 +170,8 @@ fn engine() -> Result<&'static Engine, String> {
                 }
             }
             Err(format!(
-                "HCCL on aclmem needs its Gloo engine, {FILE}, and Gloo (Debian/Ubuntu: \
+                "HCCL on aclmem needs its Gloo engine, {FILE}, which the wheels carry beside \
+                 the library (a build from source links the system's Gloo: on Debian/Ubuntu \
                  apt-get install libgloo-dev, then build aclmem; or set ACLMEM_GLOO_ENGINE): {}",
                 tried.join("; ")
             ))
