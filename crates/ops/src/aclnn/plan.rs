@@ -223,6 +223,9 @@ impl Plan {
 
     /// Runs the plan on `mem`.
     pub fn run(&self, mem: &dyn Memory) -> Result<(), AclError> {
+        if let Some(done) = super::stream::run(self, mem) {
+            return done;
+        }
         if let Kind::Random {
             normal,
             a,
