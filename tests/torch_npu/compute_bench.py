@@ -14,10 +14,15 @@ ratio of the NPU's throughput to the CPU's (goals: 0.5 for matrix
 products, 0.3 for a convolution). CPU torch uses every core it finds;
 the emulated kernels run on one thread (the library lives in programs
 that fork). One JSON line per case.
+
+`compute_bench.py data MIB` measures the data operators instead (fill,
+cast, sum, a strided copy) on MIB MiB of float32 (goal: 0.5 of CPU
+torch at 2048).
 """
 
 import json
 import statistics
+import sys
 import time
 
 import torch
@@ -48,8 +53,45 @@ def case(name, flops, npu_fn, cpu_fn, runs=5):
     }), flush=True)
 
 
+def data(mib):
+    """The data operators on `mib` MiB of float32: fill, cast to float16,
+    sum of every element, and a strided copy (a transpose made
+    contiguous). Each NPU run ends with a synchronisation, not a copy back
+    (the result stays on the device, as in a model)."""
+    n = mib * (1 << 20) // 4
+    x, xn = torch.empty(n), torch.empty(n, device="npu")
+    x.uniform_()
+    xn.copy_(x)
+
+    def synced(fn):
+        return lambda: (fn(), torch.npu.synchronize())
+
+    gb = mib / 1024
+    for name, npu_fn, cpu_fn in [
+        ("fill", lambda: xn.fill_(1.5), lambda: x.fill_(1.5)),
+        ("cast float32->float16", lambda: xn.half(), lambda: x.half()),
+        ("sum", lambda: xn.sum(), lambda: x.sum()),
+        ("strided copy (transpose)",
+         lambda: xn.view(1024, -1).t().contiguous(),
+         lambda: x.view(1024, -1).t().contiguous()),
+    ]:
+        t_npu = median(synced(npu_fn), 3)
+        t_cpu = median(cpu_fn, 3)
+        print(json.dumps({
+            "case": f"{name} {mib} MiB",
+            "npu_s": round(t_npu, 3),
+            "cpu_s": round(t_cpu, 3),
+            "npu_gib_s": round(gb / t_npu, 2),
+            "cpu_gib_s": round(gb / t_cpu, 2),
+            "ratio": round(t_cpu / t_npu, 3),
+        }), flush=True)
+
+
 def main():
     torch.npu.set_device(0)
+    if len(sys.argv) > 2 and sys.argv[1] == "data":
+        data(int(sys.argv[2]))
+        return
     for (m, k, n) in [(1024, 1024, 1024), (4096, 1024, 4096)]:
         for dtype in (torch.float32, torch.bfloat16):
             a, b = torch.randn(m, k).to(dtype), torch.randn(k, n).to(dtype)

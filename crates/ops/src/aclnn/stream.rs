@@ -8,6 +8,7 @@
 //! the same values.
 
 use aclmem_core::AclError;
+use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 
 use super::View;
@@ -59,21 +60,27 @@ fn start(v: &View) -> usize {
     v.data + v.offset * v.dtype.size()
 }
 
+/// A chunk buffer aligned for every element type (its bytes are `u64`s).
+fn buffer(bytes: usize) -> Vec<u64> {
+    vec![0u64; bytes.div_ceil(8)]
+}
+
 /// `out = a`, converted to `out`'s type, chunk by chunk.
 fn copy(a: &View, out: &View, mem: &dyn Memory) -> Result<(), AclError> {
     let n = a.numel();
     let (from, to) = (start(a), start(out));
     let (si, so) = (a.dtype.size(), out.dtype.size());
-    let mut input = vec![0u8; CHUNK.min(n) * si];
-    let mut output = Vec::with_capacity(CHUNK.min(n) * so);
+    let mut input = buffer(CHUNK.min(n) * si);
+    let mut output = buffer(CHUNK.min(n) * so);
+    let mut wide = vec![0f32; CHUNK.min(n)];
     let mut done = 0;
     while done < n {
         let k = CHUNK.min(n - done);
-        let input = &mut input[..k * si];
+        let input = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut input)[..k * si];
         mem.read(from + done * si, input)?;
-        output.clear();
-        convert(a.dtype, out.dtype, input, &mut output);
-        mem.write(to + done * so, &output)?;
+        let output = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut output)[..k * so];
+        convert(a.dtype, out.dtype, input, output, &mut wide[..k]);
+        mem.write(to + done * so, output)?;
         done += k;
     }
     Ok(())
@@ -101,67 +108,40 @@ fn fill(value: Num, out: &View, mem: &dyn Memory) -> Result<(), AclError> {
     Ok(())
 }
 
-/// The floating types' elements of `bytes`, as `f64`s appended to `out`.
-fn floats(dtype: DType, bytes: &[u8], out: &mut Vec<f64>) {
+/// The elements of `bytes` (of a floating type) widened to `f32` into
+/// `wide` (as many as there are); `false` for `f64`, which is not
+/// narrowed.
+fn widen(dtype: DType, bytes: &[u8], wide: &mut [f32]) -> bool {
     match dtype {
-        DType::F32 => out.extend(
-            bytes
-                .chunks_exact(4)
-                .map(|c| f64::from(f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))),
-        ),
-        DType::F16 => out.extend(
-            bytes
-                .chunks_exact(2)
-                .map(|c| f16::from_ne_bytes([c[0], c[1]]).to_f64()),
-        ),
-        DType::Bf16 => out.extend(
-            bytes
-                .chunks_exact(2)
-                .map(|c| bf16::from_ne_bytes([c[0], c[1]]).to_f64()),
-        ),
-        _ => out.extend(bytes.chunks_exact(dtype.size()).map(|c| dtype.get(c).f64())),
+        DType::F32 => wide.copy_from_slice(bytemuck::cast_slice(bytes)),
+        DType::F16 => bytemuck::cast_slice::<u8, f16>(bytes).convert_to_f32_slice(wide),
+        DType::Bf16 => bytemuck::cast_slice::<u8, bf16>(bytes).convert_to_f32_slice(wide),
+        _ => return false,
     }
+    true
 }
 
-/// `input`'s elements of type `from` converted to `to`, appended to
-/// `out`: typed loops between the floating types (a half type widened to
-/// `f32` exactly, and rounded once from it), the general conversion of
-/// [`DType::get`] and [`DType::bytes_of`] otherwise.
-fn convert(from: DType, to: DType, input: &[u8], out: &mut Vec<u8>) {
-    let f32s = |input: &[u8]| -> Vec<f32> {
-        match from {
-            DType::F32 => input
-                .chunks_exact(4)
-                .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-            DType::F16 => input
-                .chunks_exact(2)
-                .map(|c| f16::from_ne_bytes([c[0], c[1]]).to_f32())
-                .collect(),
-            _ => input
-                .chunks_exact(2)
-                .map(|c| bf16::from_ne_bytes([c[0], c[1]]).to_f32())
-                .collect(),
+/// `input`'s elements of type `from` converted to `to` into `output`:
+/// between `f32` and the half types by the `half` crate's slice
+/// conversions (a half type widened to `f32` exactly, rounded once from
+/// it; `wide` is their scratch), the general conversion of
+/// [`DType::get`] and [`DType::put`] otherwise.
+fn convert(from: DType, to: DType, input: &[u8], output: &mut [u8], wide: &mut [f32]) {
+    let halves = |t| matches!(t, DType::F32 | DType::F16 | DType::Bf16);
+    if from == to {
+        output.copy_from_slice(input);
+    } else if halves(from) && halves(to) && widen(from, input, wide) {
+        match to {
+            DType::F32 => output.copy_from_slice(bytemuck::cast_slice(wide)),
+            DType::F16 => bytemuck::cast_slice_mut::<u8, f16>(output).convert_from_f32_slice(wide),
+            _ => bytemuck::cast_slice_mut::<u8, bf16>(output).convert_from_f32_slice(wide),
         }
-    };
-    let narrow = matches!(from, DType::F32 | DType::F16 | DType::Bf16);
-    match to {
-        _ if from == to => out.extend_from_slice(input),
-        DType::F32 if narrow => out.extend(f32s(input).iter().flat_map(|v| v.to_ne_bytes())),
-        DType::F16 if narrow => out.extend(
-            f32s(input)
-                .iter()
-                .flat_map(|&v| f16::from_f32(v).to_ne_bytes()),
-        ),
-        DType::Bf16 if narrow => out.extend(
-            f32s(input)
-                .iter()
-                .flat_map(|&v| bf16::from_f32(v).to_ne_bytes()),
-        ),
-        _ => {
-            for c in input.chunks_exact(from.size()) {
-                out.extend(to.bytes_of(from.get(c)));
-            }
+    } else {
+        for (i, o) in input
+            .chunks_exact(from.size())
+            .zip(output.chunks_exact_mut(to.size()))
+        {
+            to.put(from.get(i), o);
         }
     }
 }
@@ -175,8 +155,53 @@ enum Reduce {
     Min,
 }
 
+/// Lanes of a block's partial results: enough for the compiler to keep
+/// them in vector registers.
+const LANES: usize = 8;
+
+/// The reduction of `values` in `f32` lanes (a block of a chunk), as
+/// `f64`; whether a NaN was among them.
+fn block(op: Reduce, values: &[f32]) -> (f64, bool) {
+    let mut lanes = [match op {
+        Reduce::Sum | Reduce::Mean => 0.0f32,
+        Reduce::Max => f32::NEG_INFINITY,
+        Reduce::Min => f32::INFINITY,
+    }; LANES];
+    let mut nan = false;
+    let mut rows = values.chunks_exact(LANES);
+    for row in rows.by_ref() {
+        for (l, &v) in lanes.iter_mut().zip(row) {
+            nan |= v.is_nan();
+            *l = match op {
+                Reduce::Sum | Reduce::Mean => *l + v,
+                Reduce::Max => l.max(v),
+                Reduce::Min => l.min(v),
+            };
+        }
+    }
+    for (l, &v) in lanes.iter_mut().zip(rows.remainder()) {
+        nan |= v.is_nan();
+        *l = match op {
+            Reduce::Sum | Reduce::Mean => *l + v,
+            Reduce::Max => l.max(v),
+            Reduce::Min => l.min(v),
+        };
+    }
+    let lanes = lanes.iter().map(|&l| f64::from(l));
+    let value = match op {
+        Reduce::Sum | Reduce::Mean => lanes.sum(),
+        Reduce::Max => lanes.fold(f64::NEG_INFINITY, f64::max),
+        Reduce::Min => lanes.fold(f64::INFINITY, f64::min),
+    };
+    (value, nan)
+}
+
+/// Elements per block of a reduction: partial sums in `f32` lanes over a
+/// block, the blocks added in `f64` (a cascade, as CPU torch sums).
+const BLOCK: usize = 4096;
+
 /// `out` (one element) = the reduction of every element of `a`, a chunk
-/// at a time, in `f64` (NaN wins in max and min, as in PyTorch).
+/// at a time (NaN wins in max and min, as in PyTorch).
 fn reduce(op: Reduce, a: &View, out: &View, mem: &dyn Memory) -> Result<(), AclError> {
     let n = a.numel();
     if out.numel() != 1 {
@@ -184,30 +209,41 @@ fn reduce(op: Reduce, a: &View, out: &View, mem: &dyn Memory) -> Result<(), AclE
     }
     let size = a.dtype.size();
     let from = start(a);
-    let mut input = vec![0u8; CHUNK.min(n) * size];
-    let mut values = Vec::with_capacity(CHUNK.min(n));
+    let mut input = buffer(CHUNK.min(n) * size);
+    let mut wide = vec![0f32; CHUNK.min(n)];
     let mut acc = match op {
         Reduce::Sum | Reduce::Mean => 0.0,
         Reduce::Max => f64::NEG_INFINITY,
         Reduce::Min => f64::INFINITY,
     };
     let mut nan = false;
+    let mut fold = |v: f64, n: bool| {
+        nan |= n;
+        acc = match op {
+            Reduce::Sum | Reduce::Mean => acc + v,
+            Reduce::Max => acc.max(v),
+            Reduce::Min => acc.min(v),
+        };
+    };
     let mut done = 0;
     while done < n {
         let k = CHUNK.min(n - done);
-        let input = &mut input[..k * size];
+        let input = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut input)[..k * size];
         mem.read(from + done * size, input)?;
-        values.clear();
-        floats(a.dtype, input, &mut values);
-        match op {
-            Reduce::Sum | Reduce::Mean => acc += values.iter().sum::<f64>(),
-            Reduce::Max => {
-                nan |= values.iter().any(|v| v.is_nan());
-                acc = values.iter().copied().fold(acc, f64::max);
+        if a.dtype == DType::F32 {
+            for b in bytemuck::cast_slice::<u8, f32>(input).chunks(BLOCK) {
+                let (v, n) = block(op, b);
+                fold(v, n);
             }
-            Reduce::Min => {
-                nan |= values.iter().any(|v| v.is_nan());
-                acc = values.iter().copied().fold(acc, f64::min);
+        } else if widen(a.dtype, input, &mut wide[..k]) {
+            for b in wide[..k].chunks(BLOCK) {
+                let (v, n) = block(op, b);
+                fold(v, n);
+            }
+        } else {
+            for c in input.chunks_exact(size) {
+                let v = a.dtype.get(c).f64();
+                fold(v, v.is_nan());
             }
         }
         done += k;
