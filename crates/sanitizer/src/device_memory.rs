@@ -47,7 +47,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocAlign32(
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
-    let size = model().device_alloc_size(dev_ptr as usize);
+    let size = crate::model::device_alloc_size(dev_ptr as usize);
     if let Some(size) = size {
         crate::hccl::check_release("aclrtFree", dev_ptr as usize, size, Site::outside);
         crate::mstx::check_release("aclrtFree", dev_ptr as usize, size, Site::outside);
@@ -56,7 +56,7 @@ pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
     let r = forward!(aclrtFree(dev_ptr));
     let totals = if r == 0 {
         crate::pools::freed(dev_ptr as usize);
-        model().device_freed(dev_ptr as usize)
+        crate::model::device_freed(dev_ptr as usize)
     } else {
         None
     };
@@ -191,7 +191,7 @@ fn check_copy(
     let pooled = crate::pools::check_access(call, dst, count, stream, site)
         | (src != 0 && crate::pools::check_access(call, src, count, stream, site));
     if !pooled {
-        model().check_copy(call, dst, src, count, kind, site);
+        crate::model::check_copy(call, dst, src, count, kind, site);
     }
     crate::mstx::check_access(call, dst, count, site);
     if src != 0 {
