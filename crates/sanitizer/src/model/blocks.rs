@@ -19,24 +19,40 @@ pub fn device_alloc(p: usize, size: usize, device: Option<u32>, site: Site) -> (
     totals::phys_add(device, size as isize)
 }
 
-/// The size of the `aclrtMalloc` block at `p`, if it is one.
-pub fn device_alloc_size(p: usize) -> Option<usize> {
-    let spaces = Spaces::lock(1 << space_of(p));
-    spaces.get(p).device_allocs.get(&p).map(|(s, _, _)| *s)
+/// An `aclrtFree(p)` under way: the shards of the block at `p` held from
+/// the look at it to the model's update, so that a block the library hands
+/// another thread at the same address meanwhile enters the model after
+/// this one left it.
+pub struct Freeing {
+    spaces: Spaces,
+    p: usize,
 }
 
-/// After a successful `aclrtFree(p)`: the totals of its device after, if
-/// `p` was a block of the model.
-pub fn device_freed(p: usize) -> Option<(u32, usize, usize)> {
-    let mut spaces = Spaces::holding(p, |s| {
-        s.device_allocs.get(&p).map(|b| b.0.saturating_add(SLACK))
-    });
-    let (size, device, _) = spaces.get(p).device_allocs.get(&p).copied()?;
-    for s in spaces.each() {
-        s.device_allocs.remove(&p);
+impl Freeing {
+    pub fn lock(p: usize) -> Freeing {
+        let spaces = Spaces::holding(p, |s| {
+            s.device_allocs.get(&p).map(|b| b.0.saturating_add(SLACK))
+        });
+        Freeing { spaces, p }
     }
-    drop(spaces);
-    Some(totals::phys_add(device, -(size as isize)))
+
+    /// The size of the `aclrtMalloc` block at `p`, if it is one.
+    pub fn size(&self) -> Option<usize> {
+        let p = self.p;
+        self.spaces.get(p).device_allocs.get(&p).map(|(s, _, _)| *s)
+    }
+
+    /// After a successful `aclrtFree(p)`: the totals of its device after,
+    /// if `p` was a block of the model.
+    pub fn freed(mut self) -> Option<(u32, usize, usize)> {
+        let p = self.p;
+        let (size, device, _) = self.spaces.get(p).device_allocs.get(&p).copied()?;
+        for s in self.spaces.each() {
+            s.device_allocs.remove(&p);
+        }
+        drop(self);
+        Some(totals::phys_add(device, -(size as isize)))
+    }
 }
 
 impl Model {

@@ -31,9 +31,7 @@ mod mappings;
 mod shards;
 mod totals;
 
-pub use blocks::{
-    check_copy, device_alloc, device_alloc_size, device_freed, device_range, host_range,
-};
+pub use blocks::{Freeing, check_copy, device_alloc, device_range, host_range};
 pub use cycles::phase;
 use ended::Ended;
 pub use handles::{check_live, exported, handle_made, handle_site, imported};
