@@ -109,9 +109,10 @@ pub(super) fn owner_of(h: usize) -> usize {
     (h.wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as usize) >> (usize::BITS - 4)) % SHARDS
 }
 
-/// Address shards held by the calling thread.
+/// Address shards held by the calling thread (with their indices, in the
+/// order taken: a call holds one or two).
 pub(crate) struct Spaces {
-    held: [Option<MutexGuard<'static, Space>>; SHARDS],
+    held: heapless::Vec<(usize, MutexGuard<'static, Space>), SHARDS>,
     bits: u32,
 }
 
@@ -119,10 +120,15 @@ impl Spaces {
     /// Locks the shards of `bits`, by ascending index.
     pub(super) fn lock(bits: u32) -> Spaces {
         let all = shards();
-        Spaces {
-            held: std::array::from_fn(|i| (bits & 1 << i != 0).then(|| all.spaces[i].lock())),
-            bits,
+        let mut held = heapless::Vec::new();
+        let mut left = bits;
+        while left != 0 {
+            let i = left.trailing_zeros() as usize;
+            left &= left - 1;
+            // At most SHARDS: one per bit of a `SHARDS`-bit mask.
+            let _ = held.push((i, all.spaces[i].lock()));
         }
+        Spaces { held, bits }
     }
 
     /// Whether the shards of `bits` are all held.
@@ -132,29 +138,32 @@ impl Spaces {
 
     /// The held shard of `addr`.
     pub(super) fn at(&mut self, addr: usize) -> &mut Space {
-        self.held[space_of(addr)]
-            .as_deref_mut()
+        let i = space_of(addr);
+        self.held
+            .iter_mut()
+            .find(|(j, _)| *j == i)
+            .map(|(_, g)| &mut **g)
             .expect("the shard of an address the call names is held")
     }
 
     /// The held shard of `addr`, to read.
     pub(super) fn get(&self, addr: usize) -> &Space {
-        self.held[space_of(addr)]
-            .as_deref()
+        let i = space_of(addr);
+        self.held
+            .iter()
+            .find(|(j, _)| *j == i)
+            .map(|(_, g)| &**g)
             .expect("the shard of an address the call names is held")
     }
 
     /// Every held shard.
     pub(super) fn each(&mut self) -> impl Iterator<Item = &mut Space> {
-        self.held.iter_mut().filter_map(|g| g.as_deref_mut())
+        self.held.iter_mut().map(|(_, g)| &mut **g)
     }
 
     /// Every held shard with its index, to read.
     pub(super) fn each_ref(&self) -> impl Iterator<Item = (usize, &Space)> {
-        self.held
-            .iter()
-            .enumerate()
-            .filter_map(|(i, g)| Some((i, g.as_deref()?)))
+        self.held.iter().map(|(i, g)| (*i, &**g))
     }
 
     /// The shards that hold the range keyed at `addr` (its start) of
@@ -354,7 +363,7 @@ impl Whole {
 
     /// Keeps every shard held across a fork by the forking thread.
     pub(crate) fn hold_for_fork(self) {
-        for g in self.spaces.held.into_iter().flatten() {
+        for (_, g) in self.spaces.held {
             aclmem_fork::hold(g);
         }
         for g in self.owners {

@@ -55,11 +55,11 @@ fn slot(device: Option<u32>) -> &'static Slot {
     &TOTALS.slots[SLOTS - 1]
 }
 
+/// Adds `bytes` to `at`: its value after. One atomic add (the model takes
+/// away only what it added, so it never goes below 0).
 fn add(at: &AtomicUsize, bytes: isize) -> usize {
-    let before = at
-        .fetch_update(Relaxed, Relaxed, |v| Some(v.saturating_add_signed(bytes)))
-        .unwrap_or_else(|v| v);
-    before.saturating_add_signed(bytes)
+    let before = at.fetch_add(bytes as usize, Relaxed);
+    before.wrapping_add(bytes as usize)
 }
 
 /// Adds `bytes` to `device`'s physical bytes: (device key, physical bytes,
