@@ -52,6 +52,55 @@ fn each_seeded_defect_is_reported_once_with_its_class_and_call_site() {
     }
 }
 
+/// Four threads on handles and addresses of their own (other shards of
+/// the sanitizer's model), each unmapping its mapping twice and freeing its
+/// handle twice every round, beside the two threads racing to unmap one
+/// mapping, after a mapping that crosses a boundary of the address shards:
+/// every finding exactly once, nothing else.
+#[test]
+fn threads_on_other_shards_beside_a_race_get_exactly_their_findings() {
+    if under_test_runner() {
+        return;
+    }
+    let exe = defects("sharded-races");
+    let (findings, code) = sanitize(&[], &exe, &["sharded-races"]);
+    let at = |class: &str, marker: &str| {
+        let line = defects_line(marker);
+        findings
+            .iter()
+            .filter(|f| {
+                f["class"] == class
+                    && f["site"]
+                        .as_str()
+                        .is_some_and(|s| s.ends_with(&format!("defects.c:{line})")))
+            })
+            .count()
+    };
+    assert_eq!(at("unmap-unmapped", "RACING-UNMAP"), 50, "{findings:#?}");
+    assert_eq!(
+        at("unmap-unmapped", "SHARD-UNMAP-AGAIN"),
+        4 * 40,
+        "{findings:#?}"
+    );
+    assert_eq!(
+        at("double-free", "SHARD-DOUBLE-FREE"),
+        4 * 40,
+        "{findings:#?}"
+    );
+    assert_eq!(at("overlapping-map", "SHARD-OVERLAP"), 1, "{findings:#?}");
+    assert_eq!(
+        at("release-while-mapped", "SHARD-RELEASE-MAPPED"),
+        1,
+        "{findings:#?}"
+    );
+    assert_eq!(
+        findings.len(),
+        50 + 2 * 4 * 40 + 2,
+        "nothing else: {findings:#?}"
+    );
+    assert_eq!(code, 1);
+}
+
 /// Two threads unmapping one mapping at once: the library answers one of
 /// them, and the sanitizer judges the pair in the order the calls ran (a
 /// check, its call and the model's update are one step), so every round

@@ -3,7 +3,6 @@
 use std::ffi::{c_char, c_void};
 
 use crate::config::config;
-use crate::platform::model;
 use crate::{cmem, report, trace};
 
 /// Present in a process the sanitizer is loaded into (for tools that ask).
@@ -44,7 +43,7 @@ pub extern "C" fn aclmem_sanitizer_phase(name: *const c_char) {
 /// cycles; `label` is its marker in the timeline.
 pub(crate) fn phase(which: Option<&str>, label: &str) {
     if let Some(which) = which {
-        model().phase(which);
+        crate::model::phase(which);
     }
     trace::call_with("phase", None, 0, 0, |t| t.name = Some(label.into()));
 }

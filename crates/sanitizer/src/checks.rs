@@ -8,7 +8,7 @@ use aclmem_core::{Location, MemAttr, RawPhysicalMemProp};
 use aclmem_formats::sharing::Kind;
 
 use crate::config::config;
-use crate::platform::{model, model_lock, platform};
+use crate::platform::{model_lock, platform};
 use crate::report::{self, Class, Finding, Site, report};
 use crate::underneath::{next_in, own};
 use crate::{sharing, trace};
@@ -242,7 +242,7 @@ fn end_checks(call: &str) {
         return;
     }
     unsupported_calls();
-    model().report_leaks("exit", None);
+    crate::model::report_leaks("exit", None);
     crate::hccl::report_leaks();
     crate::graphs::report_leaks();
     crate::pools::report_leaks();
@@ -291,7 +291,7 @@ fn ending(status: c_int) -> ! {
     // thread inside a hook (holding the model) or inside `malloc`. From a
     // handler, or while the model is held, the process ends unchecked, as
     // LeakSanitizer leaves `_exit` unchecked.
-    if in_signal_handler() || model_lock().try_lock().is_none() {
+    if in_signal_handler() || crate::model::busy() || model_lock().try_lock().is_none() {
         end_now(status);
     }
     end_checks("_exit");

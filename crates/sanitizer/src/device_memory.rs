@@ -47,8 +47,9 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocAlign32(
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
-    let size = model().device_alloc_size(dev_ptr as usize);
-    if let Some(size) = size {
+    // The block's shards, held across the call (see `Freeing`).
+    let freeing = crate::model::Freeing::lock(dev_ptr as usize);
+    if let Some(size) = freeing.size() {
         crate::hccl::check_release("aclrtFree", dev_ptr as usize, size, Site::outside);
         crate::mstx::check_release("aclrtFree", dev_ptr as usize, size, Site::outside);
         crate::graphs::check_release("aclrtFree", dev_ptr as usize, size, Site::outside);
@@ -56,8 +57,9 @@ pub unsafe extern "C" fn aclrtFree(dev_ptr: *mut c_void) -> sys::aclError {
     let r = forward!(aclrtFree(dev_ptr));
     let totals = if r == 0 {
         crate::pools::freed(dev_ptr as usize);
-        model().device_freed(dev_ptr as usize)
+        freeing.freed()
     } else {
+        drop(freeing);
         None
     };
     trace::call_with("aclrtFree", totals, 0, r, |t| {
@@ -95,13 +97,14 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocHost(
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtFreeHost(host_ptr: *mut c_void) -> sys::aclError {
-    let size = model().host_alloc_size(host_ptr as usize);
-    if let Some(size) = size {
+    // Held across the call, as an `aclrtFree`'s shards (`model::Freeing`).
+    let mut m = model();
+    if let Some(size) = m.host_alloc_size(host_ptr as usize) {
         crate::graphs::check_release("aclrtFreeHost", host_ptr as usize, size, Site::outside);
     }
     let r = forward!(aclrtFreeHost(host_ptr));
     if r == 0 {
-        model().host_freed(host_ptr as usize);
+        m.host_freed(host_ptr as usize);
     }
     r
 }
@@ -191,7 +194,7 @@ fn check_copy(
     let pooled = crate::pools::check_access(call, dst, count, stream, site)
         | (src != 0 && crate::pools::check_access(call, src, count, stream, site));
     if !pooled {
-        model().check_copy(call, dst, src, count, kind, site);
+        crate::model::check_copy(call, dst, src, count, kind, site);
     }
     crate::mstx::check_access(call, dst, count, site);
     if src != 0 {

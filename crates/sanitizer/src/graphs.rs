@@ -133,13 +133,10 @@ pub unsafe extern "C" fn aclmdlRICaptureEnd(stream: Ptr, model: *mut Ptr) -> i32
             Vec::new()
         };
         let site = Site::outside().with_stack();
-        let marked: Vec<_> = {
-            let model = crate::platform::model();
-            extra
-                .into_iter()
-                .map(|(a, n)| (a, n, site, model.device_range(a, n)))
-                .collect()
-        };
+        let marked: Vec<_> = extra
+            .into_iter()
+            .map(|(a, n)| (a, n, site, crate::model::device_range(a, n)))
+            .collect();
         let mut g = graphs().lock();
         if r == 0 {
             if let Some(graph) = g.get_mut(&m) {
@@ -176,24 +173,25 @@ pub unsafe extern "C" fn aclmdlRICaptureEnd(stream: Ptr, model: *mut Ptr) -> i32
 /// The C prototype's contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclmdlRIExecuteAsync(model: Ptr, stream: Ptr) -> i32 {
-    let gone: Vec<(usize, usize, Site)> = graphs()
+    // The captured ranges, then the model (whose shards come before the
+    // graphs' lock in the lock order: an unmap checks the graphs with its
+    // shards held).
+    let captured: Vec<(usize, usize, Site, bool)> = graphs()
         .lock()
         .get(&(model as usize))
-        .map(|g| {
-            let m = crate::platform::model();
-            g.captured
-                .iter()
-                .filter(|(a, n, _, device)| {
-                    if *device {
-                        !m.device_range(*a, *n)
-                    } else {
-                        !m.host_range(*a, *n)
-                    }
-                })
-                .map(|(a, n, s, _)| (*a, *n, *s))
-                .collect()
-        })
+        .map(|g| g.captured.clone())
         .unwrap_or_default();
+    let gone: Vec<(usize, usize, Site)> = captured
+        .into_iter()
+        .filter(|&(a, n, _, device)| {
+            if device {
+                !crate::model::device_range(a, n)
+            } else {
+                !crate::model::host_range(a, n)
+            }
+        })
+        .map(|(a, n, s, _)| (a, n, s))
+        .collect();
     if let Some((a, n, at)) = gone.first() {
         report(Finding {
             class: Class::GraphReplayReleased,
@@ -236,13 +234,11 @@ pub(crate) fn captured(stream: Ptr, ranges: &[(usize, usize)]) {
     };
     // Only while capturing: it unwinds (a six-argument hook has no caller).
     let site = Site::outside().with_stack();
-    let m = crate::platform::model();
     let ranges: Vec<_> = ranges
         .iter()
         .filter(|(a, n)| *a != 0 && *n != 0)
-        .map(|&(a, n)| (a, n, site, m.device_range(a, n)))
+        .map(|&(a, n)| (a, n, site, crate::model::device_range(a, n)))
         .collect();
-    drop(m);
     if let Some(g) = graphs().lock().get_mut(&model) {
         g.captured.extend(ranges);
     }

@@ -89,7 +89,7 @@ fn check(call: &'static str, comm: Comm, buffers: &[(&str, Ptr, u64, u32)]) -> S
         let bytes = usize::try_from(count)
             .unwrap_or(usize::MAX)
             .saturating_mul(size);
-        if bytes == 0 || crate::platform::model().device_range(addr as usize, bytes) {
+        if bytes == 0 || crate::model::device_range(addr as usize, bytes) {
             continue;
         }
         report(Finding {

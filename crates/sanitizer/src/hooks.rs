@@ -21,18 +21,23 @@ use crate::trace;
 ///    events, an out-of-memory report;
 /// 6. the trace record `done` gives ([`Traced`]), written when tracing.
 ///
-/// With `locked |m|;` the model is locked once, from the checks to what
-/// the answer changed, and bound to `m` in both: the hooks of physical
-/// handles, reservations and mappings take this form (exports and imports,
-/// which may wait on another process, lock only around their own steps).
-/// One lock per call instead of two, and a check, the call it checks and
-/// the model's update are one step for the other threads: two threads
-/// unmapping one address are judged in the order their calls really ran
-/// (the second finds no mapping), never both passed.
-/// The library's calls of these functions are not re-entered from below
-/// and never wait for another thread of the process, so holding the lock
-/// across one costs the other threads only the time of that call. Copies
-/// and memsets (which may take long) lock only around their checks.
+/// With `locked |m| = LOCKS;` the shards of the model the call touches
+/// (`model::Locked`: the address shards of its range, the handle shard of
+/// its handle) are locked once, from the checks to what the answer
+/// changed, and bound to `m` in both: the hooks of physical handles,
+/// mappings and releases take this form (exports and imports, which may
+/// wait on another process, lock only around their own steps; the calls
+/// that make an object lock its shard once the object is made, when no
+/// other call can name it yet). One lock set per call instead of two, and
+/// a check, the call it checks and the model's update are one step for
+/// the other threads touching the same shards: two threads unmapping one
+/// address are judged in the order their calls really ran (the second
+/// finds no mapping), never both passed. Calls on other addresses and
+/// handles run beside it. The library's calls of these functions are not
+/// re-entered from below and never wait for another thread of the
+/// process, so holding the shards across one costs the other threads only
+/// the time of that call. Copies and memsets (which may take long) lock
+/// only around their checks.
 ///
 /// Every hook of the physical-memory API and of device and host memory
 /// (`vmm`, `device_memory`) takes this shape. Written out are the calls
@@ -44,16 +49,16 @@ use crate::trace;
 macro_rules! hook {
     (
         $name:ident($($arg:expr),* $(,)?) at $site:expr;
-        locked |$m:ident|;
+        locked |$m:ident| = $locks:expr;
         check |$check_site:ident| $check:expr;
         done |$r:pat_param, $before:pat_param, $done_site:pat_param| $done:expr $(;)?
     ) => {{
         let site: $crate::report::Site = $site;
-        let mut guard = $crate::platform::model();
+        let mut guard: $crate::model::Locked = $locks;
         let before = {
-            // Some checks need only the lock (reserve's: none).
+            // Some checks need only the lock.
             #[allow(unused_variables)]
-            let $m: &mut $crate::model::Model = &mut guard;
+            let $m: &mut $crate::model::Locked = &mut guard;
             let $check_site = site;
             $check
         };
@@ -62,11 +67,11 @@ macro_rules! hook {
         });
         $crate::underneath::api_error(stringify!($name), r, site);
         let traced: $crate::hooks::Traced<_> = {
-            let $m: &mut $crate::model::Model = &mut guard;
+            let $m: &mut $crate::model::Locked = &mut guard;
             let ($r, $before, $done_site) = (r, before, site);
             $done
         };
-        drop(guard);
+        guard.finish();
         traced.write(stringify!($name), r);
         r
     }};

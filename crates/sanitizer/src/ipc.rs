@@ -6,7 +6,6 @@ use aclmem_core::AclError;
 use aclmem_formats::sharing::Kind;
 use aclmem_sys as sys;
 
-use crate::platform::model;
 use crate::report::{Class, Finding, Site, report};
 use crate::underneath::{api_error, forward};
 use crate::{cmem, sharing, trace};
@@ -106,7 +105,7 @@ pub unsafe extern "C" fn aclrtIpcMemGetExportKey(
     len: usize,
     flags: u64,
 ) -> sys::aclError {
-    let vmm = model().mapping_containing(dev_ptr as usize);
+    let vmm = crate::model::mapping_containing(dev_ptr as usize);
     let site = Site::outside();
     if let Some((start, h, made)) = vmm {
         report(Finding {

@@ -15,29 +15,12 @@ use crate::model::Model;
 use crate::underneath::next;
 use crate::{report, sharing, trace};
 
-/// The model behind its lock, and beside it the call of the library that
-/// the lock's holder is making: the hooks touch both at every call, and
-/// together they lie on one page.
-struct Locked {
-    model: KeptMutex<Model>,
-    under_way: crate::python::UnderWay,
-}
-
-fn locked() -> &'static Locked {
-    static LOCKED: OnceLock<Locked> = OnceLock::new();
-    LOCKED.get_or_init(|| Locked {
-        model: KeptMutex::new(Model::default()),
-        under_way: crate::python::UnderWay::default(),
-    })
-}
-
+/// The part of the model that only the cold calls touch (exports, host
+/// blocks, IPC imports, the record of sleeps), behind its lock: the last
+/// of the model's locks in the lock order (`model::shards`).
 pub(crate) fn model_lock() -> &'static KeptMutex<Model> {
-    &locked().model
-}
-
-/// The call of the library the model lock's holder is making.
-pub(crate) fn under_way_slot() -> &'static crate::python::UnderWay {
-    &locked().under_way
+    static MODEL: OnceLock<KeptMutex<Model>> = OnceLock::new();
+    MODEL.get_or_init(|| KeptMutex::new(Model::default()))
 }
 
 pub(crate) fn model() -> MutexGuard<'static, Model> {
@@ -67,6 +50,8 @@ pub(crate) fn fork_handlers_registered() {
 }
 
 extern "C" fn before_fork() {
+    // The model's shards, then the rest of it: the lock order.
+    crate::model::whole().hold_for_fork();
     aclmem_fork::hold(model());
     crate::mstx::hold_for_fork();
     report::hold_for_fork();
@@ -76,8 +61,8 @@ extern "C" fn before_fork() {
 }
 
 extern "C" fn parent_after_fork() {
-    // Unwinding, the trace, the report, the pools and the model, the last
-    // taken first.
+    // Unwinding, the trace, the report, the pools and the model (its rest,
+    // then its shards), the last taken first.
     aclmem_fork::release_held();
 }
 
@@ -88,7 +73,7 @@ extern "C" fn child_after_fork() {
     aclmem_fork::release_held();
     report::after_fork_in_child();
     crate::mstx::after_fork_in_child();
-    *model() = Model::default();
+    crate::model::reset();
     // SAFETY: getppid has no preconditions.
     let parent = unsafe { libc::getppid() };
     sharing::started(u32::try_from(parent).ok());

@@ -14,11 +14,11 @@
 //! Sites are interned: a [`Site`](crate::report::Site) keeps a number, so
 //! it stays a plain copyable value however often a line calls.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::path::Path;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use aclmem_fork::ForkMutex;
 
@@ -226,27 +226,30 @@ fn python_site_of_call(api: &Api, ra: usize, depth: usize) -> (u32, u32) {
     }
 }
 
-/// The call of the library that the thread holding the model's lock is
-/// making ([`under_way`]): that thread (0: none), the call's return address
-/// and its Python site. Written only by the thread holding the lock, and
-/// cleared before it lets the lock go; another thread never finds its own
-/// identity in it, so what it reads of it does not matter (and a thread
-/// variable would cost a lookup of its own at every call). It lies beside
-/// the lock (`platform::under_way_slot`).
-#[derive(Default)]
-pub(crate) struct UnderWay {
-    thread: AtomicUsize,
-    ra: AtomicUsize,
-    python: AtomicU32,
+/// The call of the library that the calling thread is making with shards
+/// of the model held ([`under_way`]): whether there is one, the call's
+/// return address and its Python site. Several threads make such calls at
+/// once (each holding other shards), so each has its own; kept only in a
+/// process with an interpreter.
+#[derive(Clone, Copy)]
+struct UnderWay {
+    held: bool,
+    ra: usize,
+    python: u32,
 }
 
-fn this_thread() -> usize {
-    // SAFETY: pthread_self has no preconditions.
-    unsafe { libc::pthread_self() as usize }
+thread_local! {
+    static UNDER_WAY: Cell<UnderWay> = const {
+        Cell::new(UnderWay {
+            held: false,
+            ra: 0,
+            python: 0,
+        })
+    };
 }
 
 /// Makes the call `call` of the library, which the caller makes with the
-/// model's lock held, with `ra` and `python` (its return address and Python
+/// model's shards held, with `ra` and `python` (its return address and Python
 /// site, found before the lock was taken) as the call under way, for
 /// [`site_for_library`].
 #[inline]
@@ -257,30 +260,39 @@ pub(crate) fn under_way<R>(ra: usize, python: u32, call: impl FnOnce() -> R) -> 
     if api().is_none() {
         return call();
     }
-    let u = crate::platform::under_way_slot();
-    u.ra.store(ra, Ordering::Relaxed);
-    u.python.store(python, Ordering::Relaxed);
-    u.thread.store(this_thread(), Ordering::Relaxed);
+    UNDER_WAY.with(|u| {
+        u.set(UnderWay {
+            held: true,
+            ra,
+            python,
+        })
+    });
     let r = call();
-    u.thread.store(0, Ordering::Relaxed);
+    UNDER_WAY.with(|u| {
+        u.set(UnderWay {
+            held: false,
+            ra: 0,
+            python: 0,
+        })
+    });
     r
 }
 
 /// The Python site the library underneath asks for the call whose return
 /// address is `ra` (`aclmem_sanitizer_python_site`: the emulated library
 /// names its faults' and explore's sites with it). During a call the
-/// sanitizer makes with its model's lock held, the interpreter is not
+/// sanitizer makes with shards of its model held, the interpreter is not
 /// asked to take the GIL (a `ctypes` call's site): a thread holding the
-/// GIL may be waiting for that lock. The call under way's own site was
+/// GIL may be waiting for those shards. The call under way's own site was
 /// found before the lock; any other frame gets only what a thread holding
 /// the GIL can say.
 pub fn site_for_library(ra: usize) -> u32 {
-    let u = crate::platform::under_way_slot();
-    if u.thread.load(Ordering::Relaxed) != this_thread() {
+    let u = UNDER_WAY.with(Cell::get);
+    if !u.held {
         return site_of_call(ra, 0).0;
     }
-    if u.ra.load(Ordering::Relaxed) == ra {
-        return u.python.load(Ordering::Relaxed);
+    if u.ra == ra {
+        return u.python;
     }
     api().map_or(0, call_site)
 }

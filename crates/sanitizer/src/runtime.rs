@@ -7,7 +7,7 @@ use std::ffi::c_char;
 use aclmem_sys as sys;
 
 use crate::checks::{at_exit_registered, initialised, note_ops_mode};
-use crate::platform::{DEVICE, contexts, fork_handlers_registered, model};
+use crate::platform::{DEVICE, contexts, fork_handlers_registered};
 use crate::report::Site;
 use crate::underneath::forward;
 use crate::{cmem, sharing, trace};
@@ -41,7 +41,7 @@ pub unsafe extern "C" fn aclFinalize() -> sys::aclError {
     // interpreter's exit) does so while the program's objects still hold
     // their memory.
     let by = Site::outside().framework_allocator();
-    model().report_leaks("aclFinalize", by);
+    crate::model::report_leaks("aclFinalize", by);
     let r = forward!(aclFinalize());
     trace::call("aclFinalize", None, 0, r);
     trace::flush();

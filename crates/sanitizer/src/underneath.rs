@@ -9,7 +9,6 @@ use aclmem_fork::ForkMutex;
 use aclmem_sys::{self as sys, AclFunctions};
 
 use crate::config::config;
-use crate::model::Model;
 use crate::report::{self, Class, Site};
 
 /// Calls the definition of `$name` in `$library` underneath ([`next_in`])
@@ -158,11 +157,10 @@ fn api_error_reported(call: &'static str, r: sys::aclError, site: Site) {
 /// torch_npu takes for an OOM): an `out-of-memory` finding at the call,
 /// with what held the device in this process then, grouped by the call site
 /// that made it, largest first, and the process's reserved address space.
-/// `model` gives the model (locked by the caller, or locked by it): it is
-/// asked only for a refusal, which is decided inline.
+/// The whole model is locked only for a refusal, which is decided inline
+/// (the caller holds none of its shards).
 #[inline]
-pub(crate) fn out_of_memory<M: std::ops::Deref<Target = Model>>(
-    model: impl FnOnce() -> M,
+pub(crate) fn out_of_memory(
     call: &'static str,
     r: sys::aclError,
     size: usize,
@@ -173,7 +171,7 @@ pub(crate) fn out_of_memory<M: std::ops::Deref<Target = Model>>(
         && let Some(device) = device
         && !injected()
     {
-        out_of_memory_reported(&model(), call, r, size, device, site);
+        out_of_memory_reported(call, r, size, device, site);
     }
 }
 
@@ -197,15 +195,17 @@ fn injected() -> bool {
 #[cold]
 #[inline(never)]
 fn out_of_memory_reported(
-    model: &Model,
     call: &'static str,
     r: sys::aclError,
     size: usize,
     device: u32,
     site: Site,
 ) {
-    let holders = described(model.holders(device));
-    let (reserved, mapped, gap) = model.address_space();
+    let (holders, (reserved, mapped, gap)) = {
+        let w = crate::model::whole();
+        (w.holders(device), w.address_space())
+    };
+    let holders = described(holders);
     let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
     let held: usize = holders.iter().map(|h| h.bytes).sum();
     // Places that share a site (an allocation wrapper's, made for several

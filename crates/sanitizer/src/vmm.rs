@@ -9,7 +9,8 @@ use aclmem_sys as sys;
 
 use crate::checks::check_rules;
 use crate::hooks::{Traced, hook, traced};
-use crate::platform::{DEVICE, model};
+use crate::model::{self, Locked};
+use crate::platform::{DEVICE, model as rest};
 use crate::report::{Caller, Class, Finding, Site, report};
 use crate::underneath::out_of_memory;
 use crate::{cmem, sharing, trace};
@@ -25,7 +26,6 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
 ) -> sys::aclError {
     hook! {
         aclrtMallocPhysical(handle, size, prop, flags) at Site::made_at(caller);
-        locked |m|;
         check |site| {
             // SAFETY: the prop is plain C data, read through the kernel: an
             // address the process may not read is left to the library to
@@ -40,7 +40,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
             if let Some(p) = &copy
                 && p.location.type_ == Location::Device.raw()
             {
-                out_of_memory(|| &*m, "aclrtMallocPhysical", r, size, Some(p.location.id), site);
+                out_of_memory("aclrtMallocPhysical", r, size, Some(p.location.id), site);
             }
             let mut totals = None;
             let mut made = None;
@@ -51,7 +51,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMallocPhysical(
                 && let Some(h) = unsafe { cmem::read(handle) }
             {
                 let device = (p.location.type_ == Location::Device.raw()).then_some(p.location.id);
-                totals = Some(m.handle_made(h as usize, size, device, site, true));
+                totals = Some(model::handle_made(h as usize, size, device, site, true));
                 made = Some(h as usize);
             }
             traced(totals, size, move |t| {
@@ -73,10 +73,10 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtFreePhysical(
 ) -> sys::aclError {
     hook! {
         aclrtFreePhysical(handle) at Site::called(caller);
-        locked |m|;
+        locked |m| = Locked::handle(handle as usize);
         check |site| {
             m.check_free(handle as usize, site);
-            m.shared(handle as usize).cloned()
+            m.shared(handle as usize)
         };
         done |r, shared, site| {
             let mut totals = None;
@@ -115,7 +115,6 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
     hook! {
         aclrtReserveMemAddress(vir_ptr, size, alignment, expect_ptr, flags)
             at Site::made_at(caller);
-        locked |m|;
         check |_site| ();
         done |r, (), site| {
             let mut made = None;
@@ -124,7 +123,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtReserveMemAddress(
                 // address.
                 && let Some(va) = unsafe { cmem::read(vir_ptr) }
             {
-                m.resv_made(va as usize, size, site);
+                model::resv_made(va as usize, size, site);
                 made = Some(va as usize);
             }
             traced(None, size, move |t| {
@@ -145,7 +144,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtReleaseMemAddress(
 ) -> sys::aclError {
     hook! {
         aclrtReleaseMemAddress(vir_ptr) at Site::called(caller);
-        locked |m|;
+        locked |m| = Locked::release(vir_ptr as usize);
         check |site| m.check_release(vir_ptr as usize, site);
         done |r, (), site| {
             if r == 0 {
@@ -173,13 +172,13 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMapMem(
 ) -> sys::aclError {
     hook! {
         aclrtMapMem(vir_ptr, size, offset, handle, flags) at Site::made_at(caller);
-        locked |m|;
+        locked |m| = Locked::map(vir_ptr as usize, size, handle as usize);
         check |site| m.check_map(vir_ptr as usize, size, handle as usize, site);
         done |r, (), site| {
             // The mapping, and whether it maps an import (a sharing event).
             let (totals, shared) = if r == 0 {
                 let totals = m.mapped(vir_ptr as usize, size, handle as usize, site);
-                let shared = m.imported_mapping(vir_ptr as usize).map(str::to_owned);
+                let shared = m.imported_mapping(handle as usize);
                 (Some(totals), shared)
             } else {
                 (None, None)
@@ -209,13 +208,13 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtUnmapMem(
 ) -> sys::aclError {
     hook! {
         aclrtUnmapMem(vir_ptr) at Site::called(caller);
-        locked |m|;
+        locked |m| = Locked::unmap(vir_ptr as usize);
         check |site| {
             m.check_unmap(vir_ptr as usize, site).and_then(|(size, shared)| {
                 crate::hccl::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
                 crate::mstx::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
                 crate::graphs::check_release("aclrtUnmapMem", vir_ptr as usize, size, || site);
-                shared.map(str::to_owned)
+                shared
             })
         };
         done |r, shared, site| {
@@ -254,7 +253,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandle(
     hook! {
         aclrtMemExportToShareableHandle(handle, handle_type, flags, shareable_handle)
             at Site::made_at(caller);
-        check |site| model().check_live("aclrtMemExportToShareableHandle", handle as usize, site);
+        check |site| model::check_live("aclrtMemExportToShareableHandle", handle as usize, site);
         done |r, (), site| {
             if r == 0
                 // SAFETY: a `uint64_t`; the kernel checks the address.
@@ -280,7 +279,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemExportToShareableHandleV2(
         aclrtMemExportToShareableHandleV2(handle, flags, share_type, shareable_handle)
             at Site::made_at(caller);
         check |site| {
-            model().check_live("aclrtMemExportToShareableHandleV2", handle as usize, site)
+            model::check_live("aclrtMemExportToShareableHandleV2", handle as usize, site)
         };
         done |r, (), site| {
             if r == 0
@@ -308,7 +307,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandle(
         aclrtMemImportFromShareableHandle(shareable_handle, device_id, handle)
             at Site::made_at(caller);
         check |site| {
-            model().check_import("aclrtMemImportFromShareableHandle", shareable_handle, site);
+            rest().check_import("aclrtMemImportFromShareableHandle", shareable_handle, site);
             check_import_device(shareable_handle, device_id, site);
         };
         done |r, (), site| {
@@ -354,7 +353,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandleV2(
                 None
             };
             if let Some(id) = id {
-                model().check_import("aclrtMemImportFromShareableHandleV2", id, site);
+                rest().check_import("aclrtMemImportFromShareableHandleV2", id, site);
             }
             id
         };
@@ -378,7 +377,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemImportFromShareableHandleV2(
                 // A FABRIC handle: no shareable id to join processes by.
                 None => {
                     if let Some(h) = made {
-                        model().handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
+                        model::handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
                     }
                 }
             }
@@ -403,7 +402,7 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemRetainAllocationHandle(
                 // address.
                 && let Some(h) = unsafe { cmem::read(handle) }
             {
-                model().handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
+                model::handle_made(h as usize, 0, DEVICE.with(Cell::get), site, false);
             }
             Traced::NOT
         };
@@ -415,13 +414,10 @@ pub(crate) unsafe extern "C" fn aclmem_san_aclrtMemRetainAllocationHandle(
 pub(crate) fn exported(call: &'static str, h: usize, id: u64, site: Site) {
     // Whether a framework's caching allocator made the handle (its exporter
     // keeping it to the end is that cache, not a leak).
-    let cache = {
-        let mut m = model();
-        m.exported(h, id, site);
-        m.handle_site(h)
-    }
-    .and_then(|s| s.framework_allocator())
-    .is_some();
+    model::exported(h, id, site);
+    let cache = model::handle_site(h)
+        .and_then(|s| s.framework_allocator())
+        .is_some();
     // In the timeline: the start of an arrow to each import.
     trace::call_with(call, None, 0, 0, |t| {
         t.h = Some(h as u64);
@@ -449,9 +445,8 @@ pub(crate) fn imported(
     if let Some(h) = made {
         // The size is the exporter's; imports do not count as this
         // process's physical memory in the timeline.
-        let mut m = model();
-        m.handle_made(h as usize, 0, device, site, false);
-        m.imported(h as usize, id);
+        model::handle_made(h as usize, 0, device, site, false);
+        model::imported(h as usize, id);
     }
     trace::call_with(call, None, 0, r, |t| {
         t.h = made.map(|h| h as u64);
@@ -528,14 +523,19 @@ pub(crate) fn device_malloc_done(
     size: usize,
     site: Site,
 ) -> Traced<impl FnOnce(&mut aclmem_formats::trace::Record<'static>)> {
-    out_of_memory(model, name, r, size, DEVICE.with(Cell::get), site);
+    out_of_memory(name, r, size, DEVICE.with(Cell::get), site);
     let mut totals = None;
     let mut made = None;
     if r == 0
         // SAFETY: a pointer is plain data; the kernel checks the address.
         && let Some(p) = unsafe { cmem::read(dev_ptr) }
     {
-        totals = Some(model().device_alloc(p as usize, size, DEVICE.with(Cell::get), site));
+        totals = Some(model::device_alloc(
+            p as usize,
+            size,
+            DEVICE.with(Cell::get),
+            site,
+        ));
         made = Some(p as usize);
     }
     traced(totals, size, move |t| {

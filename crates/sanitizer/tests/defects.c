@@ -103,6 +103,62 @@ static void *racer_thread(void *va_slot) {
     return NULL;
 }
 
+/* Threads on their own handles and addresses (other shards of the
+ * sanitizer's model) beside the racing unmaps: each round of each worker
+ * unmaps its own mapping twice (its range stays reserved: no other thread
+ * gets that address) and frees its handle twice (the emulated library's
+ * handle values are never handed out again). */
+#define WORKERS 4
+#define WORKER_ROUNDS 40
+static void *shard_worker(void *unused) {
+    (void)unused;
+    aclrtSetDevice(0);
+    aclrtPhysicalMemProp hbm = prop(ACL_HBM_MEM_HUGE);
+    for (int i = 0; i < WORKER_ROUNDS; i++) {
+        aclrtDrvMemHandle h = NULL;
+        void *va = NULL, *block = NULL;
+        aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0);
+        aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+        aclrtMapMem(va, 2 * MIB, 0, h, 0);
+        aclrtMalloc(&block, 4096, ACL_MEM_MALLOC_HUGE_FIRST);
+        aclrtMemcpy(va, 2 * MIB, block, 4096, ACL_MEMCPY_DEVICE_TO_DEVICE);
+        aclrtFree(block);
+        aclrtUnmapMem(va);
+        aclrtUnmapMem(va); /* SHARD-UNMAP-AGAIN */
+        aclrtReleaseMemAddress(va);
+        aclrtFreePhysical(h);
+        aclrtFreePhysical(h); /* SHARD-DOUBLE-FREE */
+    }
+    return NULL;
+}
+
+/* A mapping across a boundary of the sanitizer's address shards (1 GiB):
+ * a map of the range's second half overlaps it, a release of its
+ * reservation finds it, and a copy over all of it is of mapped memory. */
+static int across_shards(void) {
+    const size_t gib = (size_t)1 << 30;
+    aclrtPhysicalMemProp hbm = prop(ACL_HBM_MEM_HUGE);
+    aclrtDrvMemHandle wide = NULL, other = NULL;
+    void *va = NULL, *block = NULL;
+    if (aclrtReserveMemAddress(&va, gib + 8 * MIB, 0, NULL, 0) != ACL_SUCCESS) return 3;
+    size_t start = (size_t)va;
+    size_t boundary = (start + 2 * MIB + gib - 1) & ~(gib - 1);
+    void *at = (void *)(boundary - 2 * MIB);
+    if (aclrtMallocPhysical(&wide, 4 * MIB, &hbm, 0) != ACL_SUCCESS) return 3;
+    if (aclrtMallocPhysical(&other, 2 * MIB, &hbm, 0) != ACL_SUCCESS) return 3;
+    if (aclrtMapMem(at, 4 * MIB, 0, wide, 0) != ACL_SUCCESS) return 3;
+    aclrtMapMem((void *)boundary, 2 * MIB, 0, other, 0); /* SHARD-OVERLAP */
+    aclrtMalloc(&block, 4 * MIB, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(at, 4 * MIB, block, 4 * MIB, ACL_MEMCPY_DEVICE_TO_DEVICE);
+    aclrtFree(block);
+    aclrtReleaseMemAddress(va); /* SHARD-RELEASE-MAPPED */
+    aclrtUnmapMem(at);
+    aclrtReleaseMemAddress(va);
+    aclrtFreePhysical(wide);
+    aclrtFreePhysical(other);
+    return 0;
+}
+
 static void end_on_alarm(int sig) {
     (void)sig;
     _exit(3);
@@ -338,6 +394,24 @@ int main(int argc, char **argv) {
             aclrtFreePhysical(h);
         }
         pthread_join(other, NULL);
+    } else if (strcmp(mode, "sharded-races") == 0) {
+        if (across_shards() != 0) return 3;
+        pthread_t other, workers[WORKERS];
+        pthread_barrier_init(&race_start, NULL, 2);
+        for (int w = 0; w < WORKERS; w++)
+            if (pthread_create(&workers[w], NULL, shard_worker, NULL) != 0) return 3;
+        if (pthread_create(&other, NULL, racer_thread, &va) != 0) return 3;
+        for (int i = 0; i < RACES; i++) {
+            aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0);
+            aclrtReserveMemAddress(&va, 2 * MIB, 0, NULL, 0);
+            aclrtMapMem(va, 2 * MIB, 0, h, 0);
+            pthread_barrier_wait(&race_start);
+            unmap_racer(va);
+            aclrtReleaseMemAddress(va);
+            aclrtFreePhysical(h);
+        }
+        pthread_join(other, NULL);
+        for (int w = 0; w < WORKERS; w++) pthread_join(workers[w], NULL);
     } else if (strcmp(mode, "leak") == 0) {
         aclrtMallocPhysical(&h, 2 * MIB, &hbm, 0); /* LEAK-SITE */
     } else if (strcmp(mode, "leak-at-_exit") == 0) {

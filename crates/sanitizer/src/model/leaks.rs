@@ -1,8 +1,9 @@
 //! What a process holds: by call site for an out-of-memory report, its address space, and the leaks at `aclFinalize` and exit.
 
 use super::*;
+use shards::Whole;
 
-impl Model {
+impl Whole {
     /// What holds device `device`'s memory in this process, grouped by the
     /// call site that made it, largest first: (site, bytes, count).
     /// Physical handles (mapped or not, imports included) and `aclrtMalloc`
@@ -10,12 +11,12 @@ impl Model {
     pub fn holders(&self, device: u32) -> Vec<(Site, usize, usize)> {
         let mut by_site: HashMap<Site, (usize, usize)> = HashMap::default();
         let handles = self
-            .handles
-            .values()
+            .handles()
+            .map(|(_, h)| h)
             .filter(|h| h.device == Some(device))
             .map(|h| (h.site, h.size));
-        let allocs = self
-            .device_allocs
+        let blocks = self.device_allocs();
+        let allocs = blocks
             .values()
             .filter(|(_, d, _)| *d == Some(device))
             .map(|(size, _, site)| (*site, *size));
@@ -35,10 +36,11 @@ impl Model {
         let mut reserved = 0;
         let mut mapped = 0;
         let mut largest_gap = 0;
-        for (&start, &(size, _)) in &self.resvs {
+        let maps = self.maps();
+        for (start, (size, _)) in self.resvs() {
             reserved += size;
             let mut at = start;
-            for (&va, m) in self.maps.range(start..start.saturating_add(size)) {
+            for (&va, m) in maps.range(start..start.saturating_add(size)) {
                 largest_gap = largest_gap.max(va.saturating_sub(at));
                 mapped += m.size;
                 at = va + m.size;
@@ -47,54 +49,65 @@ impl Model {
         }
         (reserved, mapped, largest_gap)
     }
+}
 
-    /// Reports every object still held, then forgets them (what
-    /// `aclFinalize` and exit release).
-    /// What is still held at `aclFinalize` or exit: leaks. `finalized_by`:
-    /// the framework library that called `aclFinalize`, if one did.
-    pub fn report_leaks(&mut self, when: &str, finalized_by: Option<&'static str>) {
-        self.report_cycle_growth(when);
+/// Reports every object still held, then forgets them (what `aclFinalize`
+/// and exit release). `finalized_by`: the framework library that called
+/// `aclFinalize`, if one did.
+pub fn report_leaks(when: &str, finalized_by: Option<&'static str>) {
+    // The shards, then the rest: the lock order.
+    let mut w = shards::whole();
+    let mut rest = crate::platform::model();
+    rest.report_leaks(&w, when, finalized_by);
+    w.clear();
+    *rest = Model::default();
+    totals::reset();
+}
+
+impl Model {
+    /// What is still held at `aclFinalize` or exit (`w`: the shards):
+    /// leaks.
+    fn report_leaks(&self, w: &Whole, when: &str, finalized_by: Option<&'static str>) {
+        self.report_cycle_growth(when, w.handles().map(|(_, h)| h));
         let call: &'static str = "aclFinalize";
         let mut findings = Vec::new();
         // Under `aclmem sanitize`, imports still held are reported from the
         // sharing events of every process, with the exporter named.
         let by_run = crate::sharing::enabled();
-        let imported = |h: &usize| by_run && matches!(self.shared.get(h), Some((_, true)));
+        let imported = |h: &usize| by_run && matches!(w.shared(*h), Some((_, true)));
         // Exported handles too: whether another process still maps one
         // decides what the run reports.
-        let shared = |h: &usize| by_run && self.shared.contains_key(h);
-        for (&a, m) in self.maps.iter().filter(|(_, m)| !imported(&m.handle)) {
+        let shared = |h: &usize| by_run && w.shared(*h).is_some();
+        let maps = w.maps();
+        for (&a, m) in maps.iter().filter(|(_, m)| !imported(&m.handle)) {
             findings.push((
                 m.site,
                 format!("a mapping of {:#x} bytes at {a:#x}", m.size),
                 m.size,
             ));
         }
-        let mut resvs: Vec<_> = self.resvs.iter().collect();
-        resvs.sort_unstable_by_key(|&(&a, _)| a);
-        for (&a, (size, site)) in resvs {
+        for (a, (size, site)) in w.resvs() {
             // A reservation that holds an import's mapping is reported with
             // the import.
-            let holds_import = self
-                .maps
-                .range(a..a.saturating_add(*size))
+            let holds_import = maps
+                .range(a..a.saturating_add(size))
                 .any(|(_, m)| imported(&m.handle));
             if !holds_import {
                 findings.push((
-                    *site,
+                    site,
                     format!("a reservation of {size:#x} bytes at {a:#x}"),
                     0,
                 ));
             }
         }
-        for (&h, hd) in self.handles.iter().filter(|(h, _)| !shared(h)) {
+        for (&h, hd) in w.handles().filter(|(h, _)| !shared(h)) {
             findings.push((
                 hd.site,
                 format!("physical handle {h:#x} ({} bytes)", hd.size),
                 hd.size,
             ));
         }
-        for (&p, (size, _, site)) in &self.device_allocs {
+        for (&p, (size, _, site)) in &w.device_allocs() {
             findings.push((
                 *site,
                 format!("aclrtMalloc memory at {p:#x} ({size} bytes)"),
@@ -156,9 +169,8 @@ impl Model {
                 site,
             });
         }
-        for d in self.devices_used() {
+        for d in totals::devices_used() {
             trace::event("release-all", d, 0, 0, 0);
         }
-        *self = Model::default();
     }
 }

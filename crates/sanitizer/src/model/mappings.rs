@@ -2,6 +2,8 @@
 //! was never reserved), overlapping maps, unmaps, and what a mapping
 //! holds; a sleep and a wake are seen here (`cycles`).
 
+use std::sync::atomic::Ordering::Relaxed;
+
 use super::*;
 
 /// Whether `addr..addr + size` overlaps a mapping of `maps`: one starting
@@ -20,19 +22,42 @@ fn overlaps(maps: &BTreeMap<usize, Map>, addr: usize, size: usize) -> bool {
         .is_some_and(|(&a, m)| (addr..end).contains(&a) || a.saturating_add(m.size) > addr)
 }
 
-impl Model {
-    pub fn resv_made(&mut self, addr: usize, size: usize, site: Site) {
-        self.resvs.insert(addr, (size, site));
-    }
+/// After a successful reservation of `addr..addr + size`.
+pub fn resv_made(addr: usize, size: usize, site: Site) {
+    Spaces::lock(1 << space_of(addr))
+        .at(addr)
+        .resvs
+        .insert(addr, (size, site));
+}
 
-    pub fn check_release(&self, addr: usize, site: Site) {
-        let message = match self.resvs.get(&addr) {
-            // No mapping at all: none inside (and no range lookup).
-            Some(_) if self.maps.is_empty() => return,
+/// The mapping of physical memory that holds `addr`: its start, the
+/// handle and where it was made.
+pub fn mapping_containing(addr: usize) -> Option<(usize, usize, Site)> {
+    let spaces = Spaces::lock(1 << space_of(addr));
+    let (&start, m) = spaces.get(addr).maps.range(..=addr).next_back()?;
+    (addr < start.saturating_add(m.size)).then_some((start, m.handle, m.site))
+}
+
+impl Locked {
+    /// Before `aclrtReleaseMemAddress(addr)` (the shards of its
+    /// reservation held).
+    pub fn check_release(&mut self, addr: usize, site: Site) {
+        let spaces = self.spaces();
+        let message = match spaces.get(addr).resvs.get(&addr) {
             Some(&(size, _)) => {
-                let mut inside = self.maps.range(addr..addr.saturating_add(size));
-                if inside.next().is_some() {
-                    let inside = 1 + inside.count();
+                // Each mapping inside once: in the shard of its start.
+                let end = addr.saturating_add(size);
+                let inside: usize = spaces
+                    .each_ref()
+                    .filter(|(_, s)| !s.maps.is_empty())
+                    .map(|(i, s)| {
+                        s.maps
+                            .range(addr..end)
+                            .filter(|(a, _)| space_of(**a) == i)
+                            .count()
+                    })
+                    .sum();
+                if inside > 0 {
                     report_cold(|| Finding {
                         class: Class::ReleaseWhileMapped,
                         call: "aclrtReleaseMemAddress",
@@ -44,7 +69,7 @@ impl Model {
                 }
                 return;
             }
-            None if self.released.contains(addr) => {
+            None if spaces.get(addr).released.contains(addr) => {
                 "the range was released already (a double release)"
             }
             None => "no reservation of this process starts at this address",
@@ -60,14 +85,19 @@ impl Model {
     }
 
     pub fn resv_released(&mut self, addr: usize) {
-        self.resvs.remove(&addr);
-        self.released.push(addr);
+        let s = self.spaces().at(addr);
+        s.resvs.remove(&addr);
+        s.released.push(addr);
     }
 
-    /// Before `aclrtMapMem`: a freed handle, an overlap.
-    pub fn check_map(&self, addr: usize, size: usize, h: usize, site: Site) {
-        self.check_live("aclrtMapMem", h, site);
-        let overlapping = overlaps(&self.maps, addr, size);
+    /// Before `aclrtMapMem`: a freed handle, an overlap (the shards of
+    /// the range and of the handle held).
+    pub fn check_map(&mut self, addr: usize, size: usize, h: usize, site: Site) {
+        self.owned().check_live("aclrtMapMem", h, site);
+        let overlapping = self
+            .spaces()
+            .each_ref()
+            .any(|(_, s)| overlaps(&s.maps, addr, size));
         if overlapping {
             report_cold(|| Finding {
                 class: Class::OverlappingMap,
@@ -87,31 +117,45 @@ impl Model {
         h: usize,
         site: Site,
     ) -> (u32, usize, usize) {
-        let device = self.handles.get_mut(&h).and_then(|hd| {
+        let device = self.owned().handles.get_mut(&h).and_then(|hd| {
             hd.maps += 1;
             hd.device
         });
-        if !self.cycles.explicit && self.cycles.asleep && self.cycles.gap.contains(&addr) {
-            // A wake: memory mapped again where a sleep unmapped it.
-            self.wake();
+        let c = &totals::CYCLE;
+        if !c.explicit.load(Relaxed) && c.asleep.load(Relaxed) {
+            let epoch = c.epoch.load(Relaxed);
+            let s = self.spaces().at(addr);
+            if s.gap_epoch == epoch && s.gap.contains(&addr) {
+                // A wake: memory mapped again where a sleep unmapped it
+                // (the first such map ends the sleep; recorded once the
+                // shards are let go).
+                let low = c.low.load(Relaxed);
+                if c.asleep
+                    .compare_exchange(true, false, Relaxed, Relaxed)
+                    .is_ok()
+                {
+                    c.epoch.fetch_add(1, Relaxed);
+                    self.woke = Some(low);
+                }
+            }
         }
-        self.maps.insert(
-            addr,
-            Map {
-                size,
-                handle: h,
-                device,
-                site,
-            },
-        );
-        self.mapped_add(device, size as isize)
+        let map = Map {
+            size,
+            handle: h,
+            device,
+            site,
+        };
+        for s in self.spaces().each() {
+            s.maps.insert(addr, map);
+        }
+        totals::mapped_add(device, size as isize)
     }
 
     /// Before `aclrtUnmapMem(addr)`: the mapping that starts at `addr` (its
     /// size, and the shareable handle it maps when it maps an import), or a
     /// finding.
-    pub fn check_unmap(&self, addr: usize, site: Site) -> Option<(usize, Option<&str>)> {
-        let Some(m) = self.maps.get(&addr) else {
+    pub fn check_unmap(&mut self, addr: usize, site: Site) -> Option<(usize, Option<String>)> {
+        let Some(m) = self.spaces().get(addr).maps.get(&addr).copied() else {
             report_cold(|| Finding {
                 class: Class::UnmapUnmapped,
                 call: "aclrtUnmapMem",
@@ -122,57 +166,53 @@ impl Model {
             });
             return None;
         };
-        Some((m.size, self.import_mapped(m)))
+        Some((m.size, self.imported_mapping(m.handle)))
     }
 
     pub fn unmapped(&mut self, addr: usize) -> Option<(u32, usize, usize)> {
-        let m = self.maps.remove(&addr)?;
-        if !self.cycles.explicit {
-            if !self.cycles.asleep {
-                self.cycles.asleep = true;
-                self.cycles.low = self.phys_total;
-            }
-            self.cycles.gap.insert(addr);
+        let m = self.spaces().at(addr).maps.get(&addr).copied()?;
+        for s in self.spaces().each() {
+            s.maps.remove(&addr);
         }
-        let totals = self.mapped_add(m.device, -(m.size as isize));
-        if let Some(hd) = self.handles.get_mut(&m.handle) {
+        let c = &totals::CYCLE;
+        if !c.explicit.load(Relaxed) {
+            if !c.asleep.load(Relaxed) && !c.asleep.swap(true, Relaxed) {
+                c.low.store(totals::phys_total(), Relaxed);
+            }
+            let epoch = c.epoch.load(Relaxed);
+            let s = self.spaces().at(addr);
+            if s.gap_epoch != epoch {
+                s.gap.clear();
+                s.gap_epoch = epoch;
+            }
+            s.gap.insert(addr);
+        }
+        let totals = totals::mapped_add(m.device, -(m.size as isize));
+        let o = self.owned();
+        if let Some(hd) = o.handles.get_mut(&m.handle) {
             hd.maps = hd.maps.saturating_sub(1);
-        } else if let Some(l) = self.lingering.get_mut(&m.handle) {
+        } else if let Some(l) = o.lingering.get_mut(&m.handle) {
             l.maps = l.maps.saturating_sub(1);
             if l.maps == 0 {
                 let l = *l;
-                self.lingering.remove(&m.handle);
-                return Some(self.phys_add(l.device, -(l.size as isize)));
+                o.lingering.remove(&m.handle);
+                return Some(totals::phys_add(l.device, -(l.size as isize)));
             }
         }
         Some(totals)
     }
 
-    /// The shareable handle behind the mapping at `addr`, if it maps an
-    /// imported handle.
-    pub fn imported_mapping(&self, addr: usize) -> Option<&str> {
-        if self.shared.is_empty() {
+    /// The shareable handle `h` (whose shard is held) was imported from,
+    /// if it is an import.
+    pub fn imported_mapping(&mut self, h: usize) -> Option<String> {
+        let o = self.owned();
+        if o.shared.is_empty() {
             return None;
         }
-        self.import_mapped(self.maps.get(&addr)?)
-    }
-
-    /// The shareable handle `m` maps, if it maps an import.
-    fn import_mapped(&self, m: &Map) -> Option<&str> {
-        if self.shared.is_empty() {
-            return None;
-        }
-        match self.shared.get(&m.handle) {
-            Some((id, true)) => Some(id),
+        match o.shared.get(&h) {
+            Some((id, true)) => Some(id.clone()),
             _ => None,
         }
-    }
-
-    /// The mapping of physical memory that holds `addr`: its start, the
-    /// handle and where it was made.
-    pub fn mapping_containing(&self, addr: usize) -> Option<(usize, usize, Site)> {
-        let (&start, m) = self.maps.range(..=addr).next_back()?;
-        (addr < start.saturating_add(m.size)).then_some((start, m.handle, m.site))
     }
 }
 

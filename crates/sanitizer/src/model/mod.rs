@@ -3,11 +3,14 @@
 //! answered: an object enters it when a call that makes it succeeded and
 //! leaves it when a call that ends it succeeded.
 //!
-//! This module holds the model's state and each device's totals; the
-//! checks and updates are by object: `handles` (physical handles and
-//! their sharing), `mappings` (reservations and mappings), `blocks`
-//! (`aclrtMalloc` and host blocks, copies), `cycles` (sleep/wake cycles)
-//! and `leaks` (what is held at the end).
+//! The model is sharded (`shards`: address shards and handle shards, each
+//! behind its own lock, and the lock order); each device's totals are
+//! atomics (`totals`); this module holds what only the cold calls touch
+//! ([`Model`], behind `platform::model`'s lock). The checks and updates
+//! are by object: `handles` (physical handles and their sharing),
+//! `mappings` (reservations and mappings), `blocks` (`aclrtMalloc` and
+//! host blocks, copies), `cycles` (sleep/wake cycles) and `leaks` (what is
+//! held at the end).
 
 use std::collections::BTreeMap;
 
@@ -25,8 +28,18 @@ mod ended;
 mod handles;
 mod leaks;
 mod mappings;
+mod shards;
+mod totals;
 
+pub use blocks::{Freeing, check_copy, device_alloc, device_range, host_range};
+pub use cycles::phase;
 use ended::Ended;
+pub use handles::{check_live, exported, handle_made, handle_site, imported};
+pub use leaks::report_leaks;
+pub use mappings::{mapping_containing, resv_made};
+pub(crate) use shards::{Locked, busy, whole};
+use shards::{Owned, Spaces, owner, space_of, spaces_of};
+pub use totals::totals;
 
 /// A live physical handle.
 #[derive(Debug, Clone)]
@@ -44,14 +57,12 @@ pub struct Handle {
 /// whose addresses stay reserved; a wake maps memory at one of those same
 /// addresses again. What the process still holds at the end of each sleep
 /// is what it keeps across cycles: it must not grow.
+///
+/// What maps and unmaps read of it is in `totals::CYCLE` (atomics) and in
+/// each address shard (the addresses unmapped during the current sleep);
+/// this is the record of the completed sleeps.
 #[derive(Default)]
 struct Cycles {
-    /// Addresses unmapped during the current sleep.
-    gap: HashSet<usize>,
-    /// Whether a sleep is under way (an unmap since the last wake).
-    asleep: bool,
-    /// The least physical memory held during the current sleep.
-    low: usize,
     /// Completed sleeps, and the low point of the last (the first one's is
     /// `lows[0]`; constant memory however many cycles a program runs).
     sleeps: usize,
@@ -60,11 +71,6 @@ struct Cycles {
     growing: bool,
     /// The low point of the first [`LOWS_KEPT`] sleeps, for the report.
     lows: Vec<usize>,
-    /// Wakes so far.
-    wakes: u32,
-    /// The program marks its phases itself (`aclmem_sanitizer_phase`):
-    /// the heuristic is off.
-    explicit: bool,
     /// What wakes had made and the process still held at the last wake:
     /// the place that made the most of it (for a program that frees it
     /// all at the end).
@@ -102,55 +108,16 @@ struct Map {
     site: Site,
 }
 
-/// Physical and mapped bytes of a device (or of the host), for the
-/// timeline.
-#[derive(Debug, Clone, Copy)]
-struct Totals {
-    device: u32,
-    phys: usize,
-    mapped: usize,
-}
-
-impl Totals {
-    /// (device key, physical bytes, mapped bytes), as the timeline takes
-    /// them.
-    fn traced(self) -> (u32, usize, usize) {
-        (self.device, self.phys, self.mapped)
-    }
-}
-
-/// The model.
+/// The model's part that only the cold calls touch (the rest is in the
+/// shards).
 #[derive(Default)]
 pub struct Model {
-    handles: HashMap<usize, Handle>,
-    /// Handles freed while mapped (in `freed` too).
-    lingering: HashMap<usize, Lingering>,
-    /// Recently freed handle values, for double frees and uses after free
-    /// (asked only of a value that is not a live handle).
-    freed: Ended,
-    /// Reservations by start address (size, site). Asked by address only;
-    /// the reports that walk them sort them.
-    resvs: HashMap<usize, (usize, Site)>,
-    /// Recently released reservation addresses, for double releases (asked
-    /// only of an address that starts no reservation).
-    released: Ended,
-    maps: BTreeMap<usize, Map>,
-    device_allocs: BTreeMap<usize, (usize, Option<u32>, Site)>,
     host_allocs: BTreeMap<usize, (usize, Site)>,
     /// Device ranges this process may copy to or from that it did not
     /// allocate (IPC imports).
     foreign: BTreeMap<usize, usize>,
     /// Shareable handles this process exported, and where.
     exports: HashMap<u64, Site>,
-    /// Handles this process exported or imported: the shareable handle's
-    /// text and whether it was imported (their frees, and the maps and
-    /// unmaps of imports, are sharing events).
-    shared: HashMap<usize, (String, bool)>,
-    /// Per device (and the host), in the order first used: a process uses
-    /// a few, and a scan of them is cheaper than a map.
-    totals: Vec<Totals>,
-    /// The sum of the physical bytes of `totals`.
-    phys_total: usize,
     cycles: Cycles,
 }
 
@@ -160,55 +127,10 @@ fn dev_key(device: Option<u32>) -> u32 {
     device.unwrap_or(HOST)
 }
 
-impl Model {
-    /// The totals of `device`, made when first used.
-    fn totals_of(&mut self, device: Option<u32>) -> &mut Totals {
-        let d = dev_key(device);
-        let i = match self.totals.iter().position(|t| t.device == d) {
-            Some(i) => i,
-            None => {
-                self.totals.push(Totals {
-                    device: d,
-                    phys: 0,
-                    mapped: 0,
-                });
-                self.totals.len() - 1
-            }
-        };
-        &mut self.totals[i]
-    }
-
-    /// Adds `bytes` to `device`'s physical bytes: its totals after.
-    fn phys_add(&mut self, device: Option<u32>, bytes: isize) -> (u32, usize, usize) {
-        let t = self.totals_of(device);
-        let before = t.phys;
-        t.phys = t.phys.saturating_add_signed(bytes);
-        let after = *t;
-        self.phys_total = (self.phys_total + after.phys).saturating_sub(before);
-        if self.cycles.asleep {
-            self.cycles.low = self.cycles.low.min(self.phys_total);
-        }
-        after.traced()
-    }
-
-    /// Adds `bytes` to `device`'s mapped bytes: its totals after.
-    fn mapped_add(&mut self, device: Option<u32>, bytes: isize) -> (u32, usize, usize) {
-        let t = self.totals_of(device);
-        t.mapped = t.mapped.saturating_add_signed(bytes);
-        t.traced()
-    }
-
-    /// The devices (and the host, [`HOST`]) this process used.
-    fn devices_used(&self) -> impl Iterator<Item = u32> + '_ {
-        self.totals.iter().map(|t| t.device)
-    }
-
-    /// (device key, physical bytes, mapped bytes) for the timeline.
-    pub fn totals(&self, device: Option<u32>) -> (u32, usize, usize) {
-        let d = dev_key(device);
-        self.totals
-            .iter()
-            .find(|t| t.device == d)
-            .map_or((d, 0, 0), |t| t.traced())
-    }
+/// Empties the whole model (a fork's child starts from nothing): the
+/// shards, then the rest (the lock order).
+pub(crate) fn reset() {
+    whole().clear();
+    totals::reset();
+    *crate::platform::model() = Model::default();
 }

@@ -143,7 +143,7 @@ pub unsafe extern "C" fn mstxMemHeapRegister(
     };
     let site = Site::outside();
     trace("mstxMemHeapRegister", start, len);
-    if !crate::platform::model().device_range(start, len) {
+    if !crate::model::device_range(start, len) {
         report(Finding {
             class: Class::MstxHeapUnmapped,
             call: "mstxMemHeapRegister",
@@ -447,7 +447,7 @@ pub(crate) fn check_access(call: &'static str, addr: usize, len: usize, site: Si
         ),
     };
     // Memory that is not mapped at all is `copy-unmapped`'s finding.
-    if !crate::platform::model().device_range(addr, len) {
+    if !crate::model::device_range(addr, len) {
         return;
     }
     report(Finding {
