@@ -343,8 +343,8 @@ pub extern "C" fn aclmdlRIAddCondTask(
         let count = params.size as usize;
         // The slots must be the caller's before anything is made: read
         // them and write them back unchanged.
-        // SAFETY: the caller's array of `size` handles (checked copies).
         let slots = params.bodies.cast::<usize>();
+        // SAFETY: the caller's array of `size` handles (checked copies).
         let held =
             unsafe { cptr::read_array(slots, count, MAX_BODIES, AclError::RT_PARAM_INVALID) }?;
         for (i, &v) in held.iter().enumerate() {
