@@ -972,5 +972,96 @@ def graph_conditionals():
     report(checks=checks)
 
 
+def optimizer_steps():
+    """The optimizers' steps and clip_grad_norm_ on the emulated NPU against
+    the CPU: the aclnnForeach* list operators (torch's multi-tensor SGD,
+    Adam and AdamW, the default), their per-tensor forms (foreach=False:
+    Lerp, aclnnInplaceAddcmul/Addcdiv), the norms (aclnnForeachNorm,
+    aclnnLinalgVectorNorm, LpNormReduceV2/LpNormUpdateV2) and clamping
+    (ClipByValueV2), each in fp32, fp16 and bf16; then three steps of a
+    small model per optimizer, losses and parameters compared."""
+    import torch
+    import torch_npu
+
+    torch.npu.set_device(0)
+    torch.manual_seed(29)
+    checks = {}
+    close = _compare(checks, torch)
+
+    for dtype, tol in ((torch.float32, 1e-5), (torch.float16, 2e-3), (torch.bfloat16, 2e-2)):
+        tag = str(dtype).split(".")[1]
+        a, b, c = (torch.randn(3, 5).to(dtype) for _ in range(3))
+        c = c.abs() + 0.5
+        na, nb, nc = a.npu(), b.npu(), c.npu()
+        close(f"lerp_{tag}", torch.lerp(na, nb, 0.3), torch.lerp(a, b, 0.3), tol)
+        close(f"addcmul_{tag}", torch.addcmul(na, nb, nc, value=-0.5), torch.addcmul(a, b, c, value=-0.5), tol)
+        close(f"addcdiv_{tag}", torch.addcdiv(na, nb, nc, value=0.25), torch.addcdiv(a, b, c, value=0.25), tol)
+        close(f"clamp_{tag}", torch.clamp(na, min=-0.5, max=0.7), torch.clamp(a, min=-0.5, max=0.7), tol)
+        close(f"maximum_{tag}", torch.maximum(na, nb), torch.maximum(a, b), 0)
+        for ord in (1, 2, float("inf")):
+            close(f"vector_norm_{ord}_{tag}", torch.linalg.vector_norm(na, ord),
+                  torch.linalg.vector_norm(a, ord), tol)
+        close(f"vector_norm_dim_{tag}", torch.linalg.vector_norm(na, 2, dim=1, keepdim=True),
+              torch.linalg.vector_norm(a, 2, dim=1, keepdim=True), tol)
+        # The foreach family on lists of two shapes.
+        xs = [torch.randn(4, 3).to(dtype), torch.randn(7).to(dtype)]
+        ys = [torch.randn(4, 3).to(dtype), torch.randn(7).to(dtype)]
+        zs = [y.abs() + 0.5 for y in ys]
+        nxs, nys, nzs = ([t.npu() for t in l] for l in (xs, ys, zs))
+        steps = (
+            ("mul_scalar", lambda x, y, z: torch._foreach_mul_(x, 0.5)),
+            ("add_list", lambda x, y, z: torch._foreach_add_(x, y, alpha=-0.1)),
+            ("lerp", lambda x, y, z: torch._foreach_lerp_(x, y, 0.1)),
+            ("addcmul", lambda x, y, z: torch._foreach_addcmul_(x, y, z, 0.2)),
+            ("addcdiv", lambda x, y, z: torch._foreach_addcdiv_(x, y, z, -0.3)),
+            ("add_scalar", lambda x, y, z: torch._foreach_add_(x, 1e-3)),
+            ("sqrt", lambda x, y, z: torch._foreach_sqrt_(z)),
+        )
+        for name, fn in steps:
+            fn(nxs, nys, nzs)
+            fn(xs, ys, zs)
+            for i, (n, c_) in enumerate(zip(nxs + nzs, xs + zs)):
+                close(f"foreach_{name}_{tag}_{i}", n, c_, tol * 4)
+        for i, (n, c_) in enumerate(zip(torch._foreach_norm(nxs), torch._foreach_norm(xs))):
+            close(f"foreach_norm_{tag}_{i}", n, c_, tol)
+
+    def model():
+        return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.LayerNorm(16),
+                                   torch.nn.Linear(16, 4))
+
+    losses = {}
+    torch.manual_seed(31)
+    batches = [(torch.randn(5, 8), torch.randint(0, 4, (5,))) for _ in range(3)]
+    for kind, kw in (("SGD", {"lr": 0.1}), ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 1e-2}),
+                     ("Adam", {"lr": 1e-2}), ("AdamW", {"lr": 1e-2})):
+        for foreach in (None, False):
+            name = f"{kind}{'_momentum' if 'momentum' in kw else ''}{'_single' if foreach is False else ''}"
+            torch.manual_seed(37)
+            cpu = model()
+            npu = model().npu()
+            npu.load_state_dict(cpu.state_dict())
+            run = {}
+            for tag, m, dev in (("cpu", cpu, "cpu"), ("npu", npu, "npu")):
+                opt = getattr(torch.optim, kind)(m.parameters(), foreach=foreach, **kw)
+                step = []
+                for x, y in batches:
+                    opt.zero_grad()
+                    loss = torch.nn.functional.cross_entropy(m(x.to(dev)), y.to(dev))
+                    loss.backward()
+                    norm = torch.nn.utils.clip_grad_norm_(m.parameters(), 0.5)
+                    opt.step()
+                    step.append((loss.item(), norm.item()))
+                run[tag] = step
+            losses[name] = run
+            checks[f"{name}_losses"] = all(abs(a[0] - b[0]) < 1e-5 for a, b in zip(run["cpu"], run["npu"]))
+            checks[f"{name}_clip_norms"] = all(abs(a[1] - b[1]) < 1e-5 * (1 + b[1])
+                                               for a, b in zip(run["cpu"], run["npu"]))
+            diff = max(float((q.detach().cpu() - p.detach()).abs().max())
+                       for p, q in zip(cpu.parameters(), npu.parameters()))
+            checks[f"{name}_params"] = diff < 1e-5
+            losses[name]["max_param_diff"] = diff
+    report(checks=checks, losses=losses)
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

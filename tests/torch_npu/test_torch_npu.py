@@ -329,6 +329,16 @@ def test_a_small_models_training_step_matches_the_cpu(machine):
     assert "is not supported" not in err, err
 
 
+def test_optimizer_steps_and_clip_grad_norm_match_the_cpu(machine):
+    r, err, _ = run_scenario("optimizer_steps", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    assert len(r["checks"]) == 141
+    assert len(r["losses"]) == 8
+    assert all(len(run["npu"]) == 3 for run in r["losses"].values())
+    assert "is not supported" not in err, err
+
+
 def test_private_formats_convert_and_keep_their_values(machine):
     r, err, _ = run_scenario("private_formats", machine)
     failed = [name for name, ok in r["checks"].items() if not ok]

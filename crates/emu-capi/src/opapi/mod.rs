@@ -7,7 +7,9 @@
 //! capture it is the only path torch_npu allows. The objects and the
 //! plans live in `aclmem_ops::aclnn`; this module marshals.
 
+pub mod foreach;
 mod marshal;
 pub mod math;
 pub mod objects;
 pub mod ops;
+pub mod optim;

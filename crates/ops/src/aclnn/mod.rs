@@ -143,6 +143,20 @@ pub fn create_tensor_list(tensors: Vec<usize>) -> Option<usize> {
     }
 }
 
+/// A live tensor list's views, in order (`None`: `handle` names none).
+pub fn tensor_list(handle: usize) -> Option<Vec<View>> {
+    let tensors = read(handle, |o| match o {
+        Object::TensorList(v) => Some(v.clone()),
+        _ => None,
+    })?;
+    tensors.into_iter().map(tensor).collect()
+}
+
+/// A live scalar list's scalars, in order (`None`: `handle` names none).
+pub fn scalars(handle: usize) -> Option<Vec<Scalar>> {
+    scalar_list(handle)?.into_iter().map(scalar).collect()
+}
+
 /// Destroys a tensor list and the tensors in it (the operator API's
 /// contract: the list owns them).
 pub fn destroy_tensor_list(handle: usize) -> i32 {

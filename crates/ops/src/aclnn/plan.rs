@@ -61,6 +61,26 @@ pub enum Kind {
         /// Whether the reduced axes stay, as 1s.
         keep: bool,
     },
+    /// `out = f(args...)`, every argument broadcast to the output's shape
+    /// and converted to its (float) type; `f` one of the operator path's
+    /// pointwise kernels taking them in order (`Lerp`, `Addcmul`,
+    /// `Addcdiv`, `Maximum`, `ClipByValueV2`, ...).
+    Pointwise(&'static str),
+    /// `out = ‖a‖_p` over `axes` (all when empty), the reduced axes kept
+    /// as 1s with `keep`: the operator path's `LpNormReduceV2` then
+    /// `LpNormUpdateV2`, in the output's (float) type.
+    Norm {
+        /// The order (the infinities too).
+        p: f64,
+        /// The axes.
+        axes: Vec<i64>,
+        /// Whether the reduced axes stay, as 1s.
+        keep: bool,
+    },
+    /// One plan per tensor of a list (the `aclnnForeach*` operators), run
+    /// in order; the plan's own `args` are empty and its `out` is the
+    /// first part's.
+    Each(Vec<Plan>),
     /// `out = a · b` (matrix, batched, vector products, as
     /// `torch.matmul`).
     Matmul,
@@ -177,6 +197,18 @@ impl Plan {
         let want = match (&kind, shapes.as_slice()) {
             (Kind::Binary { .. }, [a, b]) => broadcast(a, b)?,
             (Kind::Unary(_), [a]) => a.clone(),
+            (Kind::Pointwise(_), [_, ..]) => {
+                let mut shape = Vec::new();
+                for s in &shapes {
+                    shape = broadcast(&shape, s)?;
+                }
+                shape
+            }
+            (Kind::Norm { axes, keep, .. }, [a]) => reduced(a, axes, *keep)?,
+            (Kind::Each(parts), []) => match parts.first() {
+                Some(first) if first.out == out => out.dims.clone(),
+                _ => return Err(AclError::INVALID_PARAM),
+            },
             (Kind::Reduce { axes, keep, .. }, [a]) => reduced(a, axes, *keep)?,
             (Kind::Matmul, [a, b]) if !a.is_empty() && !b.is_empty() => matmul_shape(a, b)?,
             (Kind::Addmm { .. }, [c, a, b]) if a.len() == 2 && b.len() == 2 => {
@@ -199,7 +231,11 @@ impl Plan {
         }
         if matches!(
             kind,
-            Kind::Matmul | Kind::Addmm { .. } | Kind::Random { .. }
+            Kind::Matmul
+                | Kind::Addmm { .. }
+                | Kind::Random { .. }
+                | Kind::Pointwise(_)
+                | Kind::Norm { .. }
         ) && !out.dtype.is_float()
         {
             return Err(AclError::INVALID_PARAM);
@@ -212,8 +248,18 @@ impl Plan {
         })
     }
 
+    /// One plan per tensor of a list: `parts` (at least one), run in
+    /// order (`ACLNN_ERR_PARAM_INVALID` for none).
+    pub fn each(name: &'static str, parts: Vec<Plan>) -> Result<Plan, AclError> {
+        let out = parts.first().ok_or(AclError::INVALID_PARAM)?.out.clone();
+        Plan::new(name, Kind::Each(parts), Vec::new(), out)
+    }
+
     /// The memory it reads and writes: each view's extent.
     pub fn ranges(&self) -> Vec<(usize, usize)> {
+        if let Kind::Each(parts) = &self.kind {
+            return parts.iter().flat_map(Plan::ranges).collect();
+        }
         let views = self.args.iter().filter_map(|a| match a {
             Arg::Tensor(v) => Some(v),
             Arg::Scalar(_) => None,
@@ -223,6 +269,9 @@ impl Plan {
 
     /// Runs the plan on `mem`.
     pub fn run(&self, mem: &dyn Memory) -> Result<(), AclError> {
+        if let Kind::Each(parts) = &self.kind {
+            return parts.iter().try_for_each(|p| p.run(mem));
+        }
         if let Some(done) = super::stream::run(self, mem) {
             return done;
         }
@@ -293,6 +342,10 @@ impl Plan {
                 attrs.insert("keep_dims".into(), AttrValue::Bool(*keep));
                 kernel_on(kernel, &[a.clone(), axes], Spec { dtype, dims }, attrs)?
             }
+            (Kind::Pointwise(kernel), args) => {
+                kernel_on(kernel, args, Spec { dtype, dims }, OpAttr::new())?
+            }
+            (Kind::Norm { p, axes, keep }, [a]) => norm(a, *p, axes, *keep, Spec { dtype, dims })?,
             (Kind::Matmul, [a, b]) => matmul(a, b, dtype, dims)?,
             (Kind::Addmm { beta, alpha }, [c, a, b]) => {
                 let p = matmul(a, b, dtype, dims.clone())?;
@@ -360,6 +413,31 @@ fn kernel_on(name: &str, inputs: &[Tensor], out: Spec, attrs: OpAttr) -> Result<
         dims: out.dims,
         bytes,
     })
+}
+
+/// `‖a‖_p` over `axes` into `out`: `LpNormReduceV2` and `LpNormUpdateV2`
+/// (the infinities passed as torch_npu passes them, `INT_MAX`/`INT_MIN`).
+fn norm(a: &Tensor, p: f64, axes: &[i64], keep: bool, out: Spec) -> Result<Tensor, AclError> {
+    let p = if p == f64::INFINITY {
+        i32::MAX as f32
+    } else if p == f64::NEG_INFINITY {
+        i32::MIN as f32
+    } else {
+        p as f32
+    };
+    let mut attrs = OpAttr::new();
+    attrs.insert("p".into(), AttrValue::Float(p));
+    attrs.insert("axes".into(), AttrValue::ListInt(axes.to_vec()));
+    attrs.insert("keepdim".into(), AttrValue::Bool(keep));
+    let sums = kernel_on(
+        "LpNormReduceV2",
+        std::slice::from_ref(a),
+        out.clone(),
+        attrs,
+    )?;
+    let mut attrs = OpAttr::new();
+    attrs.insert("p".into(), AttrValue::Float(p));
+    kernel_on("LpNormUpdateV2", &[sums], out, attrs)
 }
 
 /// `t` as `dtype` (each element converted as a C cast converts it).

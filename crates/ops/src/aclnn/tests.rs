@@ -427,3 +427,5 @@ fn the_math_operators_compute_in_floating_point() {
     assert!(close(unary("Sin"), [0.25f64.sin(), 1f64.sin(), 4f64.sin()]));
     assert!(close(unary("Cos"), [0.25f64.cos(), 1f64.cos(), 4f64.cos()]));
 }
+
+mod optim;

@@ -12,7 +12,7 @@
 #[macro_export]
 macro_rules! __with_operator_api {
     ($callback:ident; $($rest:tt)*) => {
-        $callback! {
+        $crate::__with_optimizer_api! { $callback;
             $($rest)*
             aclCreateTensor in NnOpBase: Emulated -> Pointer =
                 "aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t *stride, int64_t offset, aclFormat format, const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData)";

@@ -20,6 +20,8 @@ macro_rules! with_operators {
         $callback! {
             Abs: "absolute value";
             Add: "x1 + x2, broadcast";
+            Addcdiv: "input_data + value * x1 / x2, broadcast (float types)";
+            Addcmul: "input_data + value * x1 * x2, broadcast (float types)";
             AsStrided: "a strided view of x's storage (size, stride, storage_offset), made contiguous";
             AxpyV2: "x1 + alpha * x2, broadcast";
             BatchMatMul: "matrices [..., m, k] times [..., k, n] (adj_x1, adj_x2 transpose them), batch dims broadcast; float types, fp16/bf16 accumulated in fp32";
@@ -27,6 +29,7 @@ macro_rules! with_operators {
             BroadcastTo: "x broadcast to a shape";
             Cast: "each element converted to dst_type";
             Ceil: "the least integer not below x";
+            ClipByValueV2: "x clamped to [clip_value_min, clip_value_max], broadcast (float types)";
             ConcatD: "the inputs joined along concat_dim";
             Conv2D: "a 2-D convolution in NCHW (strides, pads, dilations, groups; optional bias), im2col and a matrix product";
             Conv2DBackpropFilter: "the gradient of Conv2D's filter (x, filter_size, out_backprop; Conv2D's attributes), summed over the images; im2col and a matrix product";
@@ -54,6 +57,7 @@ macro_rules! with_operators {
             LayerNormGrad: "the gradients of LayerNorm from dy, x, variance, mean, gamma: dx, dgamma, dbeta";
             LeakyRelu: "x, or negative_slope * x where x <= 0";
             LeakyReluGrad: "the gradient of LeakyRelu (negative_slope)";
+            Lerp: "start + weight * (end - start), broadcast (float types)";
             Less: "x1 < x2, broadcast (bool)";
             LessEqual: "x1 <= x2, broadcast (bool)";
             Log: "the natural logarithm of x (base, scale and shift at their defaults)";
@@ -62,6 +66,8 @@ macro_rules! with_operators {
             LogicalAnd: "x1 and x2, broadcast (bool)";
             LogicalNot: "not x (bool)";
             LogicalOr: "x1 or x2, broadcast (bool)";
+            LpNormReduceV2: "the sum of |x|^p over axes (max |x| for p inf, min for -inf, the non-zero count for 0; keepdim, epsilon): the first half of an Lp norm";
+            LpNormUpdateV2: "the Lp norm from LpNormReduceV2's sums: x^(1/p), at least epsilon";
             MaskedSelect: "the elements of x where mask is true, 1-D (the real shape goes to the output descriptor)";
             MatMul: "x1 (m, k) times x2 (k, n), each transposed where transpose_x1/transpose_x2 say, plus an optional bias of n; float types, fp16/bf16 accumulated in fp32";
             MatMulV2: "as MatMul (offset_x 0 only: no quantised form)";
