@@ -50,6 +50,10 @@ pub(crate) fn fork_handlers_registered() {
 }
 
 extern "C" fn before_fork() {
+    // The settings every hook reads are made before the fork, by this
+    // thread or (waiting for it) by the one making them now: a child never
+    // inherits one half made, whose maker it lacks.
+    settled();
     // The model's shards, then the rest of it: the lock order.
     crate::model::whole().hold_for_fork();
     aclmem_fork::hold(model());
@@ -77,6 +81,19 @@ extern "C" fn child_after_fork() {
     // SAFETY: getppid has no preconditions.
     let parent = unsafe { libc::getppid() };
     sharing::started(u32::try_from(parent).ok());
+}
+
+/// Makes the lazily made settings the hooks read (each from the
+/// environment): at `aclInit`, before the program's threads call, and
+/// before every fork.
+pub(crate) fn settled() {
+    // The handler that gives a child its own fork-aware locks: installed
+    // by their first use otherwise, which a fork of another thread could
+    // precede (the child would then share its parent's locks, held by
+    // threads it lacks).
+    aclmem_fork::install();
+    let _ = crate::config::config();
+    let _ = trace::enabled();
 }
 
 /// What the program runs on, asked of the library underneath once.

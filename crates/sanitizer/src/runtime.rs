@@ -17,6 +17,7 @@ use crate::{cmem, sharing, trace};
 /// takes them (the library underneath checks them).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
+    crate::platform::settled();
     at_exit_registered();
     initialised();
     crate::postmortem::install();
@@ -29,6 +30,11 @@ pub unsafe extern "C" fn aclInit(config_path: *const c_char) -> sys::aclError {
     if r == 0 {
         note_ops_mode();
         sharing::started(None);
+        // Made now, while the program is likely one thread, rather than by
+        // the first of its threads to call: a fork while one thread makes
+        // a setting would leave the child waiting for it.
+        crate::platform::settled();
+        let _ = crate::platform::platform();
     }
     r
 }
