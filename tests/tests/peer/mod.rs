@@ -177,14 +177,22 @@ pub fn fresh_base(test: &str) -> (std::path::PathBuf, std::path::PathBuf) {
 }
 
 /// The socket paths of `machine`'s listeners, as `/proc/net/unix` lists
-/// them (in the machine's private directory).
+/// them (in the machine's private directory): the listening sockets only
+/// (flag `__SO_ACCEPTCON`), since a connection the listener accepted is
+/// listed under the listener's path too.
 pub fn listener_names(machine: &str) -> Vec<String> {
+    /// `__SO_ACCEPTCON`, the flag of a listening socket in the list.
+    const LISTENING: u32 = 0x1_0000;
     let dir = aclmem_emu::machine_path(machine);
     let prefix = format!("{}.", dir.display());
     std::fs::read_to_string("/proc/net/unix")
         .expect("/proc/net/unix")
         .lines()
-        .filter_map(|l| l.split_whitespace().nth(7))
+        .filter_map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            let flags = u32::from_str_radix(fields.get(3)?, 16).ok()?;
+            (flags & LISTENING != 0).then_some(*fields.get(7)?)
+        })
         .filter(|n| n.starts_with(&prefix) && n.ends_with(".sock"))
         .map(str::to_owned)
         .collect()
