@@ -11,6 +11,7 @@ machine the check makes, it cannot).
 import ctypes
 import json
 import os
+import sys
 
 import torch
 import torch_npu  # noqa: F401  (registers the NPU and the hccl backend)
@@ -40,10 +41,14 @@ try:
 except OSError:
     system_gloo = False
 
-print(json.dumps({
+# One write of the whole line: the ranks share the pipe, and a line written
+# at once (under PIPE_BUF) is never interleaved with the other rank's.
+line = json.dumps({
     "rank": RANK,
     "summed": summed,
     "engine": mapped("libaclmem_gloo"),
     "libgloo": mapped("libgloo.so"),
     "system_gloo": system_gloo,
-}), flush=True)
+}) + "\n"
+sys.stdout.flush()
+os.write(1, line.encode())

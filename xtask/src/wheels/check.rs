@@ -291,10 +291,13 @@ fn collectives(sh: &Shell, hide: &HideGloo, aclmem: &Path, py: &Path, script: &P
     if !out.status.success() {
         return failed("torchrun failed");
     }
+    // Each rank writes its report as one line; a line holding several
+    // (ranks that wrote at once) is read as a stream of values.
     let reports: Vec<serde_json::Value> = stdout
         .lines()
         .filter(|l| l.starts_with('{'))
-        .filter_map(|l| serde_json::from_str(l).ok())
+        .flat_map(|l| serde_json::Deserializer::from_str(l).into_iter::<serde_json::Value>())
+        .filter_map(Result::ok)
         .collect();
     let mut ranks: Vec<i64> = reports.iter().filter_map(|r| r["rank"].as_i64()).collect();
     ranks.sort_unstable();
