@@ -12,56 +12,6 @@ use std::ptr;
 use aclmem_emu_capi::*;
 use common::*;
 
-const NULLPTR: i32 = 161_001;
-const PARAM_INVALID: i32 = 161_002;
-const ACL_FLOAT: i32 = 0;
-const ACL_DOUBLE: i32 = 11;
-const ND: i32 = 2;
-
-fn floats(p: *mut c_void, values: &[f32]) {
-    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    to_device(p, &bytes);
-}
-
-fn read(p: *mut c_void, n: usize) -> Vec<f32> {
-    let mut bytes = vec![0u8; n * 4];
-    // SAFETY: a live buffer of that size.
-    let code = unsafe { aclrtMemcpy(bytes.as_mut_ptr().cast(), bytes.len(), p, bytes.len(), D2H) };
-    assert_eq!(code, 0);
-    bytes
-        .chunks(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-/// A contiguous float tensor of `dims` over `data`.
-fn tensor(dims: &[i64], data: *mut c_void) -> *mut c_void {
-    let strides: Vec<i64> = (0..dims.len())
-        .map(|i| dims[i + 1..].iter().product())
-        .collect();
-    let n = [dims.iter().product::<i64>()];
-    let t = aclCreateTensor(
-        dims.as_ptr(),
-        dims.len() as u64,
-        ACL_FLOAT,
-        strides.as_ptr(),
-        0,
-        ND,
-        n.as_ptr(),
-        1,
-        data,
-    );
-    assert!(!t.is_null());
-    t
-}
-
-fn scalar(v: f64) -> *mut c_void {
-    let mut v = v;
-    let s = aclCreateScalar((&raw mut v).cast(), ACL_DOUBLE);
-    assert!(!s.is_null());
-    s
-}
-
 /// `aclnnAdd(a, b, alpha, out)` on `stream`.
 fn add(
     a: *mut c_void,

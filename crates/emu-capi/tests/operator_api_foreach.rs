@@ -11,62 +11,15 @@ use std::ptr;
 use aclmem_emu_capi::*;
 use common::*;
 
-const NULLPTR: i32 = 161_001;
-const PARAM_INVALID: i32 = 161_002;
-const ACL_FLOAT: i32 = 0;
-const ACL_DOUBLE: i32 = 11;
-const ND: i32 = 2;
-
-fn floats(p: *mut c_void, values: &[f32]) {
-    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    to_device(p, &bytes);
-}
-
-fn read(p: *mut c_void, n: usize) -> Vec<f32> {
-    let mut bytes = vec![0u8; n * 4];
-    // SAFETY: a live buffer of that size.
-    let code = unsafe { aclrtMemcpy(bytes.as_mut_ptr().cast(), bytes.len(), p, bytes.len(), D2H) };
-    assert_eq!(code, 0);
-    bytes
-        .chunks(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-/// A contiguous float vector of `n` over `data`.
-fn tensor(n: i64, data: *mut c_void) -> *mut c_void {
-    let (dims, strides) = ([n], [1i64]);
-    let t = aclCreateTensor(
-        dims.as_ptr(),
-        1,
-        ACL_FLOAT,
-        strides.as_ptr(),
-        0,
-        ND,
-        dims.as_ptr(),
-        1,
-        data,
-    );
-    assert!(!t.is_null());
-    t
-}
-
 /// A list of new tensors over `bufs` (the list owns them).
 fn list(bufs: &[(i64, *mut c_void)]) -> *mut c_void {
     let ts: Vec<*const c_void> = bufs
         .iter()
-        .map(|&(n, p)| tensor(n, p).cast_const())
+        .map(|&(n, p)| tensor(&[n], p).cast_const())
         .collect();
     let l = aclCreateTensorList(ts.as_ptr(), ts.len() as u64);
     assert!(!l.is_null());
     l
-}
-
-fn scalar(v: f64) -> *mut c_void {
-    let mut v = v;
-    let s = aclCreateScalar((&raw mut v).cast(), ACL_DOUBLE);
-    assert!(!s.is_null());
-    s
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! What the in-process tests of the memory chapter share: a machine
-//! joined per release and product, device and host memory, and copies to
-//! compare bytes.
+//! What the in-process tests of the memory chapter and the operator API
+//! share: a machine joined per release and product, device and host
+//! memory, copies to compare bytes, and the operator API's tensors and
+//! scalars over device memory.
 
 #![allow(dead_code)]
 
@@ -167,4 +168,62 @@ checked! {
     mem_pool_create = aclrtMemPoolCreate(pool: *mut *mut c_void, props: *const aclrtMemPoolProps);
     mem_pool_malloc_async = aclrtMemPoolMallocAsync(ptr: *mut *mut c_void, size: usize, pool: *mut c_void, stream: *mut c_void);
     reserve_mem_address_no_uc_memory = aclrtReserveMemAddressNoUCMemory(va: *mut *mut c_void, size: usize, alignment: usize, at: *mut c_void, flags: u64);
+}
+
+// ----- the operator API's objects ----------------------------------------------
+
+/// `ACLNN_ERR_PARAM_NULLPTR`.
+pub const NULLPTR: i32 = 161_001;
+/// `ACLNN_ERR_PARAM_INVALID`.
+pub const PARAM_INVALID: i32 = 161_002;
+/// `ACL_FLOAT`, `ACL_DOUBLE`, `ACL_FORMAT_ND`.
+pub const ACL_FLOAT: i32 = 0;
+pub const ACL_DOUBLE: i32 = 11;
+pub const ND: i32 = 2;
+
+/// Writes `values` to device memory at `p`.
+pub fn floats(p: *mut c_void, values: &[f32]) {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    to_device(p, &bytes);
+}
+
+/// `n` floats of device memory at `p`.
+pub fn read(p: *mut c_void, n: usize) -> Vec<f32> {
+    let mut bytes = vec![0u8; n * 4];
+    // SAFETY: a live buffer of that size.
+    let code = unsafe { aclrtMemcpy(bytes.as_mut_ptr().cast(), bytes.len(), p, bytes.len(), D2H) };
+    assert_eq!(code, 0);
+    bytes
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// A contiguous float tensor of `dims` over `data`.
+pub fn tensor(dims: &[i64], data: *mut c_void) -> *mut c_void {
+    let strides: Vec<i64> = (0..dims.len())
+        .map(|i| dims[i + 1..].iter().product())
+        .collect();
+    let n = [dims.iter().product::<i64>()];
+    let t = aclCreateTensor(
+        dims.as_ptr(),
+        dims.len() as u64,
+        ACL_FLOAT,
+        strides.as_ptr(),
+        0,
+        ND,
+        n.as_ptr(),
+        1,
+        data,
+    );
+    assert!(!t.is_null());
+    t
+}
+
+/// A double scalar of `v`.
+pub fn scalar(v: f64) -> *mut c_void {
+    let mut v = v;
+    let s = aclCreateScalar((&raw mut v).cast(), ACL_DOUBLE);
+    assert!(!s.is_null());
+    s
 }
