@@ -11,9 +11,9 @@ go in docs/benchmarks.md with the command:
 For each case, the median of several runs of the operator on NPU tensors
 (the result copied back, so the work is done) and on CPU tensors, and the
 ratio of the NPU's throughput to the CPU's (goals: 0.5 for matrix
-products, 0.3 for a convolution). CPU torch uses every core it finds;
-the emulated kernels run on one thread (the library lives in programs
-that fork). One JSON line per case.
+products, 0.3 for a convolution's forward and backward). CPU torch uses
+every core it finds, and so do the emulated matrix products (a thread
+per core made for each large product). One JSON line per case.
 
 `compute_bench.py data MIB` measures the data operators instead (fill,
 cast, sum, a strided copy) on MIB MiB of float32 (goal: 0.5 of CPU
@@ -106,6 +106,17 @@ def main():
     case("conv2d 8x64x56x56 * 128x64x3x3 forward", flops,
          lambda: torch.nn.functional.conv2d(xn, wn, padding=1).cpu(),
          lambda: torch.nn.functional.conv2d(x, w, padding=1))
+
+    def forward_backward(x, w):
+        x, w = x.detach().requires_grad_(), w.detach().requires_grad_()
+        torch.nn.functional.conv2d(x, w, padding=1).sum().backward()
+        return x.grad.cpu(), w.grad.cpu()
+
+    # The backward is the input's gradient and the filter's, each a
+    # product of the forward's size.
+    case("conv2d 8x64x56x56 * 128x64x3x3 forward and backward", 3 * flops,
+         lambda: forward_backward(xn, wn),
+         lambda: forward_backward(x, w))
 
 
 if __name__ == "__main__":

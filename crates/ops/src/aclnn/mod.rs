@@ -13,6 +13,7 @@
 
 pub mod plan;
 mod stream;
+mod strided;
 mod view;
 
 use std::collections::HashMap;

@@ -18,8 +18,9 @@ use crate::tensor::{DType, Num, Tensor};
 
 use super::{Scalar, View};
 
-/// The device memory a plan reads and writes.
-pub trait Memory {
+/// The device memory a plan reads and writes (from several threads at
+/// once when an operation is split into bands).
+pub trait Memory: Sync {
     /// Reads `buf.len()` bytes at `addr`.
     fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError>;
     /// Writes `data` at `addr`.

@@ -3,20 +3,41 @@
 //! every element read and written in chunks of [`CHUNK`] elements, with
 //! loops typed for the floating types, so an operator on N bytes costs
 //! O(N) time and O(chunk) host memory rather than host copies of its
-//! tensors. Anything else (strided views, broadcasts, integer reductions)
+//! tensors. A tensor of several chunks is split into bands, one per core,
+//! each streamed by a thread of its own ([`crate::parallel`]). Anything
+//! else (broadcasts, integer reductions, views of other forms)
 //! takes the general path of [`Plan::run`](super::Plan::run), which gives
-//! the same values.
+//! the same values; a strided view copied into a contiguous tensor is
+//! [`super::strided`]'s.
 
 use aclmem_core::AclError;
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 
+use std::ops::Range;
+
 use super::View;
 use super::plan::{Arg, Kind, Memory, Plan};
+use crate::parallel;
 use crate::tensor::{DType, Num};
 
 /// Elements per chunk: 4 MiB of `f32`.
-const CHUNK: usize = 1 << 20;
+pub(super) const CHUNK: usize = 1 << 20;
+
+/// A band of a split operation is at least this many elements.
+pub(super) const BAND: usize = 2 * CHUNK;
+
+/// `f` of each band of `0..n` items (each band at least `least` of them),
+/// on as many threads as the bands; the first error, if any.
+pub(super) fn in_bands(
+    n: usize,
+    least: usize,
+    f: impl Fn(Range<usize>) -> Result<(), AclError> + Sync,
+) -> Result<(), AclError> {
+    parallel::bands(n, parallel::parts(n, least), f)
+        .into_iter()
+        .collect()
+}
 
 /// Runs `plan` streamed when it is one of the forms this module carries
 /// out; `None` when it is not (the caller takes the general path).
@@ -29,6 +50,7 @@ pub(super) fn run(plan: &Plan, mem: &dyn Memory) -> Option<Result<(), AclError>>
         (Kind::Copy, [Arg::Tensor(a)]) if a.dims == out.dims && a.is_contiguous() => {
             Some(copy(a, out, mem))
         }
+        (Kind::Copy, [Arg::Tensor(a)]) if a.dims == out.dims => super::strided::copy(a, out, mem),
         (Kind::Fill(value), []) => Some(fill(*value, out, mem)),
         (Kind::Reduce { kernel, axes, .. }, [Arg::Tensor(a)])
             if a.is_contiguous()
@@ -56,34 +78,36 @@ fn covers(axes: &[i64], a: &View) -> bool {
 }
 
 /// The start address of a contiguous view.
-fn start(v: &View) -> usize {
+pub(super) fn start(v: &View) -> usize {
     v.data + v.offset * v.dtype.size()
 }
 
 /// A chunk buffer aligned for every element type (its bytes are `u64`s).
-fn buffer(bytes: usize) -> Vec<u64> {
+pub(super) fn buffer(bytes: usize) -> Vec<u64> {
     vec![0u64; bytes.div_ceil(8)]
 }
 
 /// `out = a`, converted to `out`'s type, chunk by chunk.
 fn copy(a: &View, out: &View, mem: &dyn Memory) -> Result<(), AclError> {
-    let n = a.numel();
     let (from, to) = (start(a), start(out));
     let (si, so) = (a.dtype.size(), out.dtype.size());
-    let mut input = buffer(CHUNK.min(n) * si);
-    let mut output = buffer(CHUNK.min(n) * so);
-    let mut wide = vec![0f32; CHUNK.min(n)];
-    let mut done = 0;
-    while done < n {
-        let k = CHUNK.min(n - done);
-        let input = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut input)[..k * si];
-        mem.read(from + done * si, input)?;
-        let output = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut output)[..k * so];
-        convert(a.dtype, out.dtype, input, output, &mut wide[..k]);
-        mem.write(to + done * so, output)?;
-        done += k;
-    }
-    Ok(())
+    in_bands(a.numel(), BAND, |band| {
+        let n = band.len();
+        let mut input = buffer(CHUNK.min(n) * si);
+        let mut output = buffer(CHUNK.min(n) * so);
+        let mut wide = vec![0f32; CHUNK.min(n)];
+        let mut done = band.start;
+        while done < band.end {
+            let k = CHUNK.min(band.end - done);
+            let input = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut input)[..k * si];
+            mem.read(from + done * si, input)?;
+            let output = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut output)[..k * so];
+            convert(a.dtype, out.dtype, input, output, &mut wide[..k]);
+            mem.write(to + done * so, output)?;
+            done += k;
+        }
+        Ok(())
+    })
 }
 
 /// Every element of `out` set to `value`: one chunk of the pattern,
@@ -99,13 +123,15 @@ fn fill(value: Num, out: &View, mem: &dyn Memory) -> Result<(), AclError> {
         .take(CHUNK.min(n) * size)
         .collect();
     let to = start(out);
-    let mut done = 0;
-    while done < n {
-        let k = CHUNK.min(n - done);
-        mem.write(to + done * size, &pattern[..k * size])?;
-        done += k;
-    }
-    Ok(())
+    in_bands(n, BAND, |band| {
+        let mut done = band.start;
+        while done < band.end {
+            let k = CHUNK.min(band.end - done);
+            mem.write(to + done * size, &pattern[..k * size])?;
+            done += k;
+        }
+        Ok(())
+    })
 }
 
 /// The elements of `bytes` (of a floating type) widened to `f32` into
@@ -126,7 +152,7 @@ fn widen(dtype: DType, bytes: &[u8], wide: &mut [f32]) -> bool {
 /// conversions (a half type widened to `f32` exactly, rounded once from
 /// it; `wide` is their scratch), the general conversion of
 /// [`DType::get`] and [`DType::put`] otherwise.
-fn convert(from: DType, to: DType, input: &[u8], output: &mut [u8], wide: &mut [f32]) {
+pub(super) fn convert(from: DType, to: DType, input: &[u8], output: &mut [u8], wide: &mut [f32]) {
     let halves = |t| matches!(t, DType::F32 | DType::F16 | DType::Bf16);
     if from == to {
         output.copy_from_slice(input);
@@ -156,8 +182,8 @@ enum Reduce {
 }
 
 /// Lanes of a block's partial results: enough for the compiler to keep
-/// them in vector registers.
-const LANES: usize = 8;
+/// them in vector registers, as several independent additions at once.
+const LANES: usize = 32;
 
 /// The reduction of `values` in `f32` lanes (a block of a chunk), as
 /// `f64`; whether a NaN was among them.
@@ -169,6 +195,15 @@ fn block(op: Reduce, values: &[f32]) -> (f64, bool) {
     }; LANES];
     let mut nan = false;
     let mut rows = values.chunks_exact(LANES);
+    if let Reduce::Sum | Reduce::Mean = op {
+        // A NaN among the values makes the sum NaN by itself: no test per
+        // element, so the loop stays vectorised.
+        for row in rows.by_ref() {
+            for (l, &v) in lanes.iter_mut().zip(row) {
+                *l += v;
+            }
+        }
+    }
     for row in rows.by_ref() {
         for (l, &v) in lanes.iter_mut().zip(row) {
             nan |= v.is_nan();
@@ -196,6 +231,10 @@ fn block(op: Reduce, values: &[f32]) -> (f64, bool) {
     (value, nan)
 }
 
+/// Elements a reduction reads at a time: 256 KiB of `f32`, so that the
+/// values it adds are still in the core's own cache.
+const READ: usize = 1 << 16;
+
 /// Elements per block of a reduction: partial sums in `f32` lanes over a
 /// block, the blocks added in `f64` (a cascade, as CPU torch sums).
 const BLOCK: usize = 4096;
@@ -207,46 +246,60 @@ fn reduce(op: Reduce, a: &View, out: &View, mem: &dyn Memory) -> Result<(), AclE
     if out.numel() != 1 {
         return Err(AclError::INVALID_PARAM);
     }
-    let size = a.dtype.size();
-    let from = start(a);
-    let mut input = buffer(CHUNK.min(n) * size);
-    let mut wide = vec![0f32; CHUNK.min(n)];
-    let mut acc = match op {
+    let identity = match op {
         Reduce::Sum | Reduce::Mean => 0.0,
         Reduce::Max => f64::NEG_INFINITY,
         Reduce::Min => f64::INFINITY,
     };
-    let mut nan = false;
-    let mut fold = |v: f64, n: bool| {
-        nan |= n;
-        acc = match op {
-            Reduce::Sum | Reduce::Mean => acc + v,
-            Reduce::Max => acc.max(v),
-            Reduce::Min => acc.min(v),
-        };
+    let fold = |acc: f64, v: f64| match op {
+        Reduce::Sum | Reduce::Mean => acc + v,
+        Reduce::Max => acc.max(v),
+        Reduce::Min => acc.min(v),
     };
-    let mut done = 0;
-    while done < n {
-        let k = CHUNK.min(n - done);
-        let input = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut input)[..k * size];
-        mem.read(from + done * size, input)?;
-        if a.dtype == DType::F32 {
-            for b in bytemuck::cast_slice::<u8, f32>(input).chunks(BLOCK) {
-                let (v, n) = block(op, b);
-                fold(v, n);
+    let size = a.dtype.size();
+    let from = start(a);
+    // Each band's partial result, and whether it met a NaN.
+    let partials = parallel::bands(n, parallel::parts(n, BAND), |band| {
+        let mut input = buffer(READ.min(band.len()) * size);
+        let mut wide = vec![0f32; READ.min(band.len())];
+        let (mut acc, mut nan) = (identity, false);
+        let mut done = band.start;
+        while done < band.end {
+            let k = READ.min(band.end - done);
+            let input = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut input)[..k * size];
+            mem.read(from + done * size, input)?;
+            let floats = if a.dtype == DType::F32 {
+                Some(bytemuck::cast_slice::<u8, f32>(input))
+            } else if widen(a.dtype, input, &mut wide[..k]) {
+                Some(&wide[..k])
+            } else {
+                None
+            };
+            match floats {
+                Some(values) => {
+                    for b in values.chunks(BLOCK) {
+                        let (v, n) = block(op, b);
+                        acc = fold(acc, v);
+                        nan |= n;
+                    }
+                }
+                None => {
+                    for c in input.chunks_exact(size) {
+                        let v = a.dtype.get(c).f64();
+                        acc = fold(acc, v);
+                        nan |= v.is_nan();
+                    }
+                }
             }
-        } else if widen(a.dtype, input, &mut wide[..k]) {
-            for b in wide[..k].chunks(BLOCK) {
-                let (v, n) = block(op, b);
-                fold(v, n);
-            }
-        } else {
-            for c in input.chunks_exact(size) {
-                let v = a.dtype.get(c).f64();
-                fold(v, v.is_nan());
-            }
+            done += k;
         }
-        done += k;
+        Ok::<_, AclError>((acc, nan))
+    });
+    let (mut acc, mut nan) = (identity, false);
+    for partial in partials {
+        let (v, n) = partial?;
+        acc = fold(acc, v);
+        nan |= n;
     }
     let value = match op {
         _ if nan => f64::NAN,
@@ -261,17 +314,18 @@ fn reduce(op: Reduce, a: &View, out: &View, mem: &dyn Memory) -> Result<(), AclE
 
 #[cfg(test)]
 mod tests {
-    use std::cell::RefCell;
+    use std::sync::Mutex;
 
     use super::*;
 
-    /// Flat memory from address 0 (what a chunk boundary needs: more
-    /// than [`CHUNK`] elements).
-    struct Flat(RefCell<Vec<u8>>);
+    /// Flat memory from address 0 (what chunk and band boundaries need:
+    /// more than two [`BAND`]s of elements, so that every machine with
+    /// two cores splits).
+    struct Flat(Mutex<Vec<u8>>);
 
     impl Memory for Flat {
         fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-            let m = self.0.borrow();
+            let m = self.0.lock().unwrap();
             let src = m
                 .get(addr..addr + buf.len())
                 .ok_or(AclError::INVALID_PARAM)?;
@@ -280,7 +334,7 @@ mod tests {
         }
 
         fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-            let mut m = self.0.borrow_mut();
+            let mut m = self.0.lock().unwrap();
             let dst = m
                 .get_mut(addr..addr + data.len())
                 .ok_or(AclError::INVALID_PARAM)?;
@@ -289,7 +343,7 @@ mod tests {
         }
     }
 
-    const N: usize = CHUNK + 3;
+    const N: usize = 2 * BAND + 3;
     const OUT: usize = N * 4;
 
     fn memory() -> Flat {
@@ -298,7 +352,7 @@ mod tests {
             let v = (i % 1000) as f32 * 0.5 - 100.25;
             c.copy_from_slice(&v.to_ne_bytes());
         }
-        Flat(RefCell::new(m))
+        Flat(Mutex::new(m))
     }
 
     fn at(dtype: DType, dims: &[usize], addr: usize) -> View {
@@ -317,8 +371,8 @@ mod tests {
         .unwrap();
         assert!(run(&plan, &mem).is_some(), "streamed");
         run(&plan, &mem).unwrap().unwrap();
-        let m = mem.0.borrow();
-        for i in [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, N - 1] {
+        let m = mem.0.lock().unwrap();
+        for i in [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, N / 2, N / 2 + 1, N - 1] {
             let want = f16::from_f32((i % 1000) as f32 * 0.5 - 100.25);
             let got = f16::from_ne_bytes([m[OUT + 2 * i], m[OUT + 2 * i + 1]]);
             assert_eq!(got, want, "element {i}");
@@ -341,7 +395,7 @@ mod tests {
             )
             .unwrap();
             run(&plan, &mem).expect("streamed").unwrap();
-            let m = mem.0.borrow();
+            let m = mem.0.lock().unwrap();
             out.get(&m[OUT..OUT + out.size()]).f64()
         };
         let values = || (0..N).map(|i| (i % 1000) as f64 * 0.5 - 100.25);
@@ -367,7 +421,7 @@ mod tests {
         )
         .unwrap();
         run(&plan, &mem).expect("streamed").unwrap();
-        let m = mem.0.borrow();
+        let m = mem.0.lock().unwrap();
         let two_and_a_half = bf16::from_f32(2.5).to_ne_bytes();
         assert!(
             m[OUT..OUT + 2 * N]

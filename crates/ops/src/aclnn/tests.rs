@@ -1,8 +1,8 @@
 //! The operator API's plans on host memory: strided views gathered and
 //! scattered, each operator family against values computed by hand.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use aclmem_core::AclError;
 
@@ -12,11 +12,11 @@ use crate::tensor::{DType, Num, Tensor};
 
 /// Memory as a map of byte addresses (unwritten bytes read as zero).
 #[derive(Default)]
-struct Host(RefCell<BTreeMap<usize, u8>>);
+struct Host(Mutex<BTreeMap<usize, u8>>);
 
 impl Memory for Host {
     fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-        let m = self.0.borrow();
+        let m = self.0.lock().unwrap();
         for (i, b) in buf.iter_mut().enumerate() {
             *b = m.get(&(addr + i)).copied().unwrap_or(0);
         }
@@ -24,7 +24,7 @@ impl Memory for Host {
     }
 
     fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-        let mut m = self.0.borrow_mut();
+        let mut m = self.0.lock().unwrap();
         for (i, b) in data.iter().enumerate() {
             m.insert(addr + i, *b);
         }
