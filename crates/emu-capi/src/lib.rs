@@ -78,6 +78,7 @@ pub use framework::*;
 pub use graphs::*;
 pub use hccl::*;
 pub use memory::*;
+pub use opapi::attention::*;
 pub use opapi::foreach::*;
 pub use opapi::math::*;
 pub use opapi::objects::*;

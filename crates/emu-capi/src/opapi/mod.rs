@@ -7,6 +7,7 @@
 //! capture it is the only path torch_npu allows. The objects and the
 //! plans live in `aclmem_ops::aclnn`; this module marshals.
 
+pub mod attention;
 pub mod foreach;
 mod marshal;
 pub mod math;

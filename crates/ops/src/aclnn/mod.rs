@@ -11,6 +11,7 @@
 //! dereferenced. torch_npu makes the objects on one thread and destroys
 //! them on its task queue's, so the table is one lock, not per thread.
 
+pub mod attention;
 pub mod plan;
 mod stream;
 mod strided;

@@ -16,6 +16,7 @@ use crate::kernels::{self, Call, HostInputs, Spec};
 use crate::objects::{AttrValue, OpAttr};
 use crate::tensor::{DType, Num, Tensor};
 
+use super::attention::Attention;
 use super::{Scalar, View};
 
 /// The device memory a plan reads and writes (from several threads at
@@ -95,6 +96,11 @@ pub enum Kind {
     /// `out = a`, converted to the output's type and broadcast to its
     /// shape (`aclnnInplaceCopy`, `aclnnCast`).
     Copy,
+    /// Fused attention, forward or backward (`aclnnFlashAttentionScore`,
+    /// `aclnnFlashAttentionScoreGrad`): its tensors are the call's own, the
+    /// plan's `args` are empty and its `out` the attention (or the query's
+    /// gradient).
+    Attention(Box<Attention>),
     /// Every element of `out` is `value`.
     Fill(Num),
     /// Random values from the key `seed` and the counter `offset` (the
@@ -224,6 +230,10 @@ impl Plan {
                 out.dims.clone()
             }
             (Kind::Fill(_), []) | (Kind::Random { seed: Some(_), .. }, []) => out.dims.clone(),
+            (Kind::Attention(a), []) => {
+                a.check(&out)?;
+                out.dims.clone()
+            }
             (Kind::Random { seed: None, .. }, [_, _]) => out.dims.clone(),
             _ => return Err(AclError::INVALID_PARAM),
         };
@@ -261,6 +271,14 @@ impl Plan {
         if let Kind::Each(parts) = &self.kind {
             return parts.iter().flat_map(Plan::ranges).collect();
         }
+        if let Kind::Attention(a) = &self.kind {
+            let views = a.views();
+            return views
+                .iter()
+                .chain([&self.out])
+                .filter_map(View::extent)
+                .collect();
+        }
         let views = self.args.iter().filter_map(|a| match a {
             Arg::Tensor(v) => Some(v),
             Arg::Scalar(_) => None,
@@ -272,6 +290,9 @@ impl Plan {
     pub fn run(&self, mem: &dyn Memory) -> Result<(), AclError> {
         if let Kind::Each(parts) = &self.kind {
             return parts.iter().try_for_each(|p| p.run(mem));
+        }
+        if let Kind::Attention(a) = &self.kind {
+            return a.run(&self.out, mem);
         }
         if let Some(done) = super::stream::run(self, mem) {
             return done;

@@ -30,6 +30,8 @@ mod memory;
 #[macro_use]
 mod opapi;
 #[macro_use]
+mod opapi_attention;
+#[macro_use]
 mod opapi_optim;
 #[macro_use]
 mod operators;

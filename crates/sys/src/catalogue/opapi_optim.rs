@@ -14,7 +14,7 @@
 #[macro_export]
 macro_rules! __with_optimizer_api {
     ($callback:ident; $($rest:tt)*) => {
-        $callback! {
+        $crate::__with_attention_api! { $callback;
             $($rest)*
             aclnnForeachAddScalarV2GetWorkspaceSize in OpApi: Emulated -> OpStatus =
                 "aclnnStatus aclnnForeachAddScalarV2GetWorkspaceSize(const aclTensorList *x, const aclScalar *scalar, aclTensorList *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
