@@ -1,0 +1,4 @@
+//! placeholder
+
+use super::super::testing::*;
+use super::*;
