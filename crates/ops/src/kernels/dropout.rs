@@ -80,7 +80,11 @@ pub(super) fn StatelessDropOutGenMask(call: &Call<'_>) -> Result<Written, AclErr
 fn do_mask<T: Real>(x: &Tensor, mask: &[u8], keep: f64, out: DType) -> Result<Written, AclError> {
     let v = values::<T>(x)?;
     // keep_prob 0 drops everything (no division by it).
-    let scale = if keep > 0.0 { T::of(1.0 / keep) } else { T::ZERO };
+    let scale = if keep > 0.0 {
+        T::of(1.0 / keep)
+    } else {
+        T::ZERO
+    };
     let y: Vec<T> = v
         .iter()
         .enumerate()

@@ -58,7 +58,11 @@ pub(super) fn Select(call: &Call<'_>) -> Result<Written, AclError> {
         .zip(broadcast_index(&a.dims, &shape))
         .zip(broadcast_index(&b.dims, &shape));
     for ((ci, ai), bi) in picks {
-        let (from, at) = if c.at(ci).truthy() { (&a, ai) } else { (&b, bi) };
+        let (from, at) = if c.at(ci).truthy() {
+            (&a, ai)
+        } else {
+            (&b, bi)
+        };
         y.extend_from_slice(&from.bytes[at * size..(at + 1) * size]);
     }
     Ok(vec![y])
@@ -136,6 +140,14 @@ pub(super) fn split(dims: &[usize], a: usize) -> (usize, usize, usize) {
     )
 }
 
+/// Input `i`, an integer scalar (an axis; 100020 for a float).
+fn int_scalar(call: &Call<'_>, i: usize) -> Result<i64, AclError> {
+    if call.spec(i)?.dtype.is_float() {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    Ok(call.scalar(i)?.i64())
+}
+
 /// `ArgMaxV2(x, dimension) -> y` (int32 or int64), attribute `keep_dims`:
 /// the index of the largest element along `dimension` (a host int; the
 /// first of equal ones, NaN the largest), the axis dropped (kept as 1 with
@@ -149,7 +161,7 @@ pub(super) fn ArgMaxV2(call: &Call<'_>) -> Result<Written, AclError> {
     if x.dtype == DType::Bool {
         return Err(AclError::OP_TYPE_NOT_MATCH);
     }
-    let a = axis(call.scalar(1)?.i64(), x.dims.len())?;
+    let a = axis(int_scalar(call, 1)?, x.dims.len())?;
     if x.numel() == 0 {
         return Err(AclError::OP_INPUT_NOT_MATCH);
     }
@@ -189,7 +201,7 @@ pub(super) fn Cumsum(call: &Call<'_>) -> Result<Written, AclError> {
     if x.dtype != dtype || dtype == DType::Bool {
         return Err(AclError::OP_TYPE_NOT_MATCH);
     }
-    let a = axis(call.scalar(1)?.i64(), x.dims.len())?;
+    let a = axis(int_scalar(call, 1)?, x.dims.len())?;
     fits(call.out(0), &x.dims)?;
     let exclusive = call.attr_bool("exclusive", false)?;
     let reverse = call.attr_bool("reverse", false)?;

@@ -15,13 +15,7 @@ use super::index::{order, split};
 /// Each row of `x` along axis `a`: its first `k` positions in sorted order
 /// (descending for `largest`), as (values, indices) tensors of `x`'s type
 /// and `index`.
-fn rows(
-    x: &Tensor,
-    a: usize,
-    k: usize,
-    largest: bool,
-    index: DType,
-) -> Result<Written, AclError> {
+fn rows(x: &Tensor, a: usize, k: usize, largest: bool, index: DType) -> Result<Written, AclError> {
     let (outer, len, inner) = split(&x.dims, a);
     let mut dims = x.dims.clone();
     if let Some(d) = dims.get_mut(a) {
