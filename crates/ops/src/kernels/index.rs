@@ -130,6 +130,103 @@ pub(super) fn Tril(call: &Call<'_>) -> Result<Written, AclError> {
     triangle(call, |r, c| c - r <= d)
 }
 
+/// `ReverseV2(x, axis) -> y`: `x` with the order of each axis `axis`
+/// lists (int64, negative from the end; 100023 outside the rank) reversed
+/// (`torch.flip`, and cumsum's backward).
+pub(super) fn ReverseV2(call: &Call<'_>) -> Result<Written, AclError> {
+    let dtype = out_type(call, 2)?;
+    let x = call.tensor(0)?;
+    if x.dtype != dtype {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let mut flip = vec![false; x.dims.len()];
+    for a in call.ints(1)? {
+        if let Some(f) = flip.get_mut(axis(a, x.dims.len())?) {
+            *f = true;
+        }
+    }
+    fits(call.out(0), &x.dims)?;
+    let size = dtype.size();
+    let mut y = Vec::with_capacity(x.bytes.len());
+    for i in 0..x.numel() {
+        // The source of element i: its coordinates, the flipped ones
+        // mirrored.
+        let (mut rest, mut from, mut stride) = (i, 0, 1);
+        for (k, &d) in x.dims.iter().enumerate().rev() {
+            let c = rest % d.max(1);
+            rest /= d.max(1);
+            from += if flip[k] { d - 1 - c } else { c } * stride;
+            stride *= d;
+        }
+        y.extend_from_slice(&x.bytes[from * size..(from + 1) * size]);
+    }
+    Ok(vec![y])
+}
+
+/// `ScatterElements(data, indices, updates) -> y`, attributes `axis`,
+/// `reduction` (`none`, `add`, `mul`): `data` with, for each position of
+/// `indices`, the element it names along `axis` (its other coordinates
+/// the position's) set to (or increased, multiplied by) the element of
+/// `updates` at that position, as PyTorch's `scatter` does (the backward
+/// of topk and sort). `indices` (int32/int64) of `data`'s rank, no larger
+/// than `data` on the other axes nor than `updates` on any (100021
+/// otherwise); an index outside the axis is 100000 and nothing is written.
+/// Sums and products are formed in f64 (integers in i64), each element
+/// rounded once.
+pub(super) fn ScatterElements(call: &Call<'_>) -> Result<Written, AclError> {
+    let dtype = out_type(call, 3)?;
+    let (data, idx, src) = (call.tensor(0)?, call.tensor(1)?, call.tensor(2)?);
+    if data.dtype != dtype || src.dtype != dtype {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    if !matches!(idx.dtype, DType::I32 | DType::I64) {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let rank = data.dims.len();
+    let a = axis(call.attr_int("axis", 0)?, rank)?;
+    let reduction = call.attr_string("reduction", "none")?;
+    if !matches!(reduction, "none" | "add" | "mul") {
+        return Err(AclError::OP_ATTR_NOT_MATCH);
+    }
+    let fits_in = |k: usize, d: usize| {
+        (k == a || d <= data.dims.get(k).copied().unwrap_or(1))
+            && d <= src.dims.get(k).copied().unwrap_or(1)
+    };
+    let same_rank = idx.dims.len() == rank.max(1) && src.dims.len() == idx.dims.len();
+    if !same_rank || !idx.dims.iter().enumerate().all(|(k, &d)| fits_in(k, d)) {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    }
+    fits(call.out(0), &data.dims)?;
+    let len = data.dims.get(a).copied().unwrap_or(1) as i64;
+    let mut y: Vec<Num> = data.nums().collect();
+    let data_strides = super::shape::contiguous_strides(&data.dims);
+    let src_strides = super::shape::contiguous_strides(&src.dims);
+    for (p, i) in idx.nums().enumerate() {
+        let i = i.i64();
+        if !(0..len).contains(&i) {
+            return Err(AclError::INVALID_PARAM);
+        }
+        // The position's coordinates in indices' shape.
+        let (mut rest, mut to, mut from) = (p, 0, 0);
+        for k in (0..idx.dims.len()).rev() {
+            let c = rest % idx.dims[k].max(1);
+            rest /= idx.dims[k].max(1);
+            let at = if k == a { i as usize } else { c };
+            to += at * data_strides.get(k).copied().unwrap_or(1);
+            from += c * src_strides.get(k).copied().unwrap_or(1);
+        }
+        let (old, new) = (y[to], src.at(from));
+        y[to] = match (reduction, dtype.is_float()) {
+            ("add", true) => Num::F(old.f64() + new.f64()),
+            ("add", false) => Num::I(old.i64().wrapping_add(new.i64())),
+            ("mul", true) => Num::F(old.f64() * new.f64()),
+            ("mul", false) => Num::I(old.i64().wrapping_mul(new.i64())),
+            _ => new,
+        };
+    }
+    Ok(vec![Tensor::from_nums(dtype, data.dims.clone(), y).bytes])
+}
+
 /// The (outer, length, inner) split of `dims` around axis `a`.
 pub(super) fn split(dims: &[usize], a: usize) -> (usize, usize, usize) {
     let len = dims.get(a).copied().unwrap_or(1);

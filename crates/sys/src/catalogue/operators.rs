@@ -100,9 +100,11 @@ macro_rules! with_operators {
             ReduceSum: "sum over axes (keep_dims)";
             Relu: "max(x, 0)";
             ReluGrad: "the gradient where the feature is positive, else 0";
+            ReverseV2: "x with the order of each listed axis reversed: flip";
             RmsNorm: "rows times 1/sqrt(mean(x^2) + epsilon) and gamma; outputs y and rstd";
             RmsNormGrad: "the gradients of RmsNorm from dy, x, rstd, gamma: dx, dgamma";
             Rsqrt: "1 / sqrt(x)";
+            ScatterElements: "data with the elements indices name along axis set to (reduction add/mul: combined with) updates: scatter";
             Select: "x1 where condition is true, else x2, broadcast: torch.where";
             Sigmoid: "1 / (1 + exp(-x))";
             SigmoidGrad: "dy * y * (1 - y), y the sigmoid";

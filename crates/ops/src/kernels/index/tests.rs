@@ -393,3 +393,5 @@ fn cumsum_refusals() {
         Err(AclError::OP_TYPE_NOT_MATCH)
     );
 }
+
+mod scatter;
