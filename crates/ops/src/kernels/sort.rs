@@ -95,8 +95,11 @@ pub(super) fn TopKV2(call: &Call<'_>) -> Result<Written, AclError> {
         .filter(|&k| k <= len)
         .ok_or(AclError::INVALID_PARAM)?;
     let mut dims = x.dims.clone();
-    if let Some(d) = dims.get_mut(a) {
-        *d = k;
+    match dims.get_mut(a) {
+        Some(d) => *d = k,
+        // A 0-dim x has one element: k is 1.
+        None if k != 1 => return Err(AclError::INVALID_PARAM),
+        None => {}
     }
     let index = outputs(call, &x, &dims)?;
     rows(&x, a, k, largest, index)
