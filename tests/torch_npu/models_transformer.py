@@ -22,7 +22,10 @@ def _compare(checks, torch):
 
 
 def _transformer_model(torch, dropout):
-    """Token embedding, one encoder layer (causal), a linear head."""
+    """Token embedding, one encoder layer (causal), a linear head. The
+    causal mask is a float `src_mask` (Triu on the device), not
+    `is_causal=True`: without a mask torch_npu takes its fused attention,
+    aclnn-only; with a float one, attention's math path."""
 
     class Tiny(torch.nn.Module):
         def __init__(self):
