@@ -2,7 +2,8 @@
 //! operators (`aclnnSin`, `aclnnExp`, `aclnnLogicalNot`, ... each also in
 //! place) on the `aclop` kernels of the same names, and the reductions
 //! (`aclnnMax`, `aclnnMin` over every element, `aclnnAmax`, `aclnnAmin`,
-//! `aclnnReduceSum`, `aclnnMean` over a list of axes).
+//! `aclnnReduceSum`, `aclnnMean` over a list of axes), and `aclnnSWhere`
+//! (`torch.where`) on the `aclop` kernel `Select`.
 
 use aclmem_ops::aclnn::plan::{Arg, Kind, Plan};
 
@@ -44,7 +45,31 @@ runners!(
     aclnnAmin,
     aclnnReduceSum,
     aclnnMean,
+    aclnnSWhere,
 );
+
+/// `aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor *condition,
+/// const aclTensor *self, const aclTensor *other, aclTensor *out, ...)`:
+/// `self` where `condition` is true, else `other`, broadcast (the
+/// operator path's `Select`).
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnSWhereGetWorkspaceSize(
+    condition: T,
+    this: T,
+    other: T,
+    out: T,
+    workspace: Out,
+    executor: Exec,
+) -> i32 {
+    plan("aclnnSWhereGetWorkspaceSize", workspace, executor, || {
+        let args = vec![
+            Arg::Tensor(tensor(condition)?),
+            Arg::Tensor(tensor(this)?),
+            Arg::Tensor(tensor(other)?),
+        ];
+        checked(Plan::new("aclnnSWhere", Kind::Select, args, tensor(out)?))
+    })
+}
 
 /// The unary operators: `aclnnXGetWorkspaceSize(const aclTensor *self,
 /// aclTensor *out, ...)` and, where named, the in-place

@@ -68,6 +68,11 @@ pub enum Kind {
     /// pointwise kernels taking them in order (`Lerp`, `Addcmul`,
     /// `Addcdiv`, `Maximum`, `ClipByValueV2`, ...).
     Pointwise(&'static str),
+    /// `out = condition ? a : b` (`aclnnSWhere`), the three broadcast to
+    /// the output's shape, `a` and `b` converted to its type and the
+    /// condition read in its own (true: not zero): the operator path's
+    /// `Select`.
+    Select,
     /// `out = ‖a‖_p` over `axes` (all when empty), the reduced axes kept
     /// as 1s with `keep`: the operator path's `LpNormReduceV2` then
     /// `LpNormUpdateV2`, in the output's (float) type.
@@ -211,6 +216,7 @@ impl Plan {
                 }
                 shape
             }
+            (Kind::Select, [c, a, b]) => broadcast(&broadcast(c, a)?, b)?,
             (Kind::Norm { axes, keep, .. }, [a]) => reduced(a, axes, *keep)?,
             (Kind::Each(parts), []) => match parts.first() {
                 Some(first) if first.out == out => out.dims.clone(),
@@ -323,7 +329,10 @@ impl Plan {
         let inputs = self
             .args
             .iter()
-            .map(|a| match a {
+            .enumerate()
+            .map(|(i, a)| match a {
+                // Select's condition keeps its own type.
+                Arg::Tensor(v) if i == 0 && self.kind == Kind::Select => v.gather(mem),
                 Arg::Tensor(v) => v.gather(mem).and_then(|t| convert(t, dtype)),
                 Arg::Scalar(s) => Ok(Tensor::from_nums(dtype, Vec::new(), [s.value])),
             })
@@ -367,6 +376,7 @@ impl Plan {
             (Kind::Pointwise(kernel), args) => {
                 kernel_on(kernel, args, Spec { dtype, dims }, OpAttr::new())?
             }
+            (Kind::Select, args) => kernel_on("Select", args, Spec { dtype, dims }, OpAttr::new())?,
             (Kind::Norm { p, axes, keep }, [a]) => norm(a, *p, axes, *keep, Spec { dtype, dims })?,
             (Kind::Matmul, [a, b]) => matmul(a, b, dtype, dims)?,
             (Kind::Addmm { beta, alpha }, [c, a, b]) => {

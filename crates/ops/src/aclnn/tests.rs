@@ -429,3 +429,5 @@ fn the_math_operators_compute_in_floating_point() {
 }
 
 mod optim;
+
+mod select;

@@ -19,9 +19,11 @@ mod basic;
 mod call;
 mod conv;
 mod conv_backprop;
+mod dropout;
 mod elementwise;
 mod embedding;
 mod float;
+mod index;
 mod layout;
 mod loss;
 mod math;
@@ -33,6 +35,7 @@ mod reduce;
 mod select;
 mod shape;
 mod softmax;
+mod sort;
 #[cfg(test)]
 mod testing;
 #[cfg(test)]
@@ -44,8 +47,10 @@ use activation::*;
 use basic::*;
 use conv::*;
 use conv_backprop::*;
+use dropout::*;
 use elementwise::*;
 use embedding::*;
+use index::*;
 use layout::*;
 use loss::*;
 use math::*;
@@ -56,6 +61,7 @@ use random::*;
 use reduce::*;
 use select::*;
 use softmax::*;
+use sort::*;
 
 macro_rules! kernel_table {
     ($($name:ident: $what:literal;)*) => {

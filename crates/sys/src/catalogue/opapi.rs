@@ -300,6 +300,10 @@ macro_rules! __with_operator_api {
                 "aclnnStatus aclnnInplaceFloorGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor)";
             aclnnInplaceFloor in OpApi: Emulated -> OpStatus =
                 "aclnnStatus aclnnInplaceFloor(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnSWhereGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor *condition, const aclTensor *self, const aclTensor *other, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnSWhere in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnSWhere(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
         }
     };
 }

@@ -22,6 +22,7 @@ macro_rules! with_operators {
             Add: "x1 + x2, broadcast";
             Addcdiv: "input_data + value * x1 / x2, broadcast (float types)";
             Addcmul: "input_data + value * x1 * x2, broadcast (float types)";
+            ArgMaxV2: "the index of the largest element along dimension (the first of equal ones, NaN the largest; keep_dims), int32 or int64";
             AsStrided: "a strided view of x's storage (size, stride, storage_offset), made contiguous";
             AxpyV2: "x1 + alpha * x2, broadcast";
             BatchMatMul: "matrices [..., m, k] times [..., k, n] (adj_x1, adj_x2 transpose them), batch dims broadcast; float types, fp16/bf16 accumulated in fp32";
@@ -36,7 +37,9 @@ macro_rules! with_operators {
             Conv2DBackpropInput: "the gradient of Conv2D's input (input_size, filter, out_backprop; Conv2D's attributes): a transposed convolution";
             Conv2DTranspose: "a transposed 2-D convolution in NCHW into input_size (strides, pads, dilations, groups, output_padding; optional bias)";
             Cos: "cos x, in floating point";
+            Cumsum: "running sums along axis (exclusive, reverse); floats summed in fp32 (fp64 for float64), each rounded once";
             Dot: "the inner product of two 1-D tensors (a scalar)";
+            DropOutDoMask: "x / keep_prob where the bit mask's bit is set, else 0: dropout and its gradient";
             Elu: "scale * x above 0, else scale * alpha * (exp(input_scale * x) - 1): elu, selu, celu";
             EluGradV2: "the gradient of Elu from its input or output (is_result)";
             EmbeddingDenseGrad: "the gradient of an embedding: grad's rows summed into the rows indices name (num_weights, padding_idx, scale_grad_by_freq)";
@@ -68,6 +71,7 @@ macro_rules! with_operators {
             LogicalOr: "x1 or x2, broadcast (bool)";
             LpNormReduceV2: "the sum of |x|^p over axes (max |x| for p inf, min for -inf, the non-zero count for 0; keepdim, epsilon): the first half of an Lp norm";
             LpNormUpdateV2: "the Lp norm from LpNormReduceV2's sums: x^(1/p), at least epsilon";
+            MaskedFill: "x with value where mask (broadcast) is true";
             MaskedSelect: "the elements of x where mask is true, 1-D (the real shape goes to the output descriptor)";
             MatMul: "x1 (m, k) times x2 (k, n), each transposed where transpose_x1/transpose_x2 say, plus an optional bias of n; float types, fp16/bf16 accumulated in fp32";
             MatMulV2: "as MatMul (offset_x 0 only: no quantised form)";
@@ -96,9 +100,12 @@ macro_rules! with_operators {
             ReduceSum: "sum over axes (keep_dims)";
             Relu: "max(x, 0)";
             ReluGrad: "the gradient where the feature is positive, else 0";
+            ReverseV2: "x with the order of each listed axis reversed: flip";
             RmsNorm: "rows times 1/sqrt(mean(x^2) + epsilon) and gamma; outputs y and rstd";
             RmsNormGrad: "the gradients of RmsNorm from dy, x, rstd, gamma: dx, dgamma";
             Rsqrt: "1 / sqrt(x)";
+            ScatterElements: "data with the elements indices name along axis set to (reduction add/mul: combined with) updates: scatter";
+            Select: "x1 where condition is true, else x2, broadcast: torch.where";
             Sigmoid: "1 / (1 + exp(-x))";
             SigmoidGrad: "dy * y * (1 - y), y the sigmoid";
             SiluGrad: "the gradient of SiLU (Swish of scale 1) at x";
@@ -108,8 +115,10 @@ macro_rules! with_operators {
             SoftmaxV2: "exp(x) / sum(exp(x)) along axes (one axis)";
             SoftplusV2: "ln(1 + exp(beta * x)) / beta, x above threshold";
             SoftplusV2Grad: "the gradient of SoftplusV2";
+            Sort: "values sorted along axis (descending), stable, NaN largest, and their int32 indices";
             Sqrt: "the square root of x";
             Square: "x * x";
+            StatelessDropOutGenMask: "a dropout bit mask of shape's elements, each kept with probability keep_prob, from seed, seed1 and offset (reproducible; not an NPU's numbers)";
             StatelessRandomNormalV2: "standard normal values from a key and counter (reproducible; not an NPU's numbers)";
             StatelessRandomUniformV2: "uniform values in [0, 1) from a key and counter (reproducible; not an NPU's numbers)";
             StridedSlice: "begin:end:strides per axis (masks 0 but shrink_axis_mask)";
@@ -120,7 +129,10 @@ macro_rules! with_operators {
             TensorEqual: "same shape and every element equal (bool [1])";
             ThresholdGradV2D: "the gradient where the feature is above threshold, else 0";
             ThresholdV2D: "x above threshold, else value";
+            TopKV2: "the k largest (largest false: smallest) elements along dim, sorted, stable, NaN largest, and their int32 indices";
             Transpose: "axes permuted by perm";
+            Tril: "each matrix's elements on and below the diagonal-th diagonal, the rest 0";
+            Triu: "each matrix's elements on and above the diagonal-th diagonal, the rest 0";
             ViewCopy: "a strided view of src written into a strided view of dst";
             ZerosLike: "zeros of x's shape";
         }

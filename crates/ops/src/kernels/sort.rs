@@ -1,0 +1,109 @@
+//! Sorting as torch_npu launches it: `Sort` (`torch.sort`, `argsort`) and
+//! `TopKV2` (`torch.topk`), each along the last axis (torch_npu transposes
+//! another axis there first), values and int32 indices.
+//!
+//! The order is stable (equal values keep their order, in both
+//! directions) and NaN is the largest value, as PyTorch's CPU sort orders
+//! them.
+
+#![allow(non_snake_case)]
+
+use super::call::*;
+use super::float::axis;
+use super::index::{order, split};
+
+/// Each row of `x` along axis `a`: its first `k` positions in sorted order
+/// (descending for `largest`), as (values, indices) tensors of `x`'s type
+/// and `index`.
+fn rows(x: &Tensor, a: usize, k: usize, largest: bool, index: DType) -> Result<Written, AclError> {
+    let (outer, len, inner) = split(&x.dims, a);
+    let mut dims = x.dims.clone();
+    if let Some(d) = dims.get_mut(a) {
+        *d = k;
+    }
+    let count = outer * k * inner;
+    let mut values = vec![Num::I(0); count];
+    let mut indices = vec![Num::I(0); count];
+    let mut idx: Vec<usize> = Vec::with_capacity(len);
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |j: usize| x.at((o * len + j) * inner + i);
+            idx.clear();
+            idx.extend(0..len);
+            // A stable sort: equal values keep their order either way.
+            idx.sort_by(|&p, &q| {
+                let c = order(at(p), at(q));
+                if largest { c.reverse() } else { c }
+            });
+            for (r, &j) in idx.iter().take(k).enumerate() {
+                let to = (o * k + r) * inner + i;
+                values[to] = at(j);
+                indices[to] = Num::I(j as i64);
+            }
+        }
+    }
+    Ok(vec![
+        Tensor::from_nums(x.dtype, dims.clone(), values).bytes,
+        Tensor::from_nums(index, dims, indices).bytes,
+    ])
+}
+
+/// The two outputs' checks: values of `x`'s type, indices int32 or int64,
+/// both of `dims`.
+fn outputs(call: &Call<'_>, x: &Tensor, dims: &[usize]) -> Result<DType, AclError> {
+    let (values, indices) = (call.out(0), call.out(1));
+    if values.dtype != x.dtype || !matches!(indices.dtype, DType::I32 | DType::I64) {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    if values.dims != dims || indices.dims != dims {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
+    Ok(indices.dtype)
+}
+
+/// `Sort(x) -> (y, indices)`, attributes `axis` (-1), `descending`: `x`
+/// sorted along the axis and where each value came from.
+pub(super) fn Sort(call: &Call<'_>) -> Result<Written, AclError> {
+    call.expect(1, 2)?;
+    let x = call.tensor(0)?;
+    if x.dtype == DType::Bool {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let a = axis(call.attr_int("axis", -1)?, x.dims.len())?;
+    let descending = call.attr_bool("descending", false)?;
+    let index = outputs(call, &x, &x.dims)?;
+    let len = x.dims.get(a).copied().unwrap_or(1);
+    rows(&x, a, len, descending, index)
+}
+
+/// `TopKV2(x, k) -> (values, indices)`, attributes `dim` (-1), `largest`
+/// (true), `sorted` (true): the `k` largest (smallest) elements along
+/// `dim`, in order; `k` a host int of at most the axis' length (100000
+/// otherwise). Unsorted, they are given in the same order.
+pub(super) fn TopKV2(call: &Call<'_>) -> Result<Written, AclError> {
+    call.expect(2, 2)?;
+    let x = call.tensor(0)?;
+    if x.dtype == DType::Bool {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let a = axis(call.attr_int("dim", -1)?, x.dims.len())?;
+    let largest = call.attr_bool("largest", true)?;
+    call.attr_bool("sorted", true)?;
+    let len = x.dims.get(a).copied().unwrap_or(1);
+    let k = usize::try_from(call.scalar(1)?.i64())
+        .ok()
+        .filter(|&k| k <= len)
+        .ok_or(AclError::INVALID_PARAM)?;
+    let mut dims = x.dims.clone();
+    match dims.get_mut(a) {
+        Some(d) => *d = k,
+        // A 0-dim x has one element: k is 1.
+        None if k != 1 => return Err(AclError::INVALID_PARAM),
+        None => {}
+    }
+    let index = outputs(call, &x, &dims)?;
+    rows(&x, a, k, largest, index)
+}
+
+#[cfg(test)]
+mod tests;

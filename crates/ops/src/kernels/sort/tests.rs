@@ -1,0 +1,180 @@
+//! Sort and TopKV2 against a reference order, in every type they take:
+//! both directions, along the last and another axis, stable ties, NaN the
+//! largest, the indices pointing at the values; the refusals. (Their
+//! backward is a scatter by the indices, not an operator of theirs.)
+
+use super::super::testing::*;
+use super::*;
+
+const TYPES: [DType; 7] = [
+    DType::F32,
+    DType::F16,
+    DType::Bf16,
+    DType::F64,
+    DType::I32,
+    DType::I64,
+    DType::I8,
+];
+
+fn small(dtype: DType, dims: &[usize], v: &[i64]) -> (Spec, Vec<u8>) {
+    HostInputs::tensor(dtype, dims, v.iter().map(|&i| Num::I(i)))
+}
+
+fn sort(
+    x: (Spec, Vec<u8>),
+    axis: i64,
+    descending: bool,
+    index: DType,
+) -> Result<Vec<Vec<f64>>, AclError> {
+    let dims = x.0.dims.clone();
+    let outs = [spec(x.0.dtype, &dims), spec(index, &dims)];
+    let a = attrs(&[
+        ("axis", AttrValue::Int(axis)),
+        ("descending", AttrValue::Bool(descending)),
+    ]);
+    run("Sort", vec![x], &outs, a)
+}
+
+fn topk(
+    x: (Spec, Vec<u8>),
+    k: i64,
+    dim: i64,
+    largest: bool,
+    out: &[usize],
+) -> Result<Vec<Vec<f64>>, AclError> {
+    let outs = [spec(x.0.dtype, out), spec(DType::I32, out)];
+    let a = attrs(&[
+        ("dim", AttrValue::Int(dim)),
+        ("largest", AttrValue::Bool(largest)),
+        ("sorted", AttrValue::Bool(true)),
+    ]);
+    run("TopKV2", vec![x, ints(DType::I32, &[1], &[k])], &outs, a)
+}
+
+/// Each row's positions in stable order (descending: larger first,
+/// equal ones in order).
+fn reference(row: &[i64], descending: bool) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..row.len()).collect();
+    idx.sort_by_key(|&i| if descending { -row[i] } else { row[i] });
+    idx
+}
+
+#[test]
+fn sort_orders_each_row_stably_in_every_type() {
+    // Two rows of 6 with ties.
+    let x = [3, 1, 2, 3, -4, 1, 0, 5, 5, -1, 2, 0];
+    for dtype in TYPES {
+        for descending in [false, true] {
+            for index in [DType::I32, DType::I64] {
+                let [values, indices] =
+                    &sort(small(dtype, &[2, 6], &x), -1, descending, index).unwrap()[..]
+                else {
+                    panic!("two outputs")
+                };
+                for r in 0..2 {
+                    let row = &x[r * 6..r * 6 + 6];
+                    let want = reference(row, descending);
+                    let got: Vec<usize> = indices[r * 6..r * 6 + 6]
+                        .iter()
+                        .map(|&i| i as usize)
+                        .collect();
+                    assert_eq!(got, want, "{dtype:?} {descending}");
+                    let v: Vec<f64> = want.iter().map(|&i| row[i] as f64).collect();
+                    assert_eq!(values[r * 6..r * 6 + 6], v[..], "{dtype:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sort_along_the_first_axis_and_nan_last() {
+    // [3, 2] along axis 0: columns 5 1 3 / 0 2 -1.
+    let x = [5, 0, 1, 2, 3, -1];
+    let out = sort(small(DType::F32, &[3, 2], &x), 0, false, DType::I32).unwrap();
+    assert_eq!(out[0], [1.0, -1.0, 3.0, 0.0, 5.0, 2.0]);
+    assert_eq!(out[1], [1.0, 2.0, 2.0, 0.0, 0.0, 1.0]);
+    let nan = t(DType::F32, &[4], &[2.0, f64::NAN, -1.0, 0.5]);
+    let up = sort(nan.clone(), 0, false, DType::I32).unwrap();
+    assert_eq!(up[1], [2.0, 3.0, 0.0, 1.0]);
+    let down = sort(nan, 0, true, DType::I32).unwrap();
+    assert_eq!(down[1], [1.0, 0.0, 3.0, 2.0]);
+}
+
+#[test]
+fn topk_takes_the_k_largest_or_smallest_in_order_in_every_type() {
+    let x = [4, -2, 7, 7, 0, 1, 9, 3, -5, 2];
+    for dtype in TYPES {
+        for largest in [true, false] {
+            for k in [0usize, 1, 3, 5] {
+                let out = topk(small(dtype, &[2, 5], &x), k as i64, -1, largest, &[2, k]).unwrap();
+                for r in 0..2 {
+                    let row = &x[r * 5..r * 5 + 5];
+                    let want: Vec<usize> = reference(row, largest).into_iter().take(k).collect();
+                    let got: Vec<usize> = out[1][r * k..r * k + k]
+                        .iter()
+                        .map(|&i| i as usize)
+                        .collect();
+                    assert_eq!(got, want, "{dtype:?} {largest} {k}");
+                    let v: Vec<f64> = want.iter().map(|&i| row[i] as f64).collect();
+                    assert_eq!(out[0][r * k..r * k + k], v[..]);
+                }
+            }
+        }
+    }
+    // Along the first axis: [3, 2], the top 2 of each column.
+    let out = topk(
+        small(DType::F32, &[3, 2], &[5, 0, 1, 2, 3, -1]),
+        2,
+        0,
+        true,
+        &[2, 2],
+    )
+    .unwrap();
+    assert_eq!(out[0], [5.0, 2.0, 3.0, 0.0]);
+    assert_eq!(out[1], [0.0, 1.0, 2.0, 0.0]);
+}
+
+#[test]
+fn sort_and_topk_refusals() {
+    let x = || t(DType::F32, &[2, 3], &[1.0; 6]);
+    assert_eq!(
+        topk(x(), 4, -1, true, &[2, 4]),
+        Err(AclError::INVALID_PARAM)
+    );
+    assert_eq!(
+        topk(x(), -1, -1, true, &[2, 0]),
+        Err(AclError::INVALID_PARAM)
+    );
+    assert_eq!(
+        topk(x(), 2, -1, true, &[2, 3]),
+        Err(AclError::OP_OUTPUT_NOT_MATCH)
+    );
+    assert_eq!(
+        topk(x(), 2, 2, true, &[2, 2]),
+        Err(AclError::OP_ATTR_NOT_MATCH)
+    );
+    assert_eq!(
+        sort(x(), 3, false, DType::I32),
+        Err(AclError::OP_ATTR_NOT_MATCH)
+    );
+    assert_eq!(
+        sort(x(), -1, false, DType::F32),
+        Err(AclError::OP_TYPE_NOT_MATCH)
+    );
+    let b = small(DType::Bool, &[2], &[1, 0]);
+    assert_eq!(
+        sort(b, -1, false, DType::I32),
+        Err(AclError::OP_TYPE_NOT_MATCH)
+    );
+    let outs = [spec(DType::F16, &[2, 3]), spec(DType::I32, &[2, 3])];
+    assert_eq!(
+        run("Sort", vec![x()], &outs, OpAttr::new()),
+        Err(AclError::OP_TYPE_NOT_MATCH)
+    );
+    let one = [spec(DType::F32, &[2, 3])];
+    assert_eq!(
+        run("Sort", vec![x()], &one, OpAttr::new()),
+        Err(AclError::OP_OUTPUT_NOT_MATCH)
+    );
+}
