@@ -1064,6 +1064,7 @@ def optimizer_steps():
 
 
 from models_transformer import *  # noqa
+from models_attention import *  # noqa
 
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

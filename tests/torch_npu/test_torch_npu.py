@@ -525,3 +525,17 @@ def test_the_sanitizer_names_plan_mode(machine, tmp_path):
     assert "aclmem-sanitizer: the emulated library runs in plan mode" in sanitize_scenario.stderr
     phases = [t["name"] for t in trace if t.get("call") == "phase"]
     assert any("plan mode (ACLMEM_EMU_OPS=plan)" in p for p in phases), phases
+
+
+def test_fused_attention_and_a_transformers_step_on_it_match_the_cpu(machine):
+    """models_attention.py: scaled_dot_product_attention on torch_npu's
+    fused kernel (no mask, causal, boolean mask, grouped heads; three
+    types, forward and backward), two encoder layers' AdamW steps, and the
+    attention's dropout."""
+    r, err, _ = run_scenario("fused_attention", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, (failed, r["errors"], r["losses"])
+    assert len(r["checks"]) == 58
+    # (torch_npu's own "kernel [isneginf.out] is not supported by NPU"
+    # names its CPU fallback, not the emulator.)
+    assert "is not supported by the emulator" not in err, err
