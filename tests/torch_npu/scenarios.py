@@ -1063,5 +1063,7 @@ def optimizer_steps():
     report(checks=checks, losses=losses)
 
 
+from models_cnn import *  # noqa
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()
