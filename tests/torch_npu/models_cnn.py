@@ -9,7 +9,8 @@ Scenarios (`python scenarios.py NAME`, imported there):
   and its gradient), F.avg_pool2d (AvgPoolV2, AvgPoolV2Grad) and
   F.adaptive_avg_pool2d (AdaptiveAvgPool2d and its gradient, ReduceMean
   for a 1x1 output), on small shapes with odd sizes, padding, strides,
-  dilation and ceil_mode;
+  dilation and ceil_mode; nn.BatchNorm3d (BN3DTrainingReduce, ...); an
+  input in NC1HWC0;
 - `cnn_training`: Conv2d, BatchNorm2d, ReLU, MaxPool2d, Conv2d,
   BatchNorm2d, ReLU, then AdaptiveAvgPool2d or AvgPool2d, Linear and
   cross-entropy; the same initial weights on both, three SGD steps with
@@ -55,7 +56,7 @@ def _forward_backward(torch, fn, x):
 def cnn_operators():
     import torch
     import torch.nn.functional as F
-    import torch_npu  # noqa: F401
+    import torch_npu
 
     torch.npu.set_device(0)
     torch.manual_seed(41)
@@ -149,6 +150,9 @@ def cnn_operators():
                "float32", 1e-5, steps=3)
     batch_norm("bn2d_untracked", lambda: nn.BatchNorm2d(2, track_running_stats=False), (3, 2, 3, 3),
                "float32", 1e-5, steps=1)
+    # BatchNorm3d: the BN3D operators in training, BNInfer on [N·D, C, H, W]
+    # in evaluation.
+    batch_norm("bn3d", lambda: nn.BatchNorm3d(3), (2, 3, 2, 3, 4), "float32", 1e-5)
     # A half model (parameters and statistics float16): forward and
     # gradients in training mode.
     torch.manual_seed(47)
@@ -161,6 +165,26 @@ def cnn_operators():
     close("bn2d_half_module_float16", yn, yc, 1e-2)
     close("bn2d_half_module_input_grad_float16", gn, gc, 1e-2)
     close("bn2d_half_module_weight_grad_float16", npu_bn.weight.grad, cpu_bn.weight.grad, 5e-2)
+    # x in NC1HWC0 (torch_npu then hands batch norm's parameters over in
+    # NC1HWC0 too): converted for the kernels like every private format.
+    torch.npu.config.allow_internal_format = True
+    torch.manual_seed(59)
+    cpu_bn, npu_bn = nn.BatchNorm2d(20), nn.BatchNorm2d(20).npu()
+    npu_bn.load_state_dict(cpu_bn.state_dict())
+    x, g = torch.randn(2, 20, 3, 5), torch.randn(2, 20, 3, 5)
+    xn = torch_npu.npu_format_cast(x.npu(), 3).requires_grad_()
+    xc = x.clone().requires_grad_()
+    yn, yc = npu_bn(xn), cpu_bn(xc)
+    yn.backward(torch_npu.npu_format_cast(g.npu(), 3))
+    yc.backward(g)
+    checks["nc1hwc0_input"] = torch_npu.get_npu_format(xn) == 3
+    close("bn2d_nc1hwc0", yn, yc, 1e-5)
+    close("bn2d_nc1hwc0_input_grad", xn.grad, xc.grad, 1e-5)
+    close("bn2d_nc1hwc0_weight_grad", npu_bn.weight.grad, cpu_bn.weight.grad, 1e-4)
+    close("bn2d_nc1hwc0_running_var", npu_bn.running_var, cpu_bn.running_var, 1e-5)
+    close("max_pool_nc1hwc0", F.max_pool2d(xn, 2, ceil_mode=True), F.max_pool2d(xc, 2, ceil_mode=True), 0)
+    close("avg_pool_nc1hwc0", F.avg_pool2d(xn, 2, ceil_mode=True), F.avg_pool2d(xc, 2, ceil_mode=True), 1e-6)
+    torch.npu.config.allow_internal_format = False
     _report(checks=checks)
 
 

@@ -336,8 +336,9 @@ def test_batch_norm_and_pooling_forward_and_backward_match_the_cpu(machine):
     # Pools: 12 functions x (forward, gradient) in float32 and bfloat16, 10
     # in float16, 2 unbatched x 2 in each type, float16's exclusive forward
     # and divisor_override; batch norm: 3 modules x 3 types x 11 checks,
-    # the plain (11) and untracked (6) ones, a half module (3).
-    assert len(r["checks"]) == (12 * 2 * 2 + 10 * 2 + 2 * 2 * 3 + 2) + (3 * 3 * 11 + 11 + 6 + 3)
+    # the plain (11), untracked (6) and 3-D (11) ones, a half module (3);
+    # an NC1HWC0 input (7).
+    assert len(r["checks"]) == (12 * 2 * 2 + 10 * 2 + 2 * 2 * 3 + 2) + (3 * 3 * 11 + 11 + 6 + 11 + 3) + 7
     assert "is not supported" not in err, err
 
 
