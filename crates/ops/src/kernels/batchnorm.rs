@@ -199,7 +199,8 @@ fn update<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
 /// and `factor`: the batch's mean `sum/M` and population variance
 /// `square_sum/M − mean²`; `y = (x − mean)/√(var + ε)·scale + offset`; the
 /// running statistics `factor·batch + (1 − factor)·running` (the variance
-/// unbiased, `·M/(M − 1)`); and the batch's mean and variance.
+/// unbiased, `·M/(M − 1)`, or as it is for `M` 1, which torch refuses
+/// before launching); and the batch's mean and variance.
 pub(super) fn BNTrainingUpdate(call: &Call<'_>) -> Result<Written, AclError> {
     call.expect(7, 5)?;
     by_type(

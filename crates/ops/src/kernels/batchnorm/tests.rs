@@ -216,14 +216,28 @@ fn inference_and_its_gradient() {
     ] {
         close(&infer(dtype, &x), &want, tol);
     }
-    let grad = run1(
-        "BNInferGrad",
-        vec![t(F64, &dims, &dy), t(F32, &[3], &scale), t(F32, &[3], &var)],
-        spec(F64, &dims),
-        eps(1e-4),
-    )
-    .unwrap();
-    close(&grad, &numeric_grad(|x| infer(F64, x), &x, &dy), 1e-5);
+    let grad = |dtype: DType| {
+        run1(
+            "BNInferGrad",
+            vec![
+                t(dtype, &dims, &dy),
+                t(F32, &[3], &scale),
+                t(F32, &[3], &var),
+            ],
+            spec(dtype, &dims),
+            eps(1e-4),
+        )
+        .unwrap()
+    };
+    let want = numeric_grad(|x| infer(F64, x), &x, &dy);
+    for (dtype, tol) in [
+        (F64, 1e-5),
+        (F32, 1e-5),
+        (DType::F16, 4e-3),
+        (DType::Bf16, 3e-2),
+    ] {
+        close(&grad(dtype), &want, tol);
+    }
 }
 
 /// The training forward's y in float64, for finite differences.
