@@ -35,8 +35,12 @@ mod avg;
 
 pub(super) use avg::*;
 
-/// A ListInt attribute of `len` values, each at least `min`, or
-/// `default` when absent (`OP_ATTR_NOT_MATCH` otherwise).
+/// The largest size, stride, pad or dilation an attribute may give (so
+/// that the windows' arithmetic cannot overflow).
+const MOST: usize = i32::MAX as usize;
+
+/// A ListInt attribute of `len` values, each at least `min` and at most
+/// `i32::MAX`, or `default` when absent (`OP_ATTR_NOT_MATCH` otherwise).
 pub(super) fn ints_attr(
     call: &Call<'_>,
     name: &str,
@@ -53,7 +57,7 @@ pub(super) fn ints_attr(
         .map(|&x| {
             usize::try_from(x)
                 .ok()
-                .filter(|&x| x >= min)
+                .filter(|&x| x >= min && x <= MOST)
                 .ok_or(AclError::OP_ATTR_NOT_MATCH)
         })
         .collect()
@@ -97,21 +101,27 @@ impl Axis {
         Ok(o)
     }
 
-    /// The input positions of output `o`'s window, each as `Some(index)`
-    /// inside the input or `None` in the padding.
-    pub(super) fn taps(&self, o: usize) -> impl Iterator<Item = Option<usize>> + '_ {
+    /// The places of output `o`'s window that fall inside the input, each
+    /// as (place in the window, index in the input): the padding's are
+    /// skipped without being visited.
+    pub(super) fn taps(&self, o: usize) -> impl Iterator<Item = (usize, usize)> + use<> {
         let start = (o * self.s) as i64 - self.pad[0] as i64;
-        (0..self.k).map(move |i| {
-            let at = start + (i * self.d) as i64;
-            usize::try_from(at).ok().filter(|&a| a < self.input)
-        })
+        let d = self.d.max(1);
+        let first = usize::try_from(-start).map_or(0, |before| before.div_ceil(d));
+        let end = usize::try_from(self.input as i64 - start).map_or(0, |room| room.div_ceil(d));
+        (first..end.min(self.k)).map(move |i| (i, (start + (i * d) as i64) as usize))
     }
 }
 
-/// `x`'s planes and `[H, W]` (at least 3 dims, as pooling takes them).
+/// `x`'s planes and `[H, W]` (at least 3 dims, as pooling takes them;
+/// a shape whose size overflows is refused too).
 pub(super) fn planes(dims: &[usize]) -> Result<(usize, [usize; 2]), AclError> {
     match dims {
-        [lead @ .., h, w] if !lead.is_empty() => Ok((lead.iter().product(), [*h, *w])),
+        [lead @ .., h, w] if !lead.is_empty() => Tensor::numel_of(lead)
+            .ok()
+            .filter(|p| Tensor::numel_of(&[*p, *h, *w]).is_ok())
+            .map(|p| (p, [*h, *w]))
+            .ok_or(AclError::OP_INPUT_NOT_MATCH),
         _ => Err(AclError::OP_INPUT_NOT_MATCH),
     }
 }
@@ -120,7 +130,7 @@ pub(super) fn planes(dims: &[usize]) -> Result<(usize, [usize; 2]), AclError> {
 pub(super) fn fits(spec: &Spec, planes: usize, o: [usize; 2]) -> Result<(), AclError> {
     if spec.dims.len() >= 2
         && spec.dims[spec.dims.len() - 2..] == o
-        && spec.numel() == planes * o[0] * o[1]
+        && Tensor::numel_of(&[planes, o[0], o[1]]) == Ok(spec.numel())
     {
         Ok(())
     } else {
@@ -177,9 +187,8 @@ fn maxima<T: Real>(
         for i in 0..oh {
             for j in 0..ow {
                 let mut best: Option<(usize, usize)> = None;
-                for (a, h) in ax[0].taps(i).enumerate() {
-                    for (b, w) in ax[1].taps(j).enumerate() {
-                        let (Some(h), Some(w)) = (h, w) else { continue };
+                for (a, h) in ax[0].taps(i) {
+                    for (b, w) in ax[1].taps(j) {
                         let at = h * ax[1].input + w;
                         let better = match best {
                             None => true,
@@ -202,6 +211,12 @@ fn mask_width(outputs: usize) -> usize {
     outputs.div_ceil(16) + 1
 }
 
+/// The mask's elements for `planes` planes, `window` places and
+/// `outputs` outputs, if they can be counted.
+fn mask_len(planes: usize, window: usize, outputs: usize) -> Option<usize> {
+    Tensor::numel_of(&[planes, window, mask_width(outputs)]).ok()
+}
+
 fn max_pool<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
     let x = call.tensor(0)?;
     let (planes, hw) = planes(&x.dims)?;
@@ -214,7 +229,7 @@ fn max_pool<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
     }
     let (window, outputs) = (ax[0].k * ax[1].k, o[0] * o[1]);
     let width = mask_width(outputs);
-    if mask_spec.numel() != planes * window * width {
+    if mask_len(planes, window, outputs) != Some(mask_spec.numel()) {
         return Err(AclError::OP_OUTPUT_NOT_MATCH);
     }
     let xv = values::<T>(&x)?;
@@ -268,7 +283,7 @@ fn max_pool_grad<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
         planes,
         o,
     );
-    if grad_fits.is_err() || mask.numel() != planes * window * mask_width(outputs) {
+    if grad_fits.is_err() || mask_len(planes, window, outputs) != Some(mask.numel()) {
         return Err(AclError::OP_INPUT_NOT_MATCH);
     }
     if call.out(0).numel() != x.numel() {

@@ -35,7 +35,7 @@ impl AvgWindows {
         }
         let [h, w] = [(&self.ax[0], i), (&self.ax[1], j)].map(|(a, o)| {
             if self.exclusive {
-                a.taps(o).flatten().count()
+                a.taps(o).count()
             } else {
                 let start = (o * a.s) as i64 - a.pad[0] as i64;
                 let end = (start + a.k as i64).min((a.input + a.pad[1]) as i64);
@@ -116,8 +116,8 @@ fn each_tap(
     for p in 0..planes {
         for i in 0..o[0] {
             for j in 0..o[1] {
-                for h in ax[0].taps(i).flatten() {
-                    for w in ax[1].taps(j).flatten() {
+                for (_, h) in ax[0].taps(i) {
+                    for (_, w) in ax[1].taps(j) {
                         f(p, [i, j], h * ax[1].input + w);
                     }
                 }
@@ -163,6 +163,11 @@ fn avg_pool_grad<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
     let shape = call.sizes(0)?;
     let grad = call.tensor(1)?;
     let (planes, hw) = planes(&shape)?;
+    // The shape is bounded by the output's memory before any window's
+    // arithmetic is done on it.
+    if Tensor::numel_of(&shape) != Ok(call.out(0).numel()) {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
     let win = avg_windows(call, hw)?;
     let o = [win.ax[0].out()?, win.ax[1].out()?];
     let grad_spec = Spec {
@@ -174,9 +179,6 @@ fn avg_pool_grad<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
     }
     if call.out(0).dtype != grad.dtype {
         return Err(AclError::OP_TYPE_NOT_MATCH);
-    }
-    if call.out(0).numel() != planes * hw[0] * hw[1] {
-        return Err(AclError::OP_OUTPUT_NOT_MATCH);
     }
     let dy = values::<T>(&grad)?;
     let plane = hw[0] * hw[1];
@@ -274,15 +276,15 @@ fn adaptive_grad<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
         _ => return Err(AclError::OP_ATTR_NOT_MATCH),
     };
     let (planes, hw) = planes(&shape).map_err(|_| AclError::OP_ATTR_NOT_MATCH)?;
+    if Tensor::numel_of(&shape) != Ok(call.out(0).numel()) {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
     let (gplanes, o) = super::planes(&grad.dims)?;
     if gplanes != planes || o.contains(&0) {
         return Err(AclError::OP_INPUT_NOT_MATCH);
     }
     if call.out(0).dtype != grad.dtype {
         return Err(AclError::OP_TYPE_NOT_MATCH);
-    }
-    if call.out(0).numel() != planes * hw[0] * hw[1] {
-        return Err(AclError::OP_OUTPUT_NOT_MATCH);
     }
     let dy = values::<T>(&grad)?;
     let (plane, outs) = (hw[0] * hw[1], o[0] * o[1]);

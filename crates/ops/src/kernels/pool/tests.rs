@@ -331,3 +331,54 @@ fn refusals() {
     );
     assert_eq!(grad, Err(AclError::OP_INPUT_NOT_MATCH));
 }
+
+#[test]
+fn huge_attributes_are_refused_and_huge_windows_cost_what_they_cover() {
+    let dims = [1, 1, 2, 2];
+    // Beyond i32::MAX: refused before any arithmetic on them.
+    let huge = P {
+        k: [2, 2],
+        s: [1, 1 << 40],
+        p: [0, 0],
+        d: [1, 1],
+        ceil: false,
+    };
+    let out = run(
+        "MaxPoolWithArgmaxV1",
+        vec![t(F32, &dims, &[1.0; 4])],
+        &[spec(F32, &[1, 1, 1, 1]), spec(DType::U16, &[1, 1, 4, 2])],
+        max_attrs(huge, "dilation"),
+    );
+    assert_eq!(out, Err(AclError::OP_ATTR_NOT_MATCH));
+    // A window of 2·10⁸ places over a 2×2 input, padded to fit: only the
+    // four elements inside are visited.
+    let wide = p(200_000_001, 1, 100_000_000, 1, false);
+    let x = [1.0, 4.0, 3.0, 2.0];
+    let out = run(
+        "MaxPoolWithArgmaxV1",
+        vec![t(F32, &dims, &x)],
+        &[spec(F32, &[1, 1, 2, 2]), spec(DType::U16, &[1, 1, 1, 2])],
+        max_attrs(wide, "dilation"),
+    );
+    // The mask cannot be that large: refused, not allocated.
+    assert_eq!(out, Err(AclError::OP_OUTPUT_NOT_MATCH));
+    // Average pooling over a window of 2·10⁸ rows: only the two inside
+    // are visited (exclusive: each output the mean of its column).
+    let a = attrs(&[
+        ("ksize", AttrValue::ListInt(vec![1, 1, 200_000_001, 1])),
+        ("strides", AttrValue::ListInt(vec![1, 1, 1, 1])),
+        (
+            "pads",
+            AttrValue::ListInt(vec![100_000_000, 100_000_000, 0, 0]),
+        ),
+        ("exclusive", AttrValue::Bool(true)),
+    ]);
+    let got = run1(
+        "AvgPoolV2",
+        vec![t(F32, &dims, &x)],
+        spec(F32, &[1, 1, 2, 2]),
+        a,
+    )
+    .unwrap();
+    assert_eq!(got, [2.0, 3.0, 2.0, 3.0]);
+}

@@ -359,4 +359,31 @@ fn refusals() {
         attrs(&[("orig_input_shape", AttrValue::ListInt(vec![1, 2, 5, 5]))]),
     );
     assert_eq!(planes_wrong, Err(AclError::OP_INPUT_NOT_MATCH));
+    // Input shapes whose size overflows (an attribute: 100023), or that
+    // are not the output's.
+    let big = 1i64 << 40;
+    let overflow = run1(
+        "AvgPoolV2Grad",
+        vec![
+            ints(DType::I64, &[4], &[big, big, big, 1]),
+            t(F32, &[1, 2, 3, 3], &[0.0; 18]),
+        ],
+        spec(F32, &dims),
+        avg_attrs(q, vec![1; 4], true, None),
+    );
+    assert_eq!(overflow, Err(AclError::OP_INPUT_NOT_MATCH));
+    let unbounded = run1(
+        "AdaptiveAvgPool2dGrad",
+        vec![t(F32, &[1, 2, 1, 1], &[0.0; 2])],
+        spec(F32, &dims),
+        attrs(&[("orig_input_shape", AttrValue::ListInt(vec![1, 2, big, big]))]),
+    );
+    assert_eq!(unbounded, Err(AclError::OP_ATTR_NOT_MATCH));
+    let larger = run1(
+        "AdaptiveAvgPool2dGrad",
+        vec![t(F32, &[1, 2, 1, 1], &[0.0; 2])],
+        spec(F32, &dims),
+        attrs(&[("orig_input_shape", AttrValue::ListInt(vec![1, 2, big, 1]))]),
+    );
+    assert_eq!(larger, Err(AclError::OP_OUTPUT_NOT_MATCH));
 }
