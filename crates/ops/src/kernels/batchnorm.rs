@@ -39,15 +39,21 @@ struct Channels {
 }
 
 impl Channels {
+    /// The channels of x (at least 2 dims; counts that overflow, which
+    /// a shape holding a 0 may have, are refused).
     fn of(dims: &[usize]) -> Result<Channels, AclError> {
-        match dims {
-            [n, c, rest @ ..] => Ok(Channels {
-                outer: *n,
-                c: *c,
-                inner: rest.iter().product(),
-            }),
-            _ => Err(AclError::OP_INPUT_NOT_MATCH),
+        let [n, c, rest @ ..] = dims else {
+            return Err(AclError::OP_INPUT_NOT_MATCH);
+        };
+        let inner = Tensor::numel_of(rest).map_err(|_| AclError::OP_INPUT_NOT_MATCH)?;
+        for counts in [[*n, inner], [*c, inner]] {
+            Tensor::numel_of(&counts).map_err(|_| AclError::OP_INPUT_NOT_MATCH)?;
         }
+        Ok(Channels {
+            outer: *n,
+            c: *c,
+            inner,
+        })
     }
 
     /// The elements per channel.

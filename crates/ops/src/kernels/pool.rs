@@ -114,12 +114,13 @@ impl Axis {
 }
 
 /// `x`'s planes and `[H, W]` (at least 3 dims, as pooling takes them;
-/// a shape whose size overflows is refused too).
+/// a shape whose counts overflow, which one holding a 0 may have, is
+/// refused too).
 pub(super) fn planes(dims: &[usize]) -> Result<(usize, [usize; 2]), AclError> {
     match dims {
         [lead @ .., h, w] if !lead.is_empty() => Tensor::numel_of(lead)
             .ok()
-            .filter(|p| Tensor::numel_of(&[*p, *h, *w]).is_ok())
+            .filter(|p| Tensor::numel_of(&[*h, *w, *p]).is_ok())
             .map(|p| (p, [*h, *w]))
             .ok_or(AclError::OP_INPUT_NOT_MATCH),
         _ => Err(AclError::OP_INPUT_NOT_MATCH),
@@ -206,6 +207,12 @@ fn maxima<T: Real>(
     Ok(found)
 }
 
+/// The outputs of a plane of `o` (an extent the pads make too large to
+/// count is `OP_ATTR_NOT_MATCH`).
+fn outputs(o: [usize; 2]) -> Result<usize, AclError> {
+    o[0].checked_mul(o[1]).ok_or(AclError::OP_ATTR_NOT_MATCH)
+}
+
 /// The mask's width: `⌈outputs/16⌉ + 1` uint16 per window position.
 fn mask_width(outputs: usize) -> usize {
     outputs.div_ceil(16) + 1
@@ -227,7 +234,7 @@ fn max_pool<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
     if y_spec.dtype != x.dtype || mask_spec.dtype != DType::U16 {
         return Err(AclError::OP_TYPE_NOT_MATCH);
     }
-    let (window, outputs) = (ax[0].k * ax[1].k, o[0] * o[1]);
+    let (window, outputs) = (ax[0].k * ax[1].k, outputs(o)?);
     let width = mask_width(outputs);
     if mask_len(planes, window, outputs) != Some(mask_spec.numel()) {
         return Err(AclError::OP_OUTPUT_NOT_MATCH);
@@ -270,7 +277,7 @@ fn max_pool_grad<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
     let (planes, hw) = planes(&x.dims)?;
     let ax = max_windows(call, hw)?;
     let o = [ax[0].out()?, ax[1].out()?];
-    let (window, outputs) = (ax[0].k * ax[1].k, o[0] * o[1]);
+    let (window, outputs) = (ax[0].k * ax[1].k, outputs(o)?);
     let mask = call.spec(2)?;
     if grad.dtype != x.dtype || call.out(0).dtype != x.dtype || mask.dtype != DType::U16 {
         return Err(AclError::OP_TYPE_NOT_MATCH);

@@ -395,6 +395,17 @@ fn refusals() {
         )),
         100023
     );
+    // An empty x whose other dims multiply past usize.
+    let big = 1usize << 40;
+    let empty = t(F32, &[big, 0, big], &[]);
+    assert_eq!(
+        code(reduce(
+            empty,
+            &[spec(F32, &[0]), spec(F32, &[0])],
+            OpAttr::new()
+        )),
+        100021
+    );
     // An integer output.
     assert_eq!(
         code(reduce(

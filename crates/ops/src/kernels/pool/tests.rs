@@ -308,6 +308,15 @@ fn refusals() {
         max_attrs(q, "dilation"),
     );
     assert_eq!(flat, Err(AclError::OP_INPUT_NOT_MATCH));
+    // No planes, and a plane whose size overflows.
+    let big = 1usize << 40;
+    let empty = run(
+        "MaxPoolWithArgmaxV1",
+        vec![t(F32, &[0, 1, big, big], &[])],
+        &[spec(F32, &[0, 1, 1, 1]), spec(DType::U16, &[0, 1, 9, 2])],
+        max_attrs(q, "dilation"),
+    );
+    assert_eq!(empty, Err(AclError::OP_INPUT_NOT_MATCH));
     let xi = run(
         "MaxPoolWithArgmaxV1",
         vec![ints(DType::I32, &dims, &[1; 50])],
