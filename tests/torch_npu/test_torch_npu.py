@@ -329,6 +329,31 @@ def test_a_small_models_training_step_matches_the_cpu(machine):
     assert "is not supported" not in err, err
 
 
+def test_batch_norm_and_pooling_forward_and_backward_match_the_cpu(machine):
+    r, err, _ = run_scenario("cnn_operators", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    # Pools: 12 functions x (forward, gradient) in float32 and bfloat16, 10
+    # in float16, 2 unbatched x 2 in each type, float16's exclusive forward
+    # and divisor_override; batch norm: 3 modules x 3 types x 11 checks,
+    # the plain (11), untracked (6) and 3-D (11) ones, a half module (3);
+    # an NC1HWC0 input (7).
+    assert len(r["checks"]) == (12 * 2 * 2 + 10 * 2 + 2 * 2 * 3 + 2) + (3 * 3 * 11 + 11 + 6 + 11 + 3) + 7
+    assert "is not supported" not in err, err
+
+
+def test_a_small_cnns_training_steps_match_the_cpu(machine):
+    r, err, _ = run_scenario("cnn_training", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    # Per model: the losses, 10 parameters, 6 batch norm buffers, the
+    # evaluation output.
+    assert len(r["checks"]) == 2 * (1 + 10 + 6 + 1)
+    assert set(r["losses"]) == {"adaptive", "avg"}
+    assert all(len(run["npu"]) == 3 for run in r["losses"].values())
+    assert "is not supported" not in err, err
+
+
 def test_optimizer_steps_and_clip_grad_norm_match_the_cpu(machine):
     r, err, _ = run_scenario("optimizer_steps", machine)
     failed = [name for name, ok in r["checks"].items() if not ok]

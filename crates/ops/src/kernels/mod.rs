@@ -16,6 +16,7 @@
 
 mod activation;
 mod basic;
+mod batchnorm;
 mod call;
 mod conv;
 mod conv_backprop;
@@ -30,6 +31,7 @@ mod math;
 mod matmul;
 mod norm;
 mod optim;
+mod pool;
 mod random;
 mod reduce;
 mod select;
@@ -45,6 +47,7 @@ pub use call::{Call, HostInputs, Inputs, Kernel, Spec, Written, plain_format};
 
 use activation::*;
 use basic::*;
+use batchnorm::*;
 use conv::*;
 use conv_backprop::*;
 use dropout::*;
@@ -57,6 +60,7 @@ use math::*;
 use matmul::*;
 use norm::*;
 use optim::*;
+use pool::*;
 use random::*;
 use reduce::*;
 use select::*;

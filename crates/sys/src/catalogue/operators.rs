@@ -19,12 +19,26 @@ macro_rules! with_operators {
     ($callback:ident) => {
         $callback! {
             Abs: "absolute value";
+            AdaptiveAvgPool2d: "the mean of each adaptive bin of the last two dims (output_size): rows floor(i*H/oH) to ceil((i+1)*H/oH)";
+            AdaptiveAvgPool2dGrad: "the gradient of AdaptiveAvgPool2d, shared equally over each bin (orig_input_shape)";
             Add: "x1 + x2, broadcast";
             Addcdiv: "input_data + value * x1 / x2, broadcast (float types)";
             Addcmul: "input_data + value * x1 * x2, broadcast (float types)";
             ArgMaxV2: "the index of the largest element along dimension (the first of equal ones, NaN the largest; keep_dims), int32 or int64";
             AsStrided: "a strided view of x's storage (size, stride, storage_offset), made contiguous";
+            AvgPoolV2: "2-D average pooling in NCHW (ksize, strides, padding_mode, pads, ceil_mode, exclusive, divisor_override, global_pooling)";
+            AvgPoolV2Grad: "the gradient of AvgPoolV2 into orig_input_shape (AvgPoolV2's attributes)";
             AxpyV2: "x1 + alpha * x2, broadcast";
+            BN3DTrainingReduce: "as BNTrainingReduce, for a 5-D x (BatchNorm3d)";
+            BN3DTrainingReduceGrad: "as BNTrainingReduceGrad, for a 5-D x";
+            BN3DTrainingUpdate: "as BNTrainingUpdate, for a 5-D x";
+            BN3DTrainingUpdateGrad: "as BNTrainingUpdateGrad, for a 5-D x";
+            BNInfer: "batch norm with given statistics: (x - mean) / sqrt(variance + epsilon) * scale + offset, per channel (dim 1)";
+            BNInferGrad: "the gradient of BNInfer's x: grads * scale / sqrt(variance + epsilon)";
+            BNTrainingReduce: "per channel (dim 1), the sum and the sum of squares of x: batch norm training's first half";
+            BNTrainingReduceGrad: "the gradient of batch norm training's x from grads, x, diff_scale, diff_offset, scale and the batch statistics";
+            BNTrainingUpdate: "batch norm training from BNTrainingReduce's sums: y, the running mean and variance updated (factor; the variance unbiased), the batch mean and variance";
+            BNTrainingUpdateGrad: "per channel, the gradients of batch norm's scale and offset: sum(grads * normalised x), sum(grads)";
             BatchMatMul: "matrices [..., m, k] times [..., k, n] (adj_x1, adj_x2 transpose them), batch dims broadcast; float types, fp16/bf16 accumulated in fp32";
             BatchMatMulV2: "as BatchMatMul, with an optional bias of n added to every row";
             BroadcastTo: "x broadcast to a shape";
@@ -75,6 +89,8 @@ macro_rules! with_operators {
             MaskedSelect: "the elements of x where mask is true, 1-D (the real shape goes to the output descriptor)";
             MatMul: "x1 (m, k) times x2 (k, n), each transposed where transpose_x1/transpose_x2 say, plus an optional bias of n; float types, fp16/bf16 accumulated in fp32";
             MatMulV2: "as MatMul (offset_x 0 only: no quantised form)";
+            MaxPoolGradWithArgmaxV1: "the gradient of MaxPoolWithArgmaxV1: each output's gradient to its window's maximum (taken from x)";
+            MaxPoolWithArgmaxV1: "2-D max pooling in NCHW (ksize, strides, pads, dilation, ceil_mode) and the uint16 mask of where each maximum was";
             Maximum: "the larger of x1 and x2, broadcast";
             Minimum: "the smaller of x1 and x2, broadcast";
             Mish: "x * tanh(ln(1 + exp(x)))";
