@@ -170,6 +170,8 @@ def transformer():
         close(f"where_{kind}", torch.where(cn, an, bn), torch.where(cond, at, bt), 0)
         close(f"where_scalar_{kind}", torch.where(an > 0, an, 0), torch.where(at > 0, at, 0), 0)
         close(f"masked_fill_{kind}", an.masked_fill(cn, 3), at.masked_fill(cond, 3), 0)
+        value = torch.tensor(-5, dtype=dtype)
+        close(f"masked_fill_device_value_{kind}", an.masked_fill(cn, value.npu()), at.masked_fill(cond, value), 0)
         close(f"masked_fill_inplace_{kind}", an.clone().masked_fill_(an > 1, -2),
               at.clone().masked_fill_(at > 1, -2), 0)
         close(f"triu_{kind}", torch.triu(an, 1), torch.triu(at, 1), 0)
