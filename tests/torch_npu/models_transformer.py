@@ -23,9 +23,10 @@ def _compare(checks, torch):
 
 def _transformer_model(torch, dropout):
     """Token embedding, one encoder layer (causal), a linear head. The
-    causal mask is a float `src_mask` (Triu on the device), not
-    `is_causal=True`: without a mask torch_npu takes its fused attention,
-    aclnn-only; with a float one, attention's math path."""
+    causal mask is a float `src_mask` (Triu on the device): attention's
+    math path in torch_npu (bmm, softmax, dropout, where); with
+    `is_causal=True` (and no padding mask) the mask is dropped and
+    torch_npu takes its fused attention (aclnnFlashAttentionScore)."""
 
     class Tiny(torch.nn.Module):
         def __init__(self):
@@ -35,19 +36,21 @@ def _transformer_model(torch, dropout):
                 d_model=32, nhead=4, dim_feedforward=64, batch_first=True, dropout=dropout)
             self.head = torch.nn.Linear(32, 20)
 
-        def forward(self, tokens, padding=None):
+        def forward(self, tokens, padding=None, fused=False):
             n = tokens.shape[1]
             causal = torch.nn.Transformer.generate_square_subsequent_mask(n, device=tokens.device)
-            return self.head(self.enc(self.emb(tokens), src_mask=causal, src_key_padding_mask=padding))
+            h = self.enc(self.emb(tokens), src_mask=causal, src_key_padding_mask=padding, is_causal=fused)
+            return self.head(h)
 
     return Tiny()
 
 
 def transformer():
     """A transformer's training step on the emulated NPU against the CPU:
-    (a) embedding, a causal TransformerEncoderLayer (dropout 0, a key
-    padding mask for one sequence), a linear head, cross-entropy, three
-    AdamW steps with clip_grad_norm_, losses and parameters compared;
+    (a) embedding, a causal TransformerEncoderLayer (dropout 0), a linear
+    head, cross-entropy, three AdamW steps with clip_grad_norm_, losses
+    and parameters compared: with a float causal mask and a key padding
+    mask (attention's math path), then with is_causal (the fused kernel);
     (b) dropout in training mode (StatelessDropOutGenMask,
     DropOutDoMask): reproducible from the seed, about p dropped, the kept
     scaled by 1/(1-p), the gradient zero exactly where the output was
@@ -62,46 +65,53 @@ def transformer():
     checks = {}
     close = _compare(checks, torch)
 
-    # (a) Three AdamW steps, CPU and NPU from the same weights.
-    torch.manual_seed(41)
-    cpu = _transformer_model(torch, 0.0)
-    npu = _transformer_model(torch, 0.0).npu()
-    npu.load_state_dict(cpu.state_dict())
-    batches = [(torch.randint(0, 20, (3, 7)), torch.randint(0, 20, (3 * 7,)))] * 3
+    # (a) Three AdamW steps, CPU and NPU from the same weights: attention's
+    # math path (a float causal mask and a key padding mask), then the
+    # fused one (is_causal).
     padding = torch.zeros(3, 7, dtype=torch.bool)
     padding[2, 5:] = True
     losses = {}
-    for tag, model, dev in (("cpu", cpu, "cpu"), ("npu", npu, "npu")):
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=1e-2)
-        run = []
-        for tokens, labels in batches:
-            opt.zero_grad()
-            out = model(tokens.to(dev), padding.to(dev))
-            loss = F.cross_entropy(out.reshape(-1, 20), labels.to(dev))
-            loss.backward()
-            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            run.append((loss.item(), norm.item()))
-        losses[tag] = run
-    checks["transformer_losses"] = all(abs(a[0] - b[0]) < 1e-4 for a, b in zip(losses["cpu"], losses["npu"]))
-    checks["transformer_clip_norms"] = all(abs(a[1] - b[1]) < 1e-4 * (1 + b[1])
-                                           for a, b in zip(losses["cpu"], losses["npu"]))
-    checks["transformer_learns"] = losses["npu"][2][0] < losses["npu"][0][0]
-    diffs = {}
-    for (name, p), (_, q) in zip(cpu.named_parameters(), npu.named_parameters()):
-        d = (q.detach().cpu() - p.detach()).abs()
-        if name == "enc.self_attn.in_proj_bias":
-            # The key bias adds one number to every score of a query's
-            # row, which softmax ignores: its gradient is 0 but for
-            # rounding, which AdamW (g / sqrt(v)) turns into steps of lr
-            # either way, on the CPU as on the NPU. Compared: the query
-            # and value biases.
-            d = torch.cat([d[:32], d[64:]])
-        diffs[name] = float(d.max())
-    losses["param_diffs"] = diffs
-    diff = max(diffs.values())
-    checks["transformer_params"] = diff < 1e-4
-    losses["max_param_diff"] = diff
+    for variant, fused in (("transformer", False), ("transformer_fused", True)):
+        torch.manual_seed(41)
+        batches = [(torch.randint(0, 20, (3, 7)), torch.randint(0, 20, (3 * 7,)))] * 3
+        cpu = _transformer_model(torch, 0.0)
+        npu = _transformer_model(torch, 0.0).npu()
+        npu.load_state_dict(cpu.state_dict())
+        runs = {}
+        for tag, model, dev in (("cpu", cpu, "cpu"), ("npu", npu, "npu")):
+            # eps 1e-6, not 1e-8: AdamW's step g / (|g| + eps) turns the
+            # rounding of a gradient element near eps into a difference of
+            # up to the whole step (lr), on any two devices that sum in
+            # another order; 1e-6 keeps the elements that rounding decides
+            # far below the gradients.
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=1e-2, eps=1e-6)
+            run = []
+            for tokens, labels in batches:
+                opt.zero_grad()
+                pad = None if fused else padding.to(dev)
+                out = model(tokens.to(dev), pad, fused=fused)
+                loss = F.cross_entropy(out.reshape(-1, 20), labels.to(dev))
+                loss.backward()
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                run.append((loss.item(), norm.item()))
+            runs[tag] = run
+        checks[f"{variant}_losses"] = all(abs(a[0] - b[0]) < 1e-4 for a, b in zip(runs["cpu"], runs["npu"]))
+        checks[f"{variant}_clip_norms"] = all(abs(a[1] - b[1]) < 1e-4 * (1 + b[1])
+                                              for a, b in zip(runs["cpu"], runs["npu"]))
+        checks[f"{variant}_learns"] = runs["npu"][2][0] < runs["npu"][0][0]
+        # (The key bias's gradient is 0 but for rounding: softmax ignores
+        # a number added to every score of a row. eps keeps its steps
+        # small.)
+        diffs = {name: float((q.detach().cpu() - p.detach()).abs().max())
+                 for (name, p), (_, q) in zip(cpu.named_parameters(), npu.named_parameters())}
+        runs["param_diffs"] = diffs
+        runs["max_param_diff"] = max(diffs.values())
+        checks[f"{variant}_params"] = runs["max_param_diff"] < 1e-4
+        if fused:
+            losses["fused"] = runs
+        else:
+            losses.update(runs)
 
     # (b) Dropout in training mode.
     x = torch.randn(64, 128)
@@ -170,6 +180,8 @@ def transformer():
         close(f"where_{kind}", torch.where(cn, an, bn), torch.where(cond, at, bt), 0)
         close(f"where_scalar_{kind}", torch.where(an > 0, an, 0), torch.where(at > 0, at, 0), 0)
         close(f"masked_fill_{kind}", an.masked_fill(cn, 3), at.masked_fill(cond, 3), 0)
+        value = torch.tensor(-5, dtype=dtype)
+        close(f"masked_fill_device_value_{kind}", an.masked_fill(cn, value.npu()), at.masked_fill(cond, value), 0)
         close(f"masked_fill_inplace_{kind}", an.clone().masked_fill_(an > 1, -2),
               at.clone().masked_fill_(at > 1, -2), 0)
         close(f"triu_{kind}", torch.triu(an, 1), torch.triu(at, 1), 0)
