@@ -19,14 +19,7 @@ use crate::tensor::{DType, Num, Tensor};
 use super::attention::Attention;
 use super::{Scalar, View};
 
-/// The device memory a plan reads and writes (from several threads at
-/// once when an operation is split into bands).
-pub trait Memory: Sync {
-    /// Reads `buf.len()` bytes at `addr`.
-    fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError>;
-    /// Writes `data` at `addr`.
-    fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError>;
-}
+pub use super::memory::Memory;
 
 /// An input of a plan.
 #[derive(Debug, Clone, PartialEq)]

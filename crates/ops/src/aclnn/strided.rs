@@ -22,7 +22,7 @@ use aclmem_core::AclError;
 use bytemuck::Pod;
 
 use super::View;
-use super::plan::Memory;
+use super::memory::Memory;
 use super::stream::{BAND, CHUNK, buffer, convert, in_bands, start};
 
 /// A run shorter than this many elements is not worth a read of its own.

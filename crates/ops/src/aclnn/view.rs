@@ -5,7 +5,7 @@
 
 use aclmem_core::AclError;
 
-use super::plan::Memory;
+use super::memory::Memory;
 use crate::tensor::{DType, Tensor};
 
 /// The most dimensions a view has (`ACL_MAX_DIM_CNT`).

@@ -149,7 +149,7 @@ fn reference(p: &Problem) -> Vec<f64> {
                     .map(|j| if masked(j) { 0.0 } else { (s[j] - max).exp() })
                     .collect();
                 let sum: f64 = e.iter().sum();
-                for j in 0..S1 {
+                for (j, &ej) in e.iter().enumerate() {
                     let idx = ((b * N + n) * S0 + i) * S1 + j;
                     let z = match &p.drop {
                         Some(bits) if bits[idx / 8] >> (idx % 8) & 1 == 0 => 0.0,
@@ -157,7 +157,7 @@ fn reference(p: &Problem) -> Vec<f64> {
                         None => 1.0,
                     };
                     for c in 0..D2 {
-                        let w = if sum > 0.0 { e[j] / sum * z } else { 0.0 };
+                        let w = if sum > 0.0 { ej / sum * z } else { 0.0 };
                         out[((b * N + n) * S0 + i) * D2 + c] +=
                             w * p.v[((b * NK + kv) * S1 + j) * D2 + c];
                     }
