@@ -565,3 +565,13 @@ def test_fused_attention_and_a_transformers_step_on_it_match_the_cpu(machine):
     # (torch_npu's own "kernel [isneginf.out] is not supported by NPU"
     # names its CPU fallback, not the emulator.)
     assert "is not supported by the emulator" not in err, err
+
+
+def test_complex_tensors_fill_copy_and_cast_as_on_the_cpu(machine):
+    """models_data.py: complex64 and complex128 made, filled, copied
+    (strided too) and cast on the device; arithmetic on them refused with
+    the operator API's code."""
+    r, err, _ = run_scenario("complex_data", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    assert len(r["checks"]) == 24

@@ -67,6 +67,18 @@ impl DType {
             .ok_or(AclError::UNSUPPORTED_DATA_TYPE)
     }
 
+    /// The type of each part of a complex C type: `ACL_COMPLEX64` (16) is
+    /// two `f32`s, `ACL_COMPLEX128` (17) two `f64`s; `None` for any other
+    /// value. The kernels do not compute on complex numbers: the operator
+    /// API moves them as pairs of their parts (fill, copy, cast).
+    pub fn complex_part(raw: i32) -> Option<DType> {
+        match raw {
+            16 => Some(DType::F32),
+            17 => Some(DType::F64),
+            _ => None,
+        }
+    }
+
     /// The C value.
     pub fn acl(self) -> i32 {
         DType::ALL

@@ -30,11 +30,16 @@ pub extern "C" fn aclCreateTensor(
         if view_dims_num > MAX_DIMS as u64 || storage_dims_num > MAX_DIMS as u64 {
             return None;
         }
-        let dtype = DType::from_acl(data_type).ok()?;
         let dims = array(view_dims, view_dims_num)?;
         let strides = array(stride, view_dims_num)?;
         let storage = array(storage_dims, storage_dims_num)?;
-        let view = View::new(
+        let (dtype, make): (DType, fn(_, _, _, _, _, _, _) -> _) =
+            match (DType::from_acl(data_type), DType::complex_part(data_type)) {
+                (Ok(t), _) => (t, View::new),
+                (Err(_), Some(part)) => (part, View::new_complex),
+                _ => return None,
+            };
+        let view = make(
             dtype,
             &dims,
             &strides,
@@ -53,11 +58,22 @@ pub extern "C" fn aclCreateTensor(
 #[unsafe(no_mangle)]
 pub extern "C" fn aclCreateScalar(value: *mut c_void, data_type: i32) -> *mut c_void {
     made("aclCreateScalar", || {
+        if let Some(part) = DType::complex_part(data_type) {
+            // Two parts, real then imaginary.
+            let bytes = array(value.cast::<u8>(), 2 * part.size() as u64)?;
+            let (re, im) = bytes.split_at(part.size());
+            return Some(aclnn::create_scalar(Scalar {
+                dtype: part,
+                value: part.get(re),
+                imag: Some(part.get(im).f64()),
+            }));
+        }
         let dtype = DType::from_acl(data_type).ok()?;
         let bytes = array(value.cast::<u8>(), dtype.size() as u64)?;
         Some(aclnn::create_scalar(Scalar {
             dtype,
             value: dtype.get(&bytes),
+            imag: None,
         }))
     })
 }

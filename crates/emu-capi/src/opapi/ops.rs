@@ -10,7 +10,7 @@ use std::ffi::c_void;
 
 use aclmem_core::AclError;
 use aclmem_ops::aclnn::plan::{Arg, Kind, Plan};
-use aclmem_ops::tensor::{DType, Num};
+use aclmem_ops::tensor::Num;
 
 use super::marshal::{hand_out, scalar, scalar_arg, status, tensor};
 
@@ -316,7 +316,7 @@ pub extern "C" fn aclnnCastGetWorkspaceSize(
 ) -> i32 {
     plan("aclnnCastGetWorkspaceSize", workspace, executor, || {
         let out = tensor(out)?;
-        if DType::from_acl(dtype).ok() != Some(out.dtype) {
+        if dtype != out.acl_dtype() {
             return Err(aclmem_ops::aclnn::ERR_PARAM_INVALID);
         }
         checked(Plan::new(
@@ -342,12 +342,17 @@ pub extern "C" fn aclnnInplaceFillScalarGetWorkspaceSize(
         workspace,
         executor,
         || {
-            checked(Plan::new(
-                "aclnnInplaceFillScalar",
-                Kind::Fill(scalar(value)?),
-                Vec::new(),
-                tensor(this)?,
-            ))
+            let value = scalar_arg(value)?;
+            let out = tensor(this)?;
+            checked(match value.imag {
+                Some(im) => Plan::fill_complex("aclnnInplaceFillScalar", out, value.value, im),
+                None => Plan::new(
+                    "aclnnInplaceFillScalar",
+                    Kind::Fill(value.value),
+                    Vec::new(),
+                    out,
+                ),
+            })
         },
     )
 }

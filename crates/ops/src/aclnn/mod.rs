@@ -54,8 +54,11 @@ pub fn status(e: AclError) -> i32 {
 pub struct Scalar {
     /// The type the caller gave.
     pub dtype: DType,
-    /// The value.
+    /// The value (the real part of a complex one).
     pub value: Num,
+    /// The imaginary part of a complex scalar (`dtype` is then its parts'
+    /// type); `None` for a real one.
+    pub imag: Option<f64>,
 }
 
 /// A live object of the operator API.

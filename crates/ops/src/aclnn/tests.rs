@@ -58,6 +58,7 @@ fn scalar(v: f64) -> Arg {
     Arg::Scalar(Scalar {
         dtype: DType::F64,
         value: Num::F(v),
+        imag: None,
     })
 }
 
@@ -431,3 +432,94 @@ fn the_math_operators_compute_in_floating_point() {
 mod optim;
 
 mod select;
+
+#[test]
+fn complex_tensors_are_filled_copied_and_cast_as_pairs_of_parts() {
+    let mem = Host::default();
+    // A complex64 [3] at 0x100, parts
+    // (1, -1), (2, -2), (3, -3); a complex128 [3] at 0x200.
+    mem.put(0x100, DType::F32, &[1., -1., 2., -2., 3., -3.]);
+    let c64 = View::new_complex(DType::F32, &[3], &[1], 0, 2, &[3], 0x100).unwrap();
+    let c128 = View::new_complex(DType::F64, &[3], &[1], 0, 2, &[3], 0x200).unwrap();
+    assert_eq!((c64.acl_dtype(), c128.acl_dtype()), (16, 17));
+    assert_eq!(c64.dims, [3, 2]);
+    Plan::new(
+        "aclnnCast",
+        Kind::Copy,
+        vec![Arg::Tensor(c64.clone())],
+        c128.clone(),
+    )
+    .unwrap()
+    .run(&mem)
+    .unwrap();
+    assert_eq!(mem.get(0x200, DType::F64, 6), [1., -1., 2., -2., 3., -3.]);
+    // Real into complex: imaginary parts 0; complex into real: real parts.
+    let real = View::new(DType::F32, &[3], &[1], 0, 2, &[3], 0x300).unwrap();
+    mem.put(0x300, DType::F32, &[7., 8., 9.]);
+    Plan::new(
+        "aclnnCast",
+        Kind::Copy,
+        vec![Arg::Tensor(real.clone())],
+        c128.clone(),
+    )
+    .unwrap()
+    .run(&mem)
+    .unwrap();
+    assert_eq!(mem.get(0x200, DType::F64, 6), [7., 0., 8., 0., 9., 0.]);
+    Plan::new(
+        "aclnnCast",
+        Kind::Copy,
+        vec![Arg::Tensor(c64.clone())],
+        real.clone(),
+    )
+    .unwrap()
+    .run(&mem)
+    .unwrap();
+    assert_eq!(mem.get(0x300, DType::F32, 3), [1., 2., 3.]);
+    // A complex fill, and a real one (zero, one) into a complex view.
+    Plan::fill_complex("aclnnInplaceFillScalar", c64.clone(), Num::F(1.5), -2.0)
+        .unwrap()
+        .run(&mem)
+        .unwrap();
+    assert_eq!(
+        mem.get(0x100, DType::F32, 6),
+        [1.5, -2., 1.5, -2., 1.5, -2.]
+    );
+    Plan::new(
+        "aclnnInplaceOne",
+        Kind::Fill(Num::I(1)),
+        Vec::new(),
+        c64.clone(),
+    )
+    .unwrap()
+    .run(&mem)
+    .unwrap();
+    assert_eq!(mem.get(0x100, DType::F32, 6), [1., 0., 1., 0., 1., 0.]);
+    // Arithmetic on complex numbers is not computed: refused.
+    for kind in [
+        Kind::Binary {
+            kernel: "Add",
+            alpha: None,
+        },
+        Kind::Unary("Neg"),
+        Kind::Reduce {
+            kernel: "ReduceSum",
+            axes: Vec::new(),
+            keep: false,
+        },
+    ] {
+        let args = match kind {
+            Kind::Binary { .. } => vec![Arg::Tensor(c64.clone()), Arg::Tensor(c64.clone())],
+            _ => vec![Arg::Tensor(c64.clone())],
+        };
+        let out = if matches!(kind, Kind::Reduce { .. }) {
+            View::new(DType::F32, &[], &[], 0, 2, &[1], 0x400).unwrap()
+        } else {
+            c64.clone()
+        };
+        assert_eq!(
+            Plan::new("aclnnX", kind, args, out).err(),
+            Some(AclError::INVALID_PARAM)
+        );
+    }
+}

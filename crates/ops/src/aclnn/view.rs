@@ -29,6 +29,10 @@ pub struct View {
     pub data: usize,
     /// The storage's length, in elements.
     pub storage: usize,
+    /// Whether it is a complex tensor, seen as pairs of its parts: `dtype`
+    /// is the part's type and the last dimension, of 2 and stride 1, holds
+    /// the real and the imaginary part.
+    pub complex: bool,
 }
 
 fn dims(raw: &[i64]) -> Result<Vec<usize>, AclError> {
@@ -64,6 +68,7 @@ impl View {
             format,
             data,
             storage: Tensor::numel_of(&dims(storage_dims)?)?,
+            complex: false,
         };
         if view.strides.len() != view.dims.len() {
             return Err(AclError::INVALID_PARAM);
@@ -91,6 +96,57 @@ impl View {
             format: 2,
             data,
             storage,
+            complex: false,
+        }
+    }
+
+    /// A complex view as `aclCreateTensor` is given it (`part` the type of
+    /// each part; sizes, strides and offset in complex elements): the same
+    /// view of pairs of parts ([`View::complex`]).
+    pub fn new_complex(
+        part: DType,
+        view_dims: &[i64],
+        strides: &[i64],
+        offset: i64,
+        format: i32,
+        storage_dims: &[i64],
+        data: usize,
+    ) -> Result<View, AclError> {
+        let mut view = View::new(part, view_dims, strides, offset, format, storage_dims, data)?;
+        let twice = |x: usize| x.checked_mul(2).ok_or(AclError::INVALID_PARAM);
+        for s in &mut view.strides {
+            *s = twice(*s)?;
+        }
+        view.dims.push(2);
+        view.strides.push(1);
+        view.offset = twice(view.offset)?;
+        view.storage = twice(view.storage)?;
+        view.complex = true;
+        Ok(view)
+    }
+
+    /// Its `aclDataType` (the complex type for a complex view).
+    pub fn acl_dtype(&self) -> i32 {
+        match (self.complex, self.dtype) {
+            (true, DType::F32) => 16,
+            (true, _) => 17,
+            (false, t) => t.acl(),
+        }
+    }
+
+    /// The real (`k` 0) or imaginary (`k` 1) parts of a complex view, as a
+    /// view of its own; the view itself when it is not complex.
+    pub fn part(&self, k: usize) -> View {
+        if !self.complex {
+            return self.clone();
+        }
+        let n = self.dims.len() - 1;
+        View {
+            dims: self.dims[..n].to_vec(),
+            strides: self.strides[..n].to_vec(),
+            offset: self.offset + k,
+            complex: false,
+            ..self.clone()
         }
     }
 

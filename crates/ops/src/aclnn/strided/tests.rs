@@ -47,6 +47,7 @@ fn view(dims: &[usize], strides: &[usize], offset: usize, n: usize) -> View {
         format: 2,
         data: 0,
         storage: n,
+        complex: false,
     }
 }
 
