@@ -14,6 +14,7 @@
 pub mod attention;
 mod memory;
 pub mod plan;
+mod pointwise;
 mod stream;
 mod strided;
 mod view;

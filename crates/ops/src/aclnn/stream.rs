@@ -51,6 +51,7 @@ pub(super) fn run(plan: &Plan, mem: &dyn Memory) -> Option<Result<(), AclError>>
             Some(copy(a, out, mem))
         }
         (Kind::Copy, [Arg::Tensor(a)]) if a.dims == out.dims => super::strided::copy(a, out, mem),
+        (Kind::Binary { .. }, _) => super::pointwise::run(plan, mem),
         (Kind::Fill(value), []) => Some(fill(*value, out, mem)),
         (Kind::Reduce { kernel, axes, .. }, [Arg::Tensor(a)])
             if a.is_contiguous()
@@ -137,7 +138,7 @@ fn fill(value: Num, out: &View, mem: &dyn Memory) -> Result<(), AclError> {
 /// The elements of `bytes` (of a floating type) widened to `f32` into
 /// `wide` (as many as there are); `false` for `f64`, which is not
 /// narrowed.
-fn widen(dtype: DType, bytes: &[u8], wide: &mut [f32]) -> bool {
+pub(super) fn widen(dtype: DType, bytes: &[u8], wide: &mut [f32]) -> bool {
     match dtype {
         DType::F32 => wide.copy_from_slice(bytemuck::cast_slice(bytes)),
         DType::F16 => bytemuck::cast_slice::<u8, f16>(bytes).convert_to_f32_slice(wide),
@@ -157,17 +158,28 @@ pub(super) fn convert(from: DType, to: DType, input: &[u8], output: &mut [u8], w
     if from == to {
         output.copy_from_slice(input);
     } else if halves(from) && halves(to) && widen(from, input, wide) {
-        match to {
-            DType::F32 => output.copy_from_slice(bytemuck::cast_slice(wide)),
-            DType::F16 => bytemuck::cast_slice_mut::<u8, f16>(output).convert_from_f32_slice(wide),
-            _ => bytemuck::cast_slice_mut::<u8, bf16>(output).convert_from_f32_slice(wide),
-        }
+        narrow(to, wide, output);
     } else {
         for (i, o) in input
             .chunks_exact(from.size())
             .zip(output.chunks_exact_mut(to.size()))
         {
             to.put(from.get(i), o);
+        }
+    }
+}
+
+/// `wide`'s values rounded once to `to` into `output` (as many elements):
+/// the `half` crate's slice conversions for the half types.
+pub(super) fn narrow(to: DType, wide: &[f32], output: &mut [u8]) {
+    match to {
+        DType::F32 => output.copy_from_slice(bytemuck::cast_slice(wide)),
+        DType::F16 => bytemuck::cast_slice_mut::<u8, f16>(output).convert_from_f32_slice(wide),
+        DType::Bf16 => bytemuck::cast_slice_mut::<u8, bf16>(output).convert_from_f32_slice(wide),
+        _ => {
+            for (&w, o) in wide.iter().zip(output.chunks_exact_mut(to.size())) {
+                to.put(Num::F(f64::from(w)), o);
+            }
         }
     }
 }
