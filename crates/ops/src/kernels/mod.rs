@@ -15,12 +15,14 @@
 #![allow(non_snake_case)]
 
 mod activation;
+mod advanced;
 mod basic;
 mod batchnorm;
 mod call;
 mod conv;
 mod conv_backprop;
 mod dropout;
+mod elementary;
 mod elementwise;
 mod embedding;
 mod float;
@@ -38,6 +40,7 @@ mod select;
 mod shape;
 mod softmax;
 mod sort;
+mod statistics;
 #[cfg(test)]
 mod testing;
 #[cfg(test)]
@@ -46,11 +49,13 @@ mod tests;
 pub use call::{Call, HostInputs, Inputs, Kernel, Spec, Written, plain_format};
 
 use activation::*;
+use advanced::*;
 use basic::*;
 use batchnorm::*;
 use conv::*;
 use conv_backprop::*;
 use dropout::*;
+use elementary::*;
 use elementwise::*;
 use embedding::*;
 use index::*;
@@ -66,6 +71,7 @@ use reduce::*;
 use select::*;
 use softmax::*;
 use sort::*;
+use statistics::*;
 
 macro_rules! kernel_table {
     ($($name:ident: $what:literal;)*) => {

@@ -2,6 +2,7 @@
 
 #![allow(non_snake_case)]
 
+use super::advanced::picks;
 use super::basic::same_count;
 use super::call::*;
 use super::shape::{broadcast, broadcast_index, contiguous_strides};
@@ -97,68 +98,17 @@ pub(super) fn IndexPutV2(call: &Call<'_>) -> Result<Written, AclError> {
     }
     same_count(call.spec(0)?, out)?;
     let marks = call.ints(2)?;
-    let indexed: Vec<usize> = (0..x.dims.len())
-        .filter(|&k| marks.get(k).is_some_and(|&m| m != 0))
-        .collect();
     let indices = (4..inputs)
         .map(|i| call.tensor(i))
         .collect::<Result<Vec<_>, _>>()?;
-    if indexed.len() != indices.len() || indices.iter().any(|t| t.dtype.is_float()) {
-        return Err(AclError::OP_INPUT_NOT_MATCH);
-    }
-    let mut picked_shape: Vec<usize> = Vec::new();
-    for t in &indices {
-        picked_shape = broadcast(&picked_shape, &t.dims)?;
-    }
-    let adjacent = indexed.windows(2).all(|w| w[1] == w[0] + 1);
-    let first = indexed.first().copied().unwrap_or(0);
-    let rest: Vec<usize> = (0..x.dims.len()).filter(|k| !indexed.contains(k)).collect();
-    // The result's axes: (the picked shape's, or an axis of x).
-    let before = if adjacent { first } else { 0 };
-    let mut result: Vec<usize> = rest[..before.min(rest.len())]
-        .iter()
-        .map(|&k| x.dims[k])
-        .collect();
-    result.extend(&picked_shape);
-    result.extend(rest[before.min(rest.len())..].iter().map(|&k| x.dims[k]));
-    let strides = contiguous_strides(&x.dims);
-    let pick_strides = contiguous_strides(&picked_shape);
-    let index_at: Vec<Vec<usize>> = indices
-        .iter()
-        .map(|t| broadcast_index(&t.dims, &picked_shape).collect())
+    let (result, from) = picks(&x.dims, &marks, &indices)?;
+    let writes: Vec<(usize, Num)> = from
+        .into_iter()
+        .zip(broadcast_index(&value.dims, &result))
+        .map(|(f, v)| (f, value.at(v)))
         .collect();
     let mut updated = x.clone();
     let size = x.dtype.size();
-    let values: Vec<usize> = broadcast_index(&value.dims, &result).collect();
-    let total = Tensor::numel_of(&result)?;
-    let np = picked_shape.len();
-    let mut writes = Vec::with_capacity(total);
-    for (r, &v) in values.iter().enumerate().take(total) {
-        // The result's coordinates of element r.
-        let mut rem = r;
-        let mut coord = vec![0usize; result.len()];
-        for k in (0..result.len()).rev() {
-            coord[k] = rem % result[k].max(1);
-            rem /= result[k].max(1);
-        }
-        let picked = &coord[before..before + np];
-        let p: usize = picked.iter().zip(&pick_strides).map(|(c, s)| c * s).sum();
-        let mut flat = 0usize;
-        for (j, &axis) in indexed.iter().enumerate() {
-            let i = indices[j].at(index_at[j][p]).i64();
-            let d = x.dims[axis] as i64;
-            let i = if i < 0 { i + d } else { i };
-            if !(0..d).contains(&i) {
-                return Err(AclError::INVALID_PARAM);
-            }
-            flat += i as usize * strides[axis];
-        }
-        let whole = coord[..before].iter().chain(&coord[before + np..]);
-        for (&c, &axis) in whole.zip(&rest) {
-            flat += c * strides[axis];
-        }
-        writes.push((flat, value.at(v)));
-    }
     let accumulate = call.attr_bool("accumulate", false)?;
     for (flat, v) in writes {
         let n = if accumulate {
