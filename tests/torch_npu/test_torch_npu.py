@@ -575,3 +575,19 @@ def test_complex_tensors_fill_copy_and_cast_as_on_the_cpu(machine):
     failed = [name for name, ok in r["checks"].items() if not ok]
     assert not failed, failed
     assert len(r["checks"]) == 24
+
+
+def test_indexing_reductions_and_elementwise_math_match_the_cpu(machine):
+    """models_ops_a.py: advanced indexing, max/min along a dim, repeat,
+    gather, index_add, one_hot, roll, cumprod, prod, logsumexp, std, var
+    and the elementwise math, forward and backward, against CPU torch."""
+    r, err, _ = run_scenario("indexing_and_math", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    # 33 float functions x (forward, gradient) and index_add's and atan2's
+    # second gradient, in float32 and float16, and in bfloat16 but var's
+    # two (torch_npu refuses them): 68 + 68 + 64; argmax/argmin x 3 types;
+    # 6 integer functions x 2 types; float floor_divide and remainder x 3
+    # types; one_hot x 2; a 2-D mask, an int32 index; max/min ties.
+    assert len(r["checks"]) == 200 + 6 + 12 + 6 + 2 + 2 + 2
+    assert "is not supported by the emulator" not in err, err
