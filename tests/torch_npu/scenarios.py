@@ -210,8 +210,8 @@ def operator():
     torch.npu.set_device(0)
     y = torch.ones(4, 4).npu()
     try:
-        # An operator the emulator has no kernel for (Atan).
-        torch.atan(y).cpu()
+        # An operator the emulator has no kernel for (Atanh).
+        torch.atanh(y).cpu()
         outcome = "returned"
     except RuntimeError as e:
         outcome = "raised: " + str(e).splitlines()[0][:200]

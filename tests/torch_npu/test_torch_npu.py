@@ -392,10 +392,10 @@ def test_an_operator_is_refused_and_reported_and_memory_still_works(machine):
     assert r["outcome"].startswith("raised:")
     assert r["still_copies"] is True
     # Said at the first call (ACLMEM_EMU_UNSUPPORTED=warn, the default) ...
-    assert "operator Atan (libacl_op_compiler.so) is not supported" in err
+    assert "operator Atanh (libacl_op_compiler.so) is not supported" in err
     # ... and in the report at exit, with a count and where it came from.
     report = err[err.index("calls the emulator did not carry out"):]
-    line = next(l for l in report.splitlines() if "operator Atan" in l)
+    line = next(l for l in report.splitlines() if "operator Atanh" in l)
     assert line.split()[:2] == ["not", "supported"]
     assert "libtorch_npu.so" in line
 
