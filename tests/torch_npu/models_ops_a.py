@@ -8,7 +8,8 @@ Scenario (`python scenarios.py NAME`, imported there):
   `repeat` (Tile), `torch.gather` (GatherElements), `index_add`
   (InplaceIndexAdd), `F.one_hot` (OneHot), `roll` (Roll), `cumprod`
   (Cumprod), `prod` (ReduceProd), `logsumexp` (ReduceLogSumExp), `std`
-  (ReduceMeanD, ReduceStdWithMean), `var` (ReduceStdV2Update), the
+  (ReduceMeanD, ReduceStdWithMean), `var` (ReduceStdV2Update),
+  `var_mean` (the operator API's aclnnVarMean), the
   elementwise functions (Sign, ClipByValue/HardtanhGrad for hardtanh and
   relu6, Erf, Erfc, Atan, Asin, Acos, Tan, Sinh, Cosh, Expm1, Log1p,
   Atan2) in float32, float16 and bfloat16, and the integer ones
@@ -95,6 +96,9 @@ def indexing_and_math():
         "std_all": (lambda t: t.std(), x, []),
         "var": (lambda t: t.var(2, keepdim=True), x, []),
         "var_biased": (lambda t: t.var(0, correction=0), x, []),
+        "var_mean": (lambda t: torch.stack(torch.var_mean(t, 1)), x, []),
+        "var_mean_all": (lambda t: torch.stack(torch.var_mean(t, correction=0)), x, []),
+        "var_mean_keep": (lambda t: torch.cat(torch.var_mean(t, (0, 2), keepdim=True)), x, []),
         "sign": (torch.sign, x, []),
         "hardtanh": (lambda t: F.hardtanh(t, -0.5, 1.0), x, []),
         "relu6": (lambda t: F.relu6(t * 4), x, []),

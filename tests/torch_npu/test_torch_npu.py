@@ -584,10 +584,10 @@ def test_indexing_reductions_and_elementwise_math_match_the_cpu(machine):
     r, err, _ = run_scenario("indexing_and_math", machine)
     failed = [name for name, ok in r["checks"].items() if not ok]
     assert not failed, failed
-    # 33 float functions x (forward, gradient) and index_add's and atan2's
+    # 36 float functions x (forward, gradient) and index_add's and atan2's
     # second gradient, in float32 and float16, and in bfloat16 but var's
-    # two (torch_npu refuses them): 68 + 68 + 64; argmax/argmin x 3 types;
+    # two (torch_npu refuses them): 74 + 74 + 70; argmax/argmin x 3 types;
     # 6 integer functions x 2 types; float floor_divide and remainder x 3
     # types; one_hot x 2; a 2-D mask, an int32 index; max/min ties.
-    assert len(r["checks"]) == 200 + 6 + 12 + 6 + 2 + 2 + 2
+    assert len(r["checks"]) == 218 + 6 + 12 + 6 + 2 + 2 + 2
     assert "is not supported by the emulator" not in err, err

@@ -2,7 +2,7 @@
 //! operators (`aclnnSin`, `aclnnExp`, `aclnnLogicalNot`, ... each also in
 //! place) on the `aclop` kernels of the same names, and the reductions
 //! (`aclnnMax`, `aclnnMin` over every element, `aclnnAmax`, `aclnnAmin`,
-//! `aclnnReduceSum`, `aclnnMean` over a list of axes), and `aclnnSWhere`
+//! `aclnnReduceSum`, `aclnnMean` over a list of axes, `aclnnVarMean`), and `aclnnSWhere`
 //! (`torch.where`) on the `aclop` kernel `Select`.
 
 use aclmem_ops::aclnn::plan::{Arg, Kind, Plan};
@@ -45,6 +45,7 @@ runners!(
     aclnnAmin,
     aclnnReduceSum,
     aclnnMean,
+    aclnnVarMean,
     aclnnSWhere,
 );
 
@@ -231,5 +232,43 @@ pub extern "C" fn aclnnMeanGetWorkspaceSize(
 ) -> i32 {
     plan("aclnnMeanGetWorkspaceSize", workspace, executor, || {
         reduction("aclnnMean", "ReduceMean", this, axes(dim)?, keep != 0, out)
+    })
+}
+
+/// `aclnnStatus aclnnVarMeanGetWorkspaceSize(const aclTensor *self, const
+/// aclIntArray *dim, int64_t correction, bool keepdim, aclTensor *varOut,
+/// aclTensor *meanOut, ...)`: the variance (divided by `n - correction`)
+/// and the mean over `dim` (all when empty; torch_npu lists every axis),
+/// in the outputs' (float) type.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnVarMeanGetWorkspaceSize(
+    this: T,
+    dim: T,
+    correction: i64,
+    keep: u8,
+    var: T,
+    mean: T,
+    workspace: Out,
+    executor: Exec,
+) -> i32 {
+    plan("aclnnVarMeanGetWorkspaceSize", workspace, executor, || {
+        let axes = axes(dim)?;
+        let keep = keep != 0;
+        let kind = Kind::Var {
+            axes: axes.clone(),
+            correction,
+            keep,
+        };
+        let var = checked(Plan::new(
+            "aclnnVarMean",
+            kind,
+            vec![Arg::Tensor(tensor(this)?)],
+            tensor(var)?,
+        ))?;
+        let mean = reduction("aclnnVarMean", "ReduceMean", this, axes, keep, mean)?;
+        if mean.out.dtype != var.out.dtype {
+            return Err(aclmem_ops::aclnn::ERR_PARAM_INVALID);
+        }
+        checked(Plan::each("aclnnVarMean", vec![var, mean]))
     })
 }

@@ -15,6 +15,7 @@ pub mod attention;
 mod memory;
 pub mod plan;
 mod pointwise;
+mod spread;
 mod stream;
 mod strided;
 mod view;

@@ -119,6 +119,16 @@ pub enum Kind {
         /// The counter (added to the second tensor's value without a seed).
         offset: i64,
     },
+    /// `out = Σ (a - mean)² / max(0, n - correction)` over `axes` (all
+    /// when empty), kept as 1s with `keep` (`aclnnVarMean`'s variance).
+    Var {
+        /// The axes.
+        axes: Vec<i64>,
+        /// Subtracted from the count.
+        correction: i64,
+        /// Whether the reduced axes stay, as 1s.
+        keep: bool,
+    },
 }
 
 /// One operator API call, ready to run.
@@ -268,7 +278,9 @@ impl Plan {
                 shape
             }
             (Kind::Select, [c, a, b]) => broadcast(&broadcast(c, a)?, b)?,
-            (Kind::Norm { axes, keep, .. }, [a]) => reduced(a, axes, *keep)?,
+            (Kind::Norm { axes, keep, .. }, [a]) | (Kind::Var { axes, keep, .. }, [a]) => {
+                reduced(a, axes, *keep)?
+            }
             (Kind::Each(parts), []) => match parts.first() {
                 Some(first) if first.out == out => out.dims.clone(),
                 _ => return Err(AclError::INVALID_PARAM),
@@ -304,6 +316,7 @@ impl Plan {
                 | Kind::Random { .. }
                 | Kind::Pointwise(_)
                 | Kind::Norm { .. }
+                | Kind::Var { .. }
         ) && !out.dtype.is_float()
         {
             return Err(AclError::INVALID_PARAM);
@@ -429,6 +442,14 @@ impl Plan {
             }
             (Kind::Select, args) => kernel_on("Select", args, Spec { dtype, dims }, OpAttr::new())?,
             (Kind::Norm { p, axes, keep }, [a]) => norm(a, *p, axes, *keep, Spec { dtype, dims })?,
+            (
+                Kind::Var {
+                    axes,
+                    correction,
+                    keep,
+                },
+                [a],
+            ) => super::spread::var(a, axes, *correction, *keep, Spec { dtype, dims })?,
             (Kind::Matmul, [a, b]) => matmul(a, b, dtype, dims)?,
             (Kind::Addmm { beta, alpha }, [c, a, b]) => {
                 let p = matmul(a, b, dtype, dims.clone())?;
@@ -472,7 +493,12 @@ fn reduced(dims: &[usize], axes: &[i64], keep: bool) -> Result<Vec<usize>, AclEr
 }
 
 /// Runs the operator path's kernel `name` on host tensors.
-fn kernel_on(name: &str, inputs: &[Tensor], out: Spec, attrs: OpAttr) -> Result<Tensor, AclError> {
+pub(super) fn kernel_on(
+    name: &str,
+    inputs: &[Tensor],
+    out: Spec,
+    attrs: OpAttr,
+) -> Result<Tensor, AclError> {
     let kernel = kernels::find(name).ok_or(AclError::OP_NOT_FOUND)?;
     let host = HostInputs(
         inputs

@@ -237,8 +237,8 @@ pub(super) fn ReduceMeanD(call: &Call<'_>) -> Result<Written, AclError> {
 }
 
 /// The variance (or, `std`, its root) of `x` about `mean` (broadcast to
-/// `x`) over the axes of attribute `dim`: `Σ (x - mean)² / (n - c)`, `c`
-/// the attribute `correction` when `unbiased`, else 0.
+/// `x`) over the axes of attribute `dim`: `Σ (x - mean)² / max(0, n -
+/// c)`, `c` the attribute `correction` when `unbiased`, else 0.
 fn spread(call: &Call<'_>, std: bool) -> Result<Written, AclError> {
     let x = reduction_input(call, 2)?;
     let mean = call.tensor(1)?;
@@ -263,7 +263,8 @@ fn spread(call: &Call<'_>, std: bool) -> Result<Written, AclError> {
             .map(|(i, m)| Num::F(x.at(i).f64() - mean.at(m).f64())),
     );
     reduce_with(call, &centred, &int_list(call, "dim")?, keep, |m, n| {
-        let v = m.iter().map(|d| d.f64() * d.f64()).sum::<f64>() / (n as f64 - correction as f64);
+        let divisor = (n as f64 - correction as f64).max(0.0);
+        let v = m.iter().map(|d| d.f64() * d.f64()).sum::<f64>() / divisor;
         Num::F(if std { v.sqrt() } else { v })
     })
 }

@@ -228,6 +228,10 @@ macro_rules! __with_operator_api {
                 "aclnnStatus aclnnMeanGetWorkspaceSize(const aclTensor *self, const aclIntArray *dim, bool keepDim, aclDataType dtype, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
             aclnnMean in OpApi: Emulated -> OpStatus =
                 "aclnnStatus aclnnMean(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnVarMeanGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnVarMeanGetWorkspaceSize(const aclTensor *self, const aclIntArray *dim, int64_t correction, bool keepdim, aclTensor *varOut, aclTensor *meanOut, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnVarMean in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnVarMean(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
             aclnnSinGetWorkspaceSize in OpApi: Emulated -> OpStatus =
                 "aclnnStatus aclnnSinGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
             aclnnSin in OpApi: Emulated -> OpStatus =

@@ -157,3 +157,94 @@ fn a_list_of_plans_runs_each_and_reaches_every_view() {
         Err(AclError::INVALID_PARAM)
     );
 }
+
+/// The variance by its definition: `Σ (x - mean)² / max(0, n - c)`.
+fn variance(v: &[f64], c: f64) -> f64 {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - c).max(0.0)
+}
+
+fn var_plan(
+    dims: &[usize],
+    axes: &[i64],
+    correction: i64,
+    keep: bool,
+    out: View,
+) -> Result<Plan, AclError> {
+    let kind = Kind::Var {
+        axes: axes.to_vec(),
+        correction,
+        keep,
+    };
+    Plan::new(
+        "aclnnVarMean",
+        kind,
+        vec![Arg::Tensor(view(dims, 0x100))],
+        out,
+    )
+}
+
+#[test]
+fn var_divides_the_spread_about_the_mean_by_n_minus_the_correction() {
+    let x = [1., 4., 2., 8., -3., 5.];
+    for dtype in [DType::F32, DType::F16, DType::Bf16, DType::F64] {
+        let mem = Host::default();
+        mem.put(0x100, DType::F32, &x);
+        // Over the columns of [2, 3] (kept), over everything, correction 0 and 2.
+        let out = View::contiguous_at(dtype, vec![2, 1], 0x200);
+        var_plan(&[2, 3], &[-1], 1, true, out)
+            .unwrap()
+            .run(&mem)
+            .unwrap();
+        let want = [variance(&x[..3], 1.0), variance(&x[3..], 1.0)];
+        let round =
+            |v: &[f64]| Tensor::from_nums(dtype, vec![v.len()], v.iter().map(|&f| Num::F(f)));
+        assert_eq!(
+            mem.get(0x200, dtype, 2),
+            round(&want).nums().map(Num::f64).collect::<Vec<_>>()
+        );
+        for c in [0, 2] {
+            let out = View::contiguous_at(dtype, vec![], 0x300);
+            var_plan(&[2, 3], &[], c, false, out)
+                .unwrap()
+                .run(&mem)
+                .unwrap();
+            let want = round(&[variance(&x, c as f64)]);
+            assert_eq!(
+                mem.get(0x300, dtype, 1),
+                want.nums().map(Num::f64).collect::<Vec<_>>()
+            );
+        }
+    }
+    // n - correction of 0 or less: infinity.
+    let mem = Host::default();
+    mem.put(0x100, DType::F32, &x);
+    let out = View::contiguous_at(DType::F32, vec![3], 0x200);
+    var_plan(&[2, 3], &[0], 2, false, out)
+        .unwrap()
+        .run(&mem)
+        .unwrap();
+    assert!(
+        mem.get(0x200, DType::F32, 3)
+            .iter()
+            .all(|v| v.is_infinite())
+    );
+}
+
+#[test]
+fn var_refuses_a_wrong_shape_an_axis_outside_and_an_integer_output() {
+    let out = |dtype, dims: &[usize]| View::contiguous_at(dtype, dims.to_vec(), 0x200);
+    assert_eq!(
+        var_plan(&[2, 3], &[1], 1, false, out(DType::F32, &[3])),
+        Err(AclError::INVALID_PARAM)
+    );
+    assert_eq!(
+        var_plan(&[2, 3], &[2], 1, false, out(DType::F32, &[2])),
+        Err(AclError::INVALID_PARAM)
+    );
+    assert_eq!(
+        var_plan(&[2, 3], &[1], 1, false, out(DType::I32, &[2])),
+        Err(AclError::INVALID_PARAM)
+    );
+}
