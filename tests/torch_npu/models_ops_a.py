@@ -12,8 +12,10 @@ Scenario (`python scenarios.py NAME`, imported there):
   `var_mean` (the operator API's aclnnVarMean), the
   elementwise functions (Sign, ClipByValue/HardtanhGrad for hardtanh and
   relu6, Erf, Erfc, Atan, Asin, Acos, Tan, Sinh, Cosh, Expm1, Log1p,
-  Atan2) in float32, float16 and bfloat16, and the integer ones
-  (FloorDiv, FloorMod, BitwiseAnd/Or/Xor, Invert) in int32 and int64.
+  Atan2, LogAddExp, Round, Trunc, Mod), `argmin` (ArgMin) and `cummax`
+  (Cummax) in float32, float16 and bfloat16, and the integer ones
+  (FloorDiv, FloorMod, Mod, BitwiseAnd/Or/Xor, Invert) in int32 and
+  int64.
 """
 
 import json
@@ -99,6 +101,9 @@ def indexing_and_math():
         "var_mean": (lambda t: torch.stack(torch.var_mean(t, 1)), x, []),
         "var_mean_all": (lambda t: torch.stack(torch.var_mean(t, correction=0)), x, []),
         "var_mean_keep": (lambda t: torch.cat(torch.var_mean(t, (0, 2), keepdim=True)), x, []),
+        "cummax": (lambda t: torch.cummax(t, 1)[0], x, []),
+        "logaddexp": (torch.logaddexp, x, [torch.randn(5, 4) * 3]),
+        "logaddexp2": (torch.logaddexp2, x, [torch.randn(5, 4) * 3]),
         "sign": (torch.sign, x, []),
         "hardtanh": (lambda t: F.hardtanh(t, -0.5, 1.0), x, []),
         "relu6": (lambda t: F.relu6(t * 4), x, []),
@@ -128,7 +133,8 @@ def indexing_and_math():
                 close(f"{name}_{kind}" + ("" if k == 0 else f"_grad{k}"), a, b, wide)
         # The indices of max/min along a dim (a tie-free input).
         xd = x.to(dtype)
-        for name, fn in (("argmax", lambda t: torch.max(t, 1)[1]), ("argmin", lambda t: torch.min(t, 2)[1])):
+        for name, fn in (("argmax", lambda t: torch.max(t, 1)[1]), ("argmin", lambda t: torch.min(t, 2)[1]),
+                         ("argmin_plain", lambda t: torch.argmin(t, 1)), ("cummax_indices", lambda t: torch.cummax(t, 2)[1])):
             checks[f"{name}_{kind}"] = bool(torch.equal(fn(xd.npu()).cpu(), fn(xd.float())))
 
     ints = {
@@ -138,6 +144,7 @@ def indexing_and_math():
         "bitwise_or": lambda a, b: a | b,
         "bitwise_xor": lambda a, b: a ^ b,
         "bitwise_not": lambda a, b: ~a,
+        "fmod": lambda a, b: torch.fmod(a, b),
     }
     a = torch.randint(-20, 20, (4, 6))
     b = torch.randint(1, 7, (6,)) * torch.tensor([1, -1, 1, -1, 1, -1])
@@ -150,10 +157,17 @@ def indexing_and_math():
     fa, fb = torch.randn(4, 6) * 5, torch.randn(6) + 0.1
     for kind, tol in TYPES:
         dtype = getattr(torch, kind)
-        for name in ("floor_divide", "remainder"):
+        for name in ("floor_divide", "remainder", "fmod"):
             fn = ints[name]
             close(f"{name}_{kind}", fn(fa.to(dtype).npu(), fb.to(dtype).npu()),
                   fn(fa.to(dtype).float(), fb.to(dtype).float()).to(dtype), tol)
+    # Rounding (halves to even, and at two decimals) and truncation.
+    r = torch.tensor([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 1.234, -7.777])
+    for kind, tol in TYPES:
+        rd = r.to(getattr(torch, kind))
+        close(f"round_{kind}", torch.round(rd.npu()), torch.round(rd.float()).to(rd.dtype), 0)
+        close(f"round_decimals_{kind}", torch.round(rd.npu(), decimals=2), torch.round(rd.float(), decimals=2).to(rd.dtype), tol)
+        close(f"trunc_{kind}", torch.trunc(rd.npu()), torch.trunc(rd.float()).to(rd.dtype), 0)
     # one_hot (int64 in, int64 out), explicit and inferred class counts.
     labels = torch.tensor([[0, 3], [2, 1], [3, 3]])
     checks["one_hot"] = bool(torch.equal(F.one_hot(labels.npu(), 5).cpu(), F.one_hot(labels, 5)))

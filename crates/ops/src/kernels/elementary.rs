@@ -240,5 +240,68 @@ pub(super) fn Invert(call: &Call<'_>) -> Result<Written, AclError> {
     })
 }
 
+/// `Round(x) -> y`, attribute `decimals` (0): to the nearest integer,
+/// halves to even (`torch.round`); with `decimals`, of `x·10^decimals`,
+/// divided back (negative: tens, hundreds, ...). Integers stay.
+pub(super) fn Round(call: &Call<'_>) -> Result<Written, AclError> {
+    let d = call.attr_int("decimals", 0)?;
+    let d = i32::try_from(d).map_err(|_| AclError::OP_ATTR_NOT_MATCH)?;
+    let scale = 10f64.powi(d.abs());
+    unary(call, move |x| match x {
+        Num::I(i) => Num::I(i),
+        Num::F(f) if d > 0 => Num::F((f * scale).round_ties_even() / scale),
+        Num::F(f) if d < 0 => Num::F((f / scale).round_ties_even() * scale),
+        Num::F(f) => Num::F(f.round_ties_even()),
+    })
+}
+
+/// `Trunc(x) -> y`: toward zero (integers stay).
+pub(super) fn Trunc(call: &Call<'_>) -> Result<Written, AclError> {
+    unary(call, |x| match x {
+        Num::I(i) => Num::I(i),
+        Num::F(f) => Num::F(f.trunc()),
+    })
+}
+
+/// `Mod(x1, x2) -> y`, broadcast: the remainder of the division truncated
+/// toward zero, of `x1`'s sign (`torch.fmod`); an integer modulo 0 gives
+/// 0 (PyTorch's CPU kernel raises an error).
+pub(super) fn Mod(call: &Call<'_>) -> Result<Written, AclError> {
+    binary(call, |x, y| match (x, y) {
+        (Num::I(_), Num::I(0)) => Num::I(0),
+        (Num::I(a), Num::I(b)) => Num::I(a.wrapping_rem(b)),
+        _ => Num::F(x.f64() % y.f64()),
+    })
+}
+
+/// `LogAddExp(x1, x2) -> y`, broadcast, attributes `base` (-1: e),
+/// `scale` (1), `shift` (0): `log_b(b^u + b^v)` of `u = scale·x1 + shift`,
+/// `v = scale·x2 + shift`, formed around the larger (`logaddexp`,
+/// `logaddexp2` with base 2; float types).
+pub(super) fn LogAddExp(call: &Call<'_>) -> Result<Written, AclError> {
+    let base = f64::from(call.attr_float("base", -1.0)?);
+    let scale = f64::from(call.attr_float("scale", 1.0)?);
+    let shift = f64::from(call.attr_float("shift", 0.0)?);
+    if base != -1.0 && base <= 0.0 || base == 1.0 {
+        return Err(AclError::OP_ATTR_NOT_MATCH);
+    }
+    call.expect(2, 1)?;
+    if !call.out(0).dtype.is_float() {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let ln_b = if base == -1.0 { 1.0 } else { base.ln() };
+    binary(call, move |x, y| {
+        let (u, v) = (scale * x.f64() + shift, scale * y.f64() + shift);
+        let (hi, lo) = if u >= v { (u, v) } else { (v, u) };
+        Num::F(if hi.is_nan() || lo.is_nan() {
+            f64::NAN
+        } else if hi == f64::INFINITY || lo == f64::NEG_INFINITY {
+            hi
+        } else {
+            hi + ((lo - hi) * ln_b).exp().ln_1p() / ln_b
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests;

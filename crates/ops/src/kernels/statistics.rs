@@ -335,5 +335,107 @@ pub(super) fn Cumprod(call: &Call<'_>) -> Result<Written, AclError> {
     Ok(vec![Tensor::from_nums(dtype, x.dims.clone(), y).bytes])
 }
 
+/// `ArgMin(x, dimension) -> y` (int32 or int64), attribute `keep_dims`:
+/// the index of the smallest element along `dimension` (a host int; the
+/// first of equal ones; a NaN wins, the first NaN), as PyTorch's
+/// `argmin`.
+pub(super) fn ArgMin(call: &Call<'_>) -> Result<Written, AclError> {
+    call.expect(2, 1)?;
+    let x = call.tensor(0)?;
+    let out = call.out(0);
+    if !matches!(out.dtype, DType::I32 | DType::I64) || x.dtype == DType::Bool {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    if call.spec(1)?.dtype.is_float() {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let a = axis(call.scalar(1)?.i64(), x.dims.len())?;
+    let keep = call.attr_bool("keep_dims", false)?;
+    if x.numel() == 0 {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    }
+    let mut axes = vec![false; x.dims.len()];
+    if let Some(r) = axes.get_mut(a) {
+        *r = true;
+    }
+    let g = groups(&x.dims, &axes)?;
+    fits(out, &g.kept, &g.dropped, keep)?;
+    let (outer, len, inner) = split(&x.dims, a);
+    let mut idx = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| x.at((o * len + k) * inner + i);
+            let mut best = 0;
+            for k in 1..len {
+                if smaller(at(k), at(best)) {
+                    best = k;
+                }
+            }
+            idx.push(Num::I(best as i64));
+        }
+    }
+    Ok(vec![
+        Tensor::from_nums(out.dtype, out.dims.clone(), idx).bytes,
+    ])
+}
+
+/// Whether `c` replaces `b` as the smallest (a NaN wins over a number).
+fn smaller(c: Num, b: Num) -> bool {
+    match (c, b) {
+        (Num::I(x), Num::I(y)) => x < y,
+        _ => nan_over(c, b) || (!b.f64().is_nan() && c.f64() < b.f64()),
+    }
+}
+
+/// `Cummax(x) -> (y, indices)`, attribute `dim`: the running maximum along
+/// `dim` and the index it was taken at (int32/int64), the later of equal
+/// elements, a NaN kept from where it appears, as PyTorch's `cummax`.
+pub(super) fn Cummax(call: &Call<'_>) -> Result<Written, AclError> {
+    call.expect(1, 2)?;
+    let x = call.tensor(0)?;
+    let (vspec, ispec) = (call.out(0), call.out(1));
+    if vspec.dtype != x.dtype || !matches!(ispec.dtype, DType::I32 | DType::I64) {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    if x.dtype == DType::Bool {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let a = axis(call.attr_int("dim", 0)?, x.dims.len())?;
+    if vspec.numel() != x.numel() || ispec.numel() != x.numel() {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
+    let (outer, len, inner) = split(&x.dims, a);
+    let mut vals = vec![Num::I(0); x.numel()];
+    let mut idx = vec![Num::I(0); x.numel()];
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut best: Option<(Num, usize)> = None;
+            for k in 0..len {
+                let at = (o * len + k) * inner + i;
+                let v = x.at(at);
+                let take = match best {
+                    None => true,
+                    Some((b, _)) if b.f64().is_nan() => v.f64().is_nan(),
+                    Some((b, _)) => match (v, b) {
+                        (Num::I(p), Num::I(q)) => p >= q,
+                        _ => v.f64().is_nan() || v.f64() >= b.f64(),
+                    },
+                };
+                if take {
+                    best = Some((v, k));
+                }
+                if let Some((b, bk)) = best {
+                    vals[at] = b;
+                    idx[at] = Num::I(bk as i64);
+                }
+            }
+        }
+    }
+    Ok(vec![
+        Tensor::from_nums(vspec.dtype, vspec.dims.clone(), vals).bytes,
+        Tensor::from_nums(ispec.dtype, ispec.dims.clone(), idx).bytes,
+    ])
+}
+
 #[cfg(test)]
 mod tests;

@@ -27,6 +27,7 @@ macro_rules! with_operators {
             Addcmul: "input_data + value * x1 * x2, broadcast (float types)";
             ArgMaxV2: "the index of the largest element along dimension (the first of equal ones, NaN the largest; keep_dims), int32 or int64";
             ArgMaxWithValue: "the index (int32/int64) and value of the largest element along dimension (the first of equal ones, NaN the largest; keep_dims): torch.max(x, dim)";
+            ArgMin: "the index of the smallest element along dimension (the first of equal ones, NaN wins; keep_dims), int32 or int64";
             ArgMinWithValue: "the index and value of the smallest element along dimension (the first of equal ones, NaN wins; keep_dims): torch.min(x, dim)";
             AsStrided: "a strided view of x's storage (size, stride, storage_offset), made contiguous";
             Asin: "arcsin x, in floating point (NaN outside [-1, 1])";
@@ -62,6 +63,7 @@ macro_rules! with_operators {
             Conv2DTranspose: "a transposed 2-D convolution in NCHW into input_size (strides, pads, dilations, groups, output_padding; optional bias)";
             Cos: "cos x, in floating point";
             Cosh: "cosh x, in floating point";
+            Cummax: "the running maximum along dim and its index (the later of equal ones, NaN kept): cummax";
             Cumprod: "running products along axis (exclusive, reverse); floats multiplied in fp32 (fp64 for float64), each rounded once";
             Cumsum: "running sums along axis (exclusive, reverse); floats summed in fp32 (fp64 for float64), each rounded once";
             Dot: "the inner product of two 1-D tensors (a scalar)";
@@ -101,6 +103,7 @@ macro_rules! with_operators {
             LessEqual: "x1 <= x2, broadcast (bool)";
             Log: "the natural logarithm of x (base, scale and shift at their defaults)";
             Log1p: "ln(1 + x), in floating point";
+            LogAddExp: "log_base(base^x1 + base^x2) of scale * x + shift, broadcast (base -1: e): logaddexp, logaddexp2";
             LogSoftmaxGrad: "dy - exp(y) * sum(dy) along axis";
             LogSoftmaxV2: "x - max - ln(sum(exp(x - max))) along axes (one axis)";
             LogicalAnd: "x1 and x2, broadcast (bool)";
@@ -118,6 +121,7 @@ macro_rules! with_operators {
             Minimum: "the smaller of x1 and x2, broadcast";
             Mish: "x * tanh(ln(1 + exp(x)))";
             MishGrad: "the gradient of Mish at x";
+            Mod: "the remainder of x1 / x2 truncated toward zero, of x1's sign, broadcast (an integer modulo 0 gives 0): fmod";
             Mul: "x1 * x2, broadcast";
             NLLLoss: "-weight[t] * x[i, t] per row, reduced (reduction none/mean/sum, ignore_index); and the total weight";
             NLLLossGrad: "the gradient of NLLLoss";
@@ -149,6 +153,7 @@ macro_rules! with_operators {
             RmsNorm: "rows times 1/sqrt(mean(x^2) + epsilon) and gamma; outputs y and rstd";
             RmsNormGrad: "the gradients of RmsNorm from dy, x, rstd, gamma: dx, dgamma";
             Roll: "x's elements moved shifts places along dims, wrapping (dims empty: flat)";
+            Round: "to the nearest integer, halves to even (decimals: at 10^-decimals)";
             Rsqrt: "1 / sqrt(x)";
             ScatterElements: "data with the elements indices name along axis set to (reduction add/mul: combined with) updates: scatter";
             Select: "x1 where condition is true, else x2, broadcast: torch.where";
@@ -183,6 +188,7 @@ macro_rules! with_operators {
             Transpose: "axes permuted by perm";
             Tril: "each matrix's elements on and below the diagonal-th diagonal, the rest 0";
             Triu: "each matrix's elements on and above the diagonal-th diagonal, the rest 0";
+            Trunc: "toward zero";
             ViewCopy: "a strided view of src written into a strided view of dst";
             ZerosLike: "zeros of x's shape";
         }

@@ -457,3 +457,5 @@ fn unary_refusals() {
         Err(AclError::OP_INPUT_NOT_MATCH)
     );
 }
+
+mod more;

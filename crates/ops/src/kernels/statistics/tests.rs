@@ -575,3 +575,5 @@ fn cumprod_gradient_and_refusals() {
         Err(AclError::OP_OUTPUT_NOT_MATCH)
     );
 }
+
+mod more;
