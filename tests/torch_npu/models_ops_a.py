@@ -12,7 +12,8 @@ Scenario (`python scenarios.py NAME`, imported there):
   `var_mean` (the operator API's aclnnVarMean), the
   elementwise functions (Sign, ClipByValue/HardtanhGrad for hardtanh and
   relu6, Erf, Erfc, Atan, Asin, Acos, Tan, Sinh, Cosh, Expm1, Log1p,
-  Atan2, LogAddExp, Round, Trunc, Mod), `argmin` (ArgMin) and `cummax`
+  Atan2, LogAddExp, Round, Trunc, Mod, Erfinv), `masked_scatter`
+  (MaskedScatter), `take` (Gather), `argmin` (ArgMin) and `cummax`
   (Cummax) in float32, float16 and bfloat16, and the integer ones
   (FloorDiv, FloorMod, Mod, BitwiseAnd/Or/Xor, Invert) in int32 and
   int64.
@@ -104,6 +105,8 @@ def indexing_and_math():
         "cummax": (lambda t: torch.cummax(t, 1)[0], x, []),
         "logaddexp": (torch.logaddexp, x, [torch.randn(5, 4) * 3]),
         "logaddexp2": (torch.logaddexp2, x, [torch.randn(5, 4) * 3]),
+        "masked_scatter": (lambda t, s, m: t.masked_scatter(m, s), x, [torch.randn(6, 5, 4), x > 0.3]),
+        "erfinv": (torch.erfinv, (x * 0.3).clamp(-0.95, 0.95), []),
         "sign": (torch.sign, x, []),
         "hardtanh": (lambda t: F.hardtanh(t, -0.5, 1.0), x, []),
         "relu6": (lambda t: F.relu6(t * 4), x, []),
@@ -161,6 +164,12 @@ def indexing_and_math():
             fn = ints[name]
             close(f"{name}_{kind}", fn(fa.to(dtype).npu(), fb.to(dtype).npu()),
                   fn(fa.to(dtype).float(), fb.to(dtype).float()).to(dtype), tol)
+    # take (Gather; its backward, put_, ends in a copy_ of a flattened
+    # tensor that the operator API refuses: not checked).
+    flat = torch.tensor([[0, 17], [-1, 42]])
+    for kind, tol in TYPES:
+        xd = x.to(getattr(torch, kind))
+        close(f"take_{kind}", torch.take(xd.npu(), flat.npu()), torch.take(xd, flat), 0)
     # Rounding (halves to even, and at two decimals) and truncation.
     r = torch.tensor([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 1.234, -7.777])
     for kind, tol in TYPES:

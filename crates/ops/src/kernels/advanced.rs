@@ -365,5 +365,124 @@ pub(super) fn Roll(call: &Call<'_>) -> Result<Written, AclError> {
     Ok(vec![copy_picks(&x, &from)])
 }
 
+/// `Gather(x, indices) -> y`, attribute `validate_indices` (not read):
+/// the slices of `x` along its first axis that `indices` (int32/int64;
+/// negative from the end) name, `y` of `indices`' shape and `x`'s other
+/// axes (`torch.take`, on a flattened `x`).
+pub(super) fn Gather(call: &Call<'_>) -> Result<Written, AclError> {
+    let dtype = out_type(call, 2)?;
+    let (x, idx) = (call.tensor(0)?, call.tensor(1)?);
+    if x.dtype != dtype {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let values = index_values(&idx)?;
+    let Some((&len, rest)) = x.dims.split_first() else {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    };
+    let mut want = idx.dims.clone();
+    want.extend(rest);
+    fits(call.out(0), &want)?;
+    let inner = Tensor::numel_of(rest)?;
+    let mut from = Vec::with_capacity(values.len() * inner);
+    for &v in &values {
+        let v = if v < 0 { v + len as i64 } else { v };
+        if !(0..len as i64).contains(&v) {
+            return Err(AclError::INVALID_PARAM);
+        }
+        from.extend((0..inner).map(|i| v as usize * inner + i));
+    }
+    Ok(vec![copy_picks(&x, &from)])
+}
+
+/// `MaskedScatter(x, mask, updates) -> y`: `x` with the elements where
+/// `mask` (bool, broadcast to `x`) is true replaced, in order, by the
+/// first elements of `updates` (`masked_scatter`); fewer updates than
+/// true elements is 100021.
+pub(super) fn MaskedScatter(call: &Call<'_>) -> Result<Written, AclError> {
+    let dtype = out_type(call, 3)?;
+    let (x, mask, upd) = (call.tensor(0)?, call.tensor(1)?, call.tensor(2)?);
+    if x.dtype != dtype || upd.dtype != dtype || mask.dtype.is_float() {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    if broadcast(&x.dims, &mask.dims)? != x.dims {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    }
+    fits(call.out(0), &x.dims)?;
+    let size = dtype.size();
+    let mut y = x.bytes.clone();
+    let mut next = 0;
+    for (i, m) in broadcast_index(&mask.dims, &x.dims).enumerate() {
+        if mask.at(m).truthy() {
+            if next >= upd.numel() {
+                return Err(AclError::OP_INPUT_NOT_MATCH);
+            }
+            y[i * size..(i + 1) * size].copy_from_slice(&upd.bytes[next * size..(next + 1) * size]);
+            next += 1;
+        }
+    }
+    Ok(vec![y])
+}
+
+/// `ScatterNdAdd`/`ScatterNdUpdate`: `var` with, for each row of
+/// `indices` (`[..., K]`, int32/int64, negative from the end), the slice
+/// of `var` it names in the first `K` axes set to (`add`: increased by)
+/// the matching slice of `updates` (`indices`' leading shape and `var`'s
+/// axes from `K`).
+fn scatter_nd(call: &Call<'_>, add: bool) -> Result<Written, AclError> {
+    let dtype = out_type(call, 3)?;
+    let (var, idx, upd) = (call.tensor(0)?, call.tensor(1)?, call.tensor(2)?);
+    if var.dtype != dtype || upd.dtype != dtype {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let values = index_values(&idx)?;
+    let Some((&k, lead)) = idx.dims.split_last() else {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    };
+    if k == 0 || k > var.dims.len() {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    }
+    let mut want = lead.to_vec();
+    want.extend(&var.dims[k..]);
+    if upd.dims != want && Tensor::numel_of(&want)? != upd.numel() {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    }
+    fits(call.out(0), &var.dims)?;
+    let inner = Tensor::numel_of(&var.dims[k..])?;
+    let strides = contiguous_strides(&var.dims[..k]);
+    let mut y: Vec<Num> = var.nums().collect();
+    for (r, row) in values.chunks(k).enumerate() {
+        let mut at = 0;
+        for ((&v, &d), &s) in row.iter().zip(&var.dims).zip(&strides) {
+            let v = if v < 0 { v + d as i64 } else { v };
+            if !(0..d as i64).contains(&v) {
+                return Err(AclError::INVALID_PARAM);
+            }
+            at += v as usize * s;
+        }
+        for i in 0..inner {
+            let (to, u) = (at * inner + i, upd.at(r * inner + i));
+            y[to] = match (add, dtype.is_float()) {
+                (false, _) => u,
+                (true, true) => Num::F(y[to].f64() + u.f64()),
+                (true, false) => Num::I(y[to].i64().wrapping_add(u.i64())),
+            };
+        }
+    }
+    Ok(vec![Tensor::from_nums(dtype, var.dims.clone(), y).bytes])
+}
+
+/// `ScatterNdAdd(var, indices, updates) -> y`, attribute `use_locking`
+/// (not read): `updates`' slices added at the places `indices` names
+/// (`put_` accumulating, `take`'s backward).
+pub(super) fn ScatterNdAdd(call: &Call<'_>) -> Result<Written, AclError> {
+    scatter_nd(call, true)
+}
+
+/// `ScatterNdUpdate(var, indices, updates) -> y`: `updates`' slices
+/// written at the places `indices` names (`put_`).
+pub(super) fn ScatterNdUpdate(call: &Call<'_>) -> Result<Written, AclError> {
+    scatter_nd(call, false)
+}
+
 #[cfg(test)]
 mod tests;

@@ -303,5 +303,61 @@ pub(super) fn LogAddExp(call: &Call<'_>) -> Result<Written, AclError> {
     })
 }
 
+/// The inverse error function: a rational first guess refined by
+/// Newton's steps on `erf` (±inf at ±1, NaN outside [-1, 1]).
+pub(super) fn erfinv(y: f64) -> f64 {
+    if y.is_nan() || y.abs() > 1.0 {
+        return f64::NAN;
+    }
+    if y.abs() == 1.0 {
+        return y * f64::INFINITY;
+    }
+    // Giles' single-precision approximation as the start.
+    let w = -((1.0 - y) * (1.0 + y)).ln();
+    let mut x = if w < 5.0 {
+        let w = w - 2.5;
+        let p = [
+            2.810_226_36e-08,
+            3.432_739_39e-07,
+            -3.523_387_7e-06,
+            -4.391_506_54e-06,
+            0.000_218_580_87,
+            -0.001_253_725_03,
+            -0.004_177_681_64,
+            0.246_640_727,
+            1.501_409_41,
+        ];
+        p.iter().fold(0.0, |acc, c| acc * w + c)
+    } else {
+        let w = w.sqrt() - 3.0;
+        let p = [
+            -0.000_200_214_257,
+            0.000_100_950_558,
+            0.001_349_343_22,
+            -0.003_673_428_44,
+            0.005_739_507_73,
+            -0.007_622_461_3,
+            0.009_438_870_47,
+            1.001_674_06,
+            2.832_976_82,
+        ];
+        p.iter().fold(0.0, |acc, c| acc * w + c)
+    } * y;
+    let k = 2.0 / std::f64::consts::PI.sqrt();
+    for _ in 0..3 {
+        let d = k * (-x * x).exp();
+        if d == 0.0 {
+            break;
+        }
+        x -= (libm::erf(x) - y) / d;
+    }
+    x
+}
+
+/// `Erfinv(x) -> y`: the inverse error function (`torch.erfinv`).
+pub(super) fn Erfinv(call: &Call<'_>) -> Result<Written, AclError> {
+    float(call, erfinv)
+}
+
 #[cfg(test)]
 mod tests;

@@ -74,12 +74,14 @@ macro_rules! with_operators {
             Equal: "x1 == x2, broadcast (bool)";
             Erf: "the error function, in floating point";
             Erfc: "1 - erf(x), in floating point";
+            Erfinv: "the inverse error function, in floating point (NaN outside [-1, 1])";
             Exp: "e to the power x (base, scale and shift at their defaults)";
             Expm1: "e^x - 1, in floating point";
             Fill: "a tensor of dims filled with a value";
             Floor: "the greatest integer not above x";
             FloorDiv: "x1 / x2 rounded toward minus infinity, broadcast (PyTorch's float formula; an integer divided by 0 gives 0)";
             FloorMod: "the remainder of FloorDiv, of x2's sign, broadcast (an integer modulo 0 gives 0): remainder";
+            Gather: "the slices of x along its first axis that indices name (negative from the end): take";
             GatherElements: "the elements of x whose dim coordinate index names, in index's shape: torch.gather";
             GatherV2: "the slices of x along axis that indices name (batch_dims 0): embedding, index_select";
             Gelu: "GELU, the tanh form (as the NPU computes it, whatever approximate says)";
@@ -112,6 +114,7 @@ macro_rules! with_operators {
             LpNormReduceV2: "the sum of |x|^p over axes (max |x| for p inf, min for -inf, the non-zero count for 0; keepdim, epsilon): the first half of an Lp norm";
             LpNormUpdateV2: "the Lp norm from LpNormReduceV2's sums: x^(1/p), at least epsilon";
             MaskedFill: "x with value where mask (broadcast) is true";
+            MaskedScatter: "x with the elements where mask is true replaced, in order, by updates' first elements: masked_scatter";
             MaskedSelect: "the elements of x where mask is true, 1-D (the real shape goes to the output descriptor)";
             MatMul: "x1 (m, k) times x2 (k, n), each transposed where transpose_x1/transpose_x2 say, plus an optional bias of n; float types, fp16/bf16 accumulated in fp32";
             MatMulV2: "as MatMul (offset_x 0 only: no quantised form)";
@@ -156,6 +159,8 @@ macro_rules! with_operators {
             Round: "to the nearest integer, halves to even (decimals: at 10^-decimals)";
             Rsqrt: "1 / sqrt(x)";
             ScatterElements: "data with the elements indices name along axis set to (reduction add/mul: combined with) updates: scatter";
+            ScatterNdAdd: "var with updates' slices added at the places the rows of indices name in its first axes: put_ accumulating, take's backward";
+            ScatterNdUpdate: "var with updates' slices written at the places the rows of indices name: put_";
             Select: "x1 where condition is true, else x2, broadcast: torch.where";
             Sigmoid: "1 / (1 + exp(-x))";
             SigmoidGrad: "dy * y * (1 - y), y the sigmoid";

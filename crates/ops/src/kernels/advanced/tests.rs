@@ -342,3 +342,5 @@ fn gather_refusals() {
 }
 
 mod more;
+
+mod scatter_nd;

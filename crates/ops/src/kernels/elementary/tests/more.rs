@@ -160,3 +160,63 @@ fn log_add_exp_in_base_e_and_2_and_its_gradient() {
         Err(AclError::OP_TYPE_NOT_MATCH)
     );
 }
+
+#[test]
+fn erfinv_inverts_erf_and_its_derivative() {
+    let ys: Vec<f64> = (-99..=99)
+        .map(|i| i as f64 / 100.0)
+        .chain([-0.999_999, 0.999_999, 1e-12])
+        .collect();
+    for &y in &ys {
+        let x = erfinv(y);
+        assert!(
+            (libm::erf(x) - y).abs() <= 1e-15,
+            "erf(erfinv({y})) = {}",
+            libm::erf(x)
+        );
+    }
+    for dtype in FLOATS {
+        let y = stored(dtype, &ys[..20]);
+        let got = run1(
+            "Erfinv",
+            vec![t(dtype, &[20], &y)],
+            spec(dtype, &[20]),
+            none(),
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            stored(dtype, &y.iter().map(|&v| erfinv(v)).collect::<Vec<_>>()),
+            "{dtype:?}"
+        );
+    }
+    let edges = run1(
+        "Erfinv",
+        vec![t(DType::F32, &[4], &[1.0, -1.0, 1.5, f64::NAN])],
+        spec(DType::F32, &[4]),
+        none(),
+    )
+    .unwrap();
+    assert_eq!(edges[..2], [f64::INFINITY, f64::NEG_INFINITY]);
+    assert!(edges[2].is_nan() && edges[3].is_nan());
+    // torch's derivative: sqrt(pi)/2 * exp(erfinv(y)^2).
+    let (yv, dy): (Vec<f64>, Vec<f64>) = (
+        wavy(10, 44).iter().map(|v| v * 0.45).collect(),
+        wavy(10, 45),
+    );
+    let f = |y: &[f64]| {
+        run1(
+            "Erfinv",
+            vec![t(DType::F64, &[10], y)],
+            spec(DType::F64, &[10]),
+            none(),
+        )
+        .unwrap()
+    };
+    let got: Vec<f64> = yv
+        .iter()
+        .zip(&dy)
+        .map(|(&y, &g)| g * std::f64::consts::PI.sqrt() / 2.0 * erfinv(y).powi(2).exp())
+        .collect();
+    close(&got, &numeric_grad(f, &yv, &dy), 1e-6);
+}
