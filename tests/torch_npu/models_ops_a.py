@@ -12,7 +12,7 @@ Scenario (`python scenarios.py NAME`, imported there):
   `var_mean` (the operator API's aclnnVarMean), the
   elementwise functions (Sign, ClipByValue/HardtanhGrad for hardtanh and
   relu6, Erf, Erfc, Atan, Asin, Acos, Tan, Sinh, Cosh, Expm1, Log1p,
-  Atan2, LogAddExp, Round, Trunc, Mod, Erfinv), `masked_scatter`
+  Atan2, LogAddExp, Round, Trunc, Mod, Erfinv, Log of base 2 and 10), `masked_scatter`
   (MaskedScatter), `take` (Gather), `argmin` (ArgMin) and `cummax`
   (Cummax) in float32, float16 and bfloat16, and the integer ones
   (FloorDiv, FloorMod, Mod, BitwiseAnd/Or/Xor, Invert) in int32 and
@@ -107,6 +107,8 @@ def indexing_and_math():
         "logaddexp2": (torch.logaddexp2, x, [torch.randn(5, 4) * 3]),
         "masked_scatter": (lambda t, s, m: t.masked_scatter(m, s), x, [torch.randn(6, 5, 4), x > 0.3]),
         "erfinv": (torch.erfinv, (x * 0.3).clamp(-0.95, 0.95), []),
+        "log2": (torch.log2, x.abs() + 0.1, []),
+        "log10": (torch.log10, x.abs() + 0.1, []),
         "sign": (torch.sign, x, []),
         "hardtanh": (lambda t: F.hardtanh(t, -0.5, 1.0), x, []),
         "relu6": (lambda t: F.relu6(t * 4), x, []),

@@ -584,12 +584,12 @@ def test_indexing_reductions_and_elementwise_math_match_the_cpu(machine):
     r, err, _ = run_scenario("indexing_and_math", machine)
     failed = [name for name, ok in r["checks"].items() if not ok]
     assert not failed, failed
-    # 41 float functions x (forward, gradient) and the second gradient of
+    # 43 float functions x (forward, gradient) and the second gradient of
     # index_add, atan2, logaddexp, logaddexp2 and masked_scatter, in
     # float32 and float16, and in bfloat16 but var's two (torch_npu refuses
-    # them): 87 + 87 + 83; 4 index results (max, min, argmin, cummax) x 3
+    # them): 91 + 91 + 87; 4 index results (max, min, argmin, cummax) x 3
     # types; 7 integer functions x 2 types; float floor_divide, remainder
     # and fmod x 3 types; round, round to 2 decimals, trunc x 3 types; take
     # x 3 types; one_hot x 2; a 2-D mask, an int32 index; max/min ties.
-    assert len(r["checks"]) == 257 + 12 + 14 + 9 + 9 + 3 + 2 + 2 + 2
+    assert len(r["checks"]) == 269 + 12 + 14 + 9 + 9 + 3 + 2 + 2 + 2
     assert "is not supported by the emulator" not in err, err

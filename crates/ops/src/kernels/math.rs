@@ -19,9 +19,29 @@ pub(super) fn Exp(call: &Call<'_>) -> Result<Written, AclError> {
     float(call, f64::exp)
 }
 
-/// `Log(x) -> y`, the natural logarithm (NaN below 0, -inf at 0).
+/// `Log(x) -> y`, attributes `base` (-1: e), `scale` (1), `shift` (0):
+/// `log_base(scale·x + shift)` (NaN below 0, -inf at 0): `log`, `log2`,
+/// `log10` (torch_npu passes base 2 and 10); a base of 1 or not positive
+/// (but -1) is 100023.
 pub(super) fn Log(call: &Call<'_>) -> Result<Written, AclError> {
-    float(call, f64::ln)
+    let base = f64::from(call.attr_float("base", -1.0)?);
+    let scale = f64::from(call.attr_float("scale", 1.0)?);
+    let shift = f64::from(call.attr_float("shift", 0.0)?);
+    if base != -1.0 && (base <= 0.0 || base == 1.0) {
+        return Err(AclError::OP_ATTR_NOT_MATCH);
+    }
+    float(call, move |x| {
+        let v = scale * x + shift;
+        if base == -1.0 {
+            v.ln()
+        } else if base == 2.0 {
+            v.log2()
+        } else if base == 10.0 {
+            v.log10()
+        } else {
+            v.ln() / base.ln()
+        }
+    })
 }
 
 /// `Sqrt(x) -> y`.

@@ -103,7 +103,7 @@ macro_rules! with_operators {
             Lerp: "start + weight * (end - start), broadcast (float types)";
             Less: "x1 < x2, broadcast (bool)";
             LessEqual: "x1 <= x2, broadcast (bool)";
-            Log: "the natural logarithm of x (base, scale and shift at their defaults)";
+            Log: "log_base(scale * x + shift) (base -1: e): log, log2, log10";
             Log1p: "ln(1 + x), in floating point";
             LogAddExp: "log_base(base^x1 + base^x2) of scale * x + shift, broadcast (base -1: e): logaddexp, logaddexp2";
             LogSoftmaxGrad: "dy - exp(y) * sum(dy) along axis";

@@ -220,3 +220,59 @@ fn erfinv_inverts_erf_and_its_derivative() {
         .collect();
     close(&got, &numeric_grad(f, &yv, &dy), 1e-6);
 }
+
+#[test]
+fn log_takes_its_base_scale_and_shift() {
+    let xv: Vec<f64> = wavy(12, 46).iter().map(|v| v.abs() * 3.0 + 0.01).collect();
+    let log = |dtype: DType, x: &[f64], base: f32, scale: f32, shift: f32| {
+        let a = attrs(&[
+            ("base", AttrValue::Float(base)),
+            ("scale", AttrValue::Float(scale)),
+            ("shift", AttrValue::Float(shift)),
+        ]);
+        run1(
+            "Log",
+            vec![t(dtype, &[x.len()], x)],
+            spec(dtype, &[x.len()]),
+            a,
+        )
+    };
+    for dtype in FLOATS {
+        let x = stored(dtype, &xv);
+        let want = |f: fn(f64) -> f64| stored(dtype, &x.iter().map(|&v| f(v)).collect::<Vec<_>>());
+        assert_eq!(
+            log(dtype, &x, -1.0, 1.0, 0.0).unwrap(),
+            want(f64::ln),
+            "{dtype:?}"
+        );
+        assert_eq!(
+            log(dtype, &x, 2.0, 1.0, 0.0).unwrap(),
+            want(f64::log2),
+            "{dtype:?}"
+        );
+        assert_eq!(
+            log(dtype, &x, 10.0, 1.0, 0.0).unwrap(),
+            want(f64::log10),
+            "{dtype:?}"
+        );
+        let got = log(dtype, &x, 3.0, 2.0, 1.0).unwrap();
+        close(&got, &want(|v| (2.0 * v + 1.0).ln() / 3f64.ln()), 1e-2);
+    }
+    // The defaults are the natural logarithm; a base of 1 or 0 is refused.
+    let plain = run1(
+        "Log",
+        vec![t(DType::F64, &[1], &[2.0])],
+        spec(DType::F64, &[1]),
+        none(),
+    )
+    .unwrap();
+    assert_eq!(plain, [2f64.ln()]);
+    assert_eq!(
+        log(DType::F32, &[1.0], 1.0, 1.0, 0.0),
+        Err(AclError::OP_ATTR_NOT_MATCH)
+    );
+    assert_eq!(
+        log(DType::F32, &[1.0], 0.0, 1.0, 0.0),
+        Err(AclError::OP_ATTR_NOT_MATCH)
+    );
+}
