@@ -15,6 +15,7 @@ pub mod attention;
 mod memory;
 pub mod plan;
 mod pointwise;
+mod random;
 mod stream;
 mod strided;
 mod view;

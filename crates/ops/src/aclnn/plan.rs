@@ -373,6 +373,9 @@ impl Plan {
                 }
                 _ => return Err(AclError::INVALID_PARAM),
             };
+            if let Some(done) = super::random::fill(normal, a, b, seed, offset, &self.out, mem) {
+                return done;
+            }
             let t = random(normal, a, b, seed, offset, &self.out)?;
             return self.out.scatter(mem, &t.bytes);
         }

@@ -44,6 +44,7 @@ mod testing;
 mod tests;
 
 pub use call::{Call, HostInputs, Inputs, Kernel, Spec, Written, plain_format};
+pub(crate) use random::{generator, standard_normal, unit, words_per_element};
 
 use activation::*;
 use basic::*;
