@@ -12,6 +12,7 @@
 //! them on its task queue's, so the table is one lock, not per thread.
 
 pub mod attention;
+mod complex;
 mod memory;
 pub mod plan;
 mod pointwise;
