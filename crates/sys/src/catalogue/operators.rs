@@ -41,6 +41,8 @@ macro_rules! with_operators {
             BNTrainingUpdateGrad: "per channel, the gradients of batch norm's scale and offset: sum(grads * normalised x), sum(grads)";
             BatchMatMul: "matrices [..., m, k] times [..., k, n] (adj_x1, adj_x2 transpose them), batch dims broadcast; float types, fp16/bf16 accumulated in fp32";
             BatchMatMulV2: "as BatchMatMul, with an optional bias of n added to every row";
+            BinaryCrossEntropy: "-weight * (t * ln x + (1 - t) * ln(1 - x)), logarithms at least -100, reduced (reduction none/mean/sum)";
+            BinaryCrossEntropyGrad: "the gradient of BinaryCrossEntropy: weight * dy * (x - t) / max(x * (1 - x), 1e-12)";
             BroadcastTo: "x broadcast to a shape";
             Cast: "each element converted to dst_type";
             Ceil: "the least integer not below x";
@@ -70,6 +72,9 @@ macro_rules! with_operators {
             IndexPutV2: "x with the elements index tensors pick set to (accumulate: increased by) value";
             IsClose: "|x1 - x2| <= atol + rtol * |x2| (rtol, atol, equal_nan)";
             IsFinite: "x is neither infinite nor NaN (bool)";
+            KLDiv: "t * (ln t - x) (exp(t) * (t - x) with log_target), reduced (reduction none/sum/mean/batchmean)";
+            KlDivLossGrad: "the gradient of KLDiv: -t * dy (-exp(t) * dy with log_target)";
+            L1LossGrad: "the gradient of LpLoss with p 1: sign(x - t) * dy";
             LayerNorm: "rows from begin_norm_axis normalised by mean and variance, times gamma plus beta (epsilon); outputs y, mean, variance";
             LayerNormGrad: "the gradients of LayerNorm from dy, x, variance, mean, gamma: dx, dgamma, dbeta";
             LeakyRelu: "x, or negative_slope * x where x <= 0";
@@ -83,6 +88,7 @@ macro_rules! with_operators {
             LogicalAnd: "x1 and x2, broadcast (bool)";
             LogicalNot: "not x (bool)";
             LogicalOr: "x1 or x2, broadcast (bool)";
+            LpLoss: "|x - t| (p 1), reduced (reduction none/mean/sum)";
             LpNormReduceV2: "the sum of |x|^p over axes (max |x| for p inf, min for -inf, the non-zero count for 0; keepdim, epsilon): the first half of an Lp norm";
             LpNormUpdateV2: "the Lp norm from LpNormReduceV2's sums: x^(1/p), at least epsilon";
             MaskedFill: "x with value where mask (broadcast) is true";
@@ -95,6 +101,8 @@ macro_rules! with_operators {
             Minimum: "the smaller of x1 and x2, broadcast";
             Mish: "x * tanh(ln(1 + exp(x)))";
             MishGrad: "the gradient of Mish at x";
+            MseLoss: "(x - t)^2, reduced (reduction none/mean/sum)";
+            MseLossGrad: "the gradient of MseLoss: 2 * (x - t) * dy";
             Mul: "x1 * x2, broadcast";
             NLLLoss: "-weight[t] * x[i, t] per row, reduced (reduction none/mean/sum, ignore_index); and the total weight";
             NLLLossGrad: "the gradient of NLLLoss";
@@ -123,10 +131,14 @@ macro_rules! with_operators {
             ScatterElements: "data with the elements indices name along axis set to (reduction add/mul: combined with) updates: scatter";
             Select: "x1 where condition is true, else x2, broadcast: torch.where";
             Sigmoid: "1 / (1 + exp(-x))";
+            SigmoidCrossEntropyWithLogitsGradV2: "the gradient of SigmoidCrossEntropyWithLogitsV2";
+            SigmoidCrossEntropyWithLogitsV2: "binary cross-entropy of logits with weight and pos_weight, reduced (reduction none/mean/sum)";
             SigmoidGrad: "dy * y * (1 - y), y the sigmoid";
             SiluGrad: "the gradient of SiLU (Swish of scale 1) at x";
             Sin: "sin x, in floating point";
             Slice: "the block at offsets of a size";
+            SmoothL1LossGradV2: "the gradient of SmoothL1LossV2";
+            SmoothL1LossV2: "(x - t)^2 / (2 sigma) where |x - t| < sigma, else |x - t| - sigma / 2, reduced (reduction none/mean/sum)";
             SoftmaxGrad: "y * (dy - sum(dy * y)) along axes";
             SoftmaxV2: "exp(x) / sum(exp(x)) along axes (one axis)";
             SoftplusV2: "ln(1 + exp(beta * x)) / beta, x above threshold";
