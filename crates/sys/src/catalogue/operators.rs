@@ -68,6 +68,7 @@ macro_rules! with_operators {
             GeluGrad: "dy times the derivative of Gelu at x";
             Greater: "x1 > x2, broadcast (bool)";
             GreaterEqual: "x1 >= x2, broadcast (bool)";
+            GroupNorm: "each image's channels in num_groups groups, each normalised by its mean and variance (eps), times gamma plus beta per channel; outputs y, mean, variance [N, num_groups]";
             Identity: "a copy";
             IndexPutV2: "x with the elements index tensors pick set to (accumulate: increased by) value";
             IsClose: "|x1 - x2| <= atol + rtol * |x2| (rtol, atol, equal_nan)";
