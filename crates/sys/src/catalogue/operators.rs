@@ -125,6 +125,10 @@ macro_rules! with_operators {
             ReduceSum: "sum over axes (keep_dims)";
             Relu: "max(x, 0)";
             ReluGrad: "the gradient where the feature is positive, else 0";
+            ResizeBilinearV2: "NCHW images resized bilinearly to size (align_corners, half_pixel_centers)";
+            ResizeBilinearV2Grad: "the gradient of ResizeBilinearV2 into original_image's shape";
+            ResizeNearestNeighborV2: "NCHW images resized to size by nearest neighbour (align_corners, half_pixel_centers)";
+            ResizeNearestNeighborV2Grad: "the gradient of ResizeNearestNeighborV2 into size";
             ReverseV2: "x with the order of each listed axis reversed: flip";
             RmsNorm: "rows times 1/sqrt(mean(x^2) + epsilon) and gamma; outputs y and rstd";
             RmsNormGrad: "the gradients of RmsNorm from dy, x, rstd, gamma: dx, dgamma";
