@@ -39,7 +39,7 @@ fn group_norm<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
         return Err(AclError::OP_OUTPUT_NOT_MATCH);
     }
     // Elements per channel and per group.
-    let hw = if n * c == 0 { 0 } else { xv.len() / (n * c) };
+    let hw = xv.len().checked_div(n * c).unwrap_or(0);
     let per = c / groups * hw;
     let mut y = vec![T::ZERO; xv.len()];
     let mut mean = vec![T::ZERO; n * groups];

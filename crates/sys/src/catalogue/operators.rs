@@ -100,6 +100,7 @@ macro_rules! with_operators {
             MaxPoolWithArgmaxV1: "2-D max pooling in NCHW (ksize, strides, pads, dilation, ceil_mode) and the uint16 mask of where each maximum was";
             Maximum: "the larger of x1 and x2, broadcast";
             Minimum: "the smaller of x1 and x2, broadcast";
+            MirrorPad: "x padded by its own elements mirrored at each end of each axis (paddings; mode REFLECT or SYMMETRIC)";
             Mish: "x * tanh(ln(1 + exp(x)))";
             MishGrad: "the gradient of Mish at x";
             MseLoss: "(x - t)^2, reduced (reduction none/mean/sum)";
@@ -112,7 +113,8 @@ macro_rules! with_operators {
             NotEqual: "x1 != x2, broadcast (bool)";
             OnesLike: "ones of x's shape";
             Pack: "the inputs stacked along a new axis";
-            PadV3: "x surrounded by a constant on each axis (mode constant, paddings before/after)";
+            PadV3: "x surrounded by a constant (mode constant) or its own elements (reflect, symmetric, edge) on each axis (paddings before/after)";
+            PadV3Grad: "the gradient of PadV3 in modes reflect, edge, symmetric: each gradient added into the element it was read from";
             Pow: "x1 to the power x2, broadcast";
             Range: "start, start + delta, ... below limit";
             RealDiv: "x1 / x2, broadcast, in floating point";
