@@ -52,6 +52,10 @@ macro_rules! with_operators {
             Conv2DBackpropFilter: "the gradient of Conv2D's filter (x, filter_size, out_backprop; Conv2D's attributes), summed over the images; im2col and a matrix product";
             Conv2DBackpropInput: "the gradient of Conv2D's input (input_size, filter, out_backprop; Conv2D's attributes): a transposed convolution";
             Conv2DTranspose: "a transposed 2-D convolution in NCHW into input_size (strides, pads, dilations, groups, output_padding; optional bias)";
+            Conv3D: "a 3-D convolution in NCDHW (strides, pads, dilations, groups; optional bias), im2col and a matrix product";
+            Conv3DBackpropFilter: "the gradient of Conv3D's filter (x, filter_size, out_backprop; Conv3D's attributes), summed over the images";
+            Conv3DBackpropInput: "the gradient of Conv3D's input (input_size, filter, out_backprop; Conv3D's attributes): a transposed convolution";
+            Conv3DTranspose: "a transposed 3-D convolution in NCDHW into input_size (strides, pads, dilations, groups, output_padding; optional bias)";
             Cos: "cos x, in floating point";
             Cumsum: "running sums along axis (exclusive, reverse); floats summed in fp32 (fp64 for float64), each rounded once";
             Dot: "the inner product of two 1-D tensors (a scalar)";
