@@ -1066,6 +1066,7 @@ def optimizer_steps():
 from models_transformer import *  # noqa
 from models_attention import *  # noqa
 from models_cnn import *  # noqa
+from models_ops_b import *  # noqa
 
 if __name__ == "__main__":
     globals()[sys.argv[1]]()
