@@ -22,6 +22,9 @@ Scenario (`python scenarios.py losses_and_layers`, imported there):
   output_padding and a bias (Conv3D, Conv3DBackpropInput,
   Conv3DBackpropFilter, Conv3DTranspose), their weight and bias
   gradients too;
+- F.embedding_bag in each mode, with padding_idx, include_last_offset,
+  per_sample_weights and 2-D indices (EmbeddingBag), the weight's
+  gradient;
 - a network of reflect-padded Conv2d, GroupNorm, ReLU, bilinear
   upsampling, replicate-padded Conv2d and an MSE loss: the same initial
   weights on both, three SGD steps, the losses, parameters and an
@@ -116,7 +119,23 @@ def _operators(torch, F):
                                    "volume")
     ops["conv_transpose3d_s2_op1"] = (lambda x, d: F.conv_transpose3d(x, d["w3t"], stride=2, padding=1,
                                                                       output_padding=1), "volume")
-    data = dict(target=target, prob=prob, weight=weight, pos_weight=pos_weight, bce_weight=bce_weight,
+    bag_idx = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9, 0])
+    bag_off = torch.tensor([0, 2, 2, 5])
+    last_off = torch.tensor([0, 2, 2, 5, 9])
+    psw = torch.rand(9, generator=g) + 0.5
+    rows = torch.tensor([[1, 4, 4], [0, 9, 3]])
+    for mode in ("sum", "mean", "max"):
+        ops[f"embedding_bag_{mode}"] = (lambda x, d, mode=mode: F.embedding_bag(d["bag_idx"], x, d["bag_off"],
+                                                                                mode=mode), "table")
+    ops["embedding_bag_mean_padding"] = (lambda x, d: F.embedding_bag(d["bag_idx"], x, d["bag_off"], mode="mean",
+                                                                      padding_idx=4), "table")
+    ops["embedding_bag_sum_last_offset"] = (lambda x, d: F.embedding_bag(d["bag_idx"], x, d["last_off"],
+                                                                         mode="sum", include_last_offset=True),
+                                            "table")
+    ops["embedding_bag_sum_per_sample_weights"] = (lambda x, d: F.embedding_bag(
+        d["bag_idx"], x, d["bag_off"], mode="sum", per_sample_weights=d["psw"]), "table")
+    ops["embedding_bag_max_rows"] = (lambda x, d: F.embedding_bag(d["rows"], x, mode="max"), "table")
+    data = dict(bag_idx=bag_idx, bag_off=bag_off, last_off=last_off, psw=psw, rows=rows, target=target, prob=prob, weight=weight, pos_weight=pos_weight, bce_weight=bce_weight,
                 log_prob=log_prob, gamma=gamma, beta=beta, w3=w3, w3g=w3g, w3t=w3t, b3=b3)
     return ops, data
 
@@ -137,13 +156,14 @@ def losses_and_layers():
         "image": torch.randn(2, 6, 4, 5),
         "sequence": torch.randn(2, 3, 6),
         "volume": torch.randn(2, 2, 4, 5, 6),
+        "table": torch.randn(10, 4),
     }
     for kind, tol in TYPES:
         dtype = getattr(torch, kind)
         # The values rounded to the type once, then float32 on the CPU.
-        on = {k: v.to(dtype) for k, v in data.items()}
+        on = {k: v.to(dtype) if v.is_floating_point() else v for k, v in data.items()}
         npu_data = {k: v.npu() for k, v in on.items()}
-        cpu_data = {k: v.float() for k, v in on.items()}
+        cpu_data = {k: v.float() if v.is_floating_point() else v for k, v in on.items()}
         for name, (fn, shape) in ops.items():
             x = inputs[shape].to(dtype)
             yn, gn, _ = _forward_backward(torch, lambda t: fn(t, npu_data), x.npu())
@@ -158,7 +178,7 @@ def losses_and_layers():
                                                                     output_padding=1), ("w3t",)),
         ):
             grads = {}
-            for dev, src in (("npu", on), ("cpu", {k: v.float() for k, v in on.items()})):
+            for dev, src in (("npu", on), ("cpu", cpu_data)):
                 ps = [src[p].to(dev).clone().requires_grad_() for p in params]
                 w, b = ps[0], ps[1] if len(ps) > 1 else None
                 xd = x.to(dev) if dev == "npu" else x.float()

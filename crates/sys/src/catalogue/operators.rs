@@ -62,6 +62,7 @@ macro_rules! with_operators {
             DropOutDoMask: "x / keep_prob where the bit mask's bit is set, else 0: dropout and its gradient";
             Elu: "scale * x above 0, else scale * alpha * (exp(input_scale * x) - 1): elu, selu, celu";
             EluGradV2: "the gradient of Elu from its input or output (is_result)";
+            EmbeddingBag: "each bag's sum, mean or maximum of the weight rows its indices name (mode, offsets, include_last_offset, padding_idx, per_sample_weights); outputs y, offset2bag, bag_size, max_indices";
             EmbeddingDenseGrad: "the gradient of an embedding: grad's rows summed into the rows indices name (num_weights, padding_idx, scale_grad_by_freq)";
             Equal: "x1 == x2, broadcast (bool)";
             Exp: "e to the power x (base, scale and shift at their defaults)";
