@@ -9,13 +9,15 @@ Scenario (`python scenarios.py losses_and_layers`, imported there):
   gradient), F.binary_cross_entropy with a weight (BinaryCrossEntropy,
   BinaryCrossEntropyGrad), F.l1_loss (LpLoss, L1LossGrad),
   F.smooth_l1_loss with two betas (SmoothL1LossV2, SmoothL1LossGradV2),
+  F.soft_margin_loss (SoftMarginLoss, SoftMarginLossGrad),
   F.kl_div with none/sum/mean/batchmean and a log target (KLDiv,
   KlDivLossGrad);
 - F.group_norm in three group counts (GroupNorm; the backward is
   torch_npu's batch-norm composition);
 - F.interpolate nearest by scale and size (ResizeNearestNeighborV2 and
   its gradient), bilinear by scale and size, align_corners both ways
-  (ResizeBilinearV2 and its gradient);
+  (ResizeBilinearV2 and its gradient); on volumes nearest and trilinear
+  (UpsampleNearest3d, UpsampleTrilinear3d and their gradients);
 - F.pad reflect and replicate on 4-D and 3-D inputs (MirrorPad, PadV3
   edge, PadV3Grad);
 - F.conv3d and F.conv_transpose3d with strides, pads, dilation, groups,
@@ -95,6 +97,7 @@ def _operators(torch, F):
         ops[f"l1_{r}"] = (lambda x, d, r=r: F.l1_loss(x, d["target"], reduction=r), "loss")
         ops[f"smooth_l1_beta0.5_{r}"] = (lambda x, d, r=r: F.smooth_l1_loss(x, d["target"], reduction=r,
                                                                            beta=0.5), "loss")
+        ops[f"soft_margin_{r}"] = (lambda x, d, r=r: F.soft_margin_loss(x, d["sign"], reduction=r), "loss")
     ops["bce_logits_plain_mean"] = (lambda x, d: F.binary_cross_entropy_with_logits(x, d["prob"]), "loss")
     ops["smooth_l1_beta1_mean"] = (lambda x, d: F.smooth_l1_loss(x, d["target"]), "loss")
     for r in ("none", "sum", "mean", "batchmean"):
@@ -110,6 +113,11 @@ def _operators(torch, F):
     ops["bilinear_size7x5_corners"] = (lambda x, d: F.interpolate(x, size=(7, 5), mode="bilinear",
                                                                   align_corners=True), "image")
     ops["bilinear_size3x9"] = (lambda x, d: F.interpolate(x, size=(3, 9), mode="bilinear"), "image")
+    ops["nearest3d_scale2"] = (lambda x, d: F.interpolate(x, scale_factor=2), "volume")
+    ops["nearest3d_size3x7x4"] = (lambda x, d: F.interpolate(x, size=(3, 7, 4)), "volume")
+    ops["trilinear_scale2"] = (lambda x, d: F.interpolate(x, scale_factor=2, mode="trilinear"), "volume")
+    ops["trilinear_size5x3x8_corners"] = (lambda x, d: F.interpolate(x, size=(5, 3, 8), mode="trilinear",
+                                                                     align_corners=True), "volume")
     ops["pad_reflect"] = (lambda x, d: F.pad(x, (1, 2, 2, 1), mode="reflect"), "image")
     ops["pad_replicate"] = (lambda x, d: F.pad(x, (2, 1, 0, 3), mode="replicate"), "image")
     ops["pad_reflect_1d"] = (lambda x, d: F.pad(x, (3, 1), mode="reflect"), "sequence")
@@ -135,7 +143,8 @@ def _operators(torch, F):
     ops["embedding_bag_sum_per_sample_weights"] = (lambda x, d: F.embedding_bag(
         d["bag_idx"], x, d["bag_off"], mode="sum", per_sample_weights=d["psw"]), "table")
     ops["embedding_bag_max_rows"] = (lambda x, d: F.embedding_bag(d["rows"], x, mode="max"), "table")
-    data = dict(bag_idx=bag_idx, bag_off=bag_off, last_off=last_off, psw=psw, rows=rows, target=target, prob=prob, weight=weight, pos_weight=pos_weight, bce_weight=bce_weight,
+    sign = torch.randn(4, 6, generator=g).sign()
+    data = dict(sign=sign, bag_idx=bag_idx, bag_off=bag_off, last_off=last_off, psw=psw, rows=rows, target=target, prob=prob, weight=weight, pos_weight=pos_weight, bce_weight=bce_weight,
                 log_prob=log_prob, gamma=gamma, beta=beta, w3=w3, w3g=w3g, w3t=w3t, b3=b3)
     return ops, data
 

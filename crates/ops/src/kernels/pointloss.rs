@@ -1,8 +1,9 @@
 //! The element-wise losses and their gradients, as torch_npu launches
 //! them: `MseLoss`, `SigmoidCrossEntropyWithLogitsV2`,
 //! `BinaryCrossEntropy`, `LpLoss` (p 1: `l1_loss`), `SmoothL1LossV2`,
-//! `KLDiv`, and `MseLossGrad`, `SigmoidCrossEntropyWithLogitsGradV2`,
-//! `BinaryCrossEntropyGrad`, `L1LossGrad`, `SmoothL1LossGradV2`,
+//! `SoftMarginLoss`, `KLDiv`, and `MseLossGrad`,
+//! `SigmoidCrossEntropyWithLogitsGradV2`, `BinaryCrossEntropyGrad`,
+//! `L1LossGrad`, `SmoothL1LossGradV2`, `SoftMarginLossGrad`,
 //! `KlDivLossGrad`.
 //!
 //! Each forward operator computes one loss per element of x (the other

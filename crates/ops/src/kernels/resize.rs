@@ -26,13 +26,13 @@ use super::float::{Real, by_type, bytes, values};
 
 /// How one axis resamples: for each output position, the input
 /// positions it reads and their weights.
-type Taps = Vec<Vec<(usize, f64)>>;
+pub(super) type Taps = Vec<Vec<(usize, f64)>>;
 
 #[derive(Debug, Clone, Copy)]
-struct Mode {
-    bilinear: bool,
-    align_corners: bool,
-    half_pixel: bool,
+pub(super) struct Mode {
+    pub(super) bilinear: bool,
+    pub(super) align_corners: bool,
+    pub(super) half_pixel: bool,
 }
 
 fn mode(call: &Call<'_>, bilinear: bool) -> Result<Mode, AclError> {
@@ -49,7 +49,7 @@ fn mode(call: &Call<'_>, bilinear: bool) -> Result<Mode, AclError> {
 }
 
 /// The taps of an axis of `input` positions resampled to `output`.
-fn taps(m: Mode, input: usize, output: usize) -> Taps {
+pub(super) fn taps(m: Mode, input: usize, output: usize) -> Taps {
     let scale = if m.align_corners && output > 1 {
         (input as f64 - 1.0) / (output as f64 - 1.0)
     } else {
@@ -96,29 +96,37 @@ fn size_pair(call: &Call<'_>, i: usize) -> Result<[usize; 2], AclError> {
     }
 }
 
-/// Resamples `[planes, h, w]` to `[planes, oh, ow]` (`forward`), or
-/// scatters a gradient `[planes, oh, ow]` back to `[planes, h, w]`.
-fn resample<T: Real>(
+/// Resamples `[planes, d, h, w]` to `[planes, od, oh, ow]` (`forward`;
+/// the taps' lengths are the output's), or scatters a gradient
+/// `[planes, od, oh, ow]` back to `[planes, d, h, w]`.
+pub(super) fn resample<T: Real>(
     v: &[T],
     planes: usize,
-    (h, w): (usize, usize),
-    (th, tw): (&Taps, &Taps),
+    dhw: [usize; 3],
+    taps: [&Taps; 3],
     forward: bool,
 ) -> Vec<T> {
-    let (oh, ow) = (th.len(), tw.len());
-    let mut out = vec![T::ZERO; planes * if forward { oh * ow } else { h * w }];
+    let [d, h, w] = dhw;
+    let [td, th, tw] = taps;
+    let (od, oh, ow) = (td.len(), th.len(), tw.len());
+    let (inner, outer) = (d * h * w, od * oh * ow);
+    let mut out = vec![T::ZERO; planes * if forward { outer } else { inner }];
     for p in 0..planes {
-        for (a, row) in th.iter().enumerate() {
-            for (b, col) in tw.iter().enumerate() {
-                let at = p * oh * ow + a * ow + b;
-                for &(i, wi) in row {
-                    for &(j, wj) in col {
-                        let wt = T::of(wi * wj);
-                        let src = p * h * w + i * w + j;
-                        if forward {
-                            out[at] += wt * v[src];
-                        } else {
-                            out[src] += wt * v[at];
+        for (z, depth) in td.iter().enumerate() {
+            for (a, row) in th.iter().enumerate() {
+                for (b, col) in tw.iter().enumerate() {
+                    let at = p * outer + (z * oh + a) * ow + b;
+                    for &(k, wk) in depth {
+                        for &(i, wi) in row {
+                            for &(j, wj) in col {
+                                let wt = T::of(wk * wi * wj);
+                                let src = p * inner + (k * h + i) * w + j;
+                                if forward {
+                                    out[at] += wt * v[src];
+                                } else {
+                                    out[src] += wt * v[at];
+                                }
+                            }
                         }
                     }
                 }
@@ -159,13 +167,14 @@ fn resize<T: Real>(call: &Call<'_>, bilinear: bool, grad: bool) -> Result<Writte
         return Ok(vec![bytes::<T>(out.dtype, &vec![T::ZERO; out.numel()])?]);
     }
     let v = values::<T>(&x)?;
+    let one = taps(m, 1, 1);
     let y = if grad {
         // x is the gradient of an [oh, ow] → [h, w] resize.
         let (th, tw) = (taps(m, oh, h), taps(m, ow, w));
-        resample(&v, p, (oh, ow), (&th, &tw), false)
+        resample(&v, p, [1, oh, ow], [&one, &th, &tw], false)
     } else {
         let (th, tw) = (taps(m, h, oh), taps(m, w, ow));
-        resample(&v, p, (h, w), (&th, &tw), true)
+        resample(&v, p, [1, h, w], [&one, &th, &tw], true)
     };
     Ok(vec![bytes(out.dtype, &y)?])
 }

@@ -151,6 +151,8 @@ macro_rules! with_operators {
             Slice: "the block at offsets of a size";
             SmoothL1LossGradV2: "the gradient of SmoothL1LossV2";
             SmoothL1LossV2: "(x - t)^2 / (2 sigma) where |x - t| < sigma, else |x - t| - sigma / 2, reduced (reduction none/mean/sum)";
+            SoftMarginLoss: "ln(1 + exp(-t * x)), reduced (reduction none/mean/sum)";
+            SoftMarginLossGrad: "the gradient of SoftMarginLoss: -t * sigmoid(-t * x) * dy";
             SoftmaxGrad: "y * (dy - sum(dy * y)) along axes";
             SoftmaxV2: "exp(x) / sum(exp(x)) along axes (one axis)";
             SoftplusV2: "ln(1 + exp(beta * x)) / beta, x above threshold";
@@ -173,6 +175,10 @@ macro_rules! with_operators {
             Transpose: "axes permuted by perm";
             Tril: "each matrix's elements on and below the diagonal-th diagonal, the rest 0";
             Triu: "each matrix's elements on and above the diagonal-th diagonal, the rest 0";
+            UpsampleNearest3d: "NCDHW volumes resized to output_size by nearest neighbour";
+            UpsampleNearest3dGrad: "the gradient of UpsampleNearest3d into input_size";
+            UpsampleTrilinear3d: "NCDHW volumes resized trilinearly to output_size (align_corners)";
+            UpsampleTrilinear3dGrad: "the gradient of UpsampleTrilinear3d into input_size";
             ViewCopy: "a strided view of src written into a strided view of dst";
             ZerosLike: "zeros of x's shape";
         }

@@ -184,3 +184,22 @@ pub(in super::super) fn KlDivLossGrad(call: &Call<'_>) -> Result<Written, AclErr
     }
     by_type(call.spec(1)?.dtype, || go::<f32>(call), || go::<f64>(call))
 }
+
+/// `SoftMarginLoss(x, target) -> y`, `reduction`: `ln(1 + e^(−t·x))`.
+pub(in super::super) fn SoftMarginLoss(call: &Call<'_>) -> Result<Written, AclError> {
+    fn go<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
+        forward::<T>(call, 2, false, |a| softplus_neg(a[1] * a[0]))
+    }
+    typed(call, || go::<f32>(call), || go::<f64>(call))
+}
+
+/// `SoftMarginLossGrad(x, target, dy) -> dx`, `reduction`:
+/// `−t·σ(−t·x)·dy`.
+pub(in super::super) fn SoftMarginLossGrad(call: &Call<'_>) -> Result<Written, AclError> {
+    fn go<T: Real>(call: &Call<'_>) -> Result<Written, AclError> {
+        backward::<T>(call, &[0, 1, 2], 0, 2, false, |a| {
+            -a[1] * sigmoid(-a[1] * a[0]) * a[2]
+        })
+    }
+    typed(call, || go::<f32>(call), || go::<f64>(call))
+}

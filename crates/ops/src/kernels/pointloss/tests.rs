@@ -82,6 +82,14 @@ fn cases(reduction: &str) -> Vec<Case> {
             unit_x: false,
         },
         Case {
+            fwd: "SoftMarginLoss",
+            grad: "SoftMarginLossGrad",
+            extras: vec![],
+            attrs: r(),
+            grad_order: vec![0, 1, 2],
+            unit_x: false,
+        },
+        Case {
             fwd: "KLDiv",
             grad: "KlDivLossGrad",
             extras: vec![],
