@@ -16,7 +16,8 @@ Scenario (`python scenarios.py losses_and_layers`, imported there):
   torch_npu's batch-norm composition);
 - F.interpolate nearest by scale and size (ResizeNearestNeighborV2 and
   its gradient), bilinear by scale and size, align_corners both ways
-  (ResizeBilinearV2 and its gradient); on volumes nearest and trilinear
+  (ResizeBilinearV2 and its gradient); on sequences linear (ResizeD,
+  ResizeGradD); on volumes nearest and trilinear
   (UpsampleNearest3d, UpsampleTrilinear3d and their gradients);
 - F.pad reflect and replicate on 4-D and 3-D inputs (MirrorPad, PadV3
   edge, PadV3Grad);
@@ -113,6 +114,9 @@ def _operators(torch, F):
     ops["bilinear_size7x5_corners"] = (lambda x, d: F.interpolate(x, size=(7, 5), mode="bilinear",
                                                                   align_corners=True), "image")
     ops["bilinear_size3x9"] = (lambda x, d: F.interpolate(x, size=(3, 9), mode="bilinear"), "image")
+    ops["linear_scale2"] = (lambda x, d: F.interpolate(x, scale_factor=2, mode="linear"), "sequence")
+    ops["linear_size4_corners"] = (lambda x, d: F.interpolate(x, size=4, mode="linear", align_corners=True),
+                                   "sequence")
     ops["nearest3d_scale2"] = (lambda x, d: F.interpolate(x, scale_factor=2), "volume")
     ops["nearest3d_size3x7x4"] = (lambda x, d: F.interpolate(x, size=(3, 7, 4)), "volume")
     ops["trilinear_scale2"] = (lambda x, d: F.interpolate(x, scale_factor=2, mode="trilinear"), "volume")
