@@ -16,8 +16,8 @@ Scenario (`python scenarios.py losses_and_layers`, imported there):
   torch_npu's batch-norm composition);
 - F.interpolate nearest by scale and size (ResizeNearestNeighborV2 and
   its gradient), bilinear by scale and size, align_corners both ways
-  (ResizeBilinearV2 and its gradient); on sequences linear (ResizeD,
-  ResizeGradD); on volumes nearest and trilinear
+  (ResizeBilinearV2 and its gradient), bicubic (ResizeD, ResizeGradD);
+  on sequences linear (ResizeD, ResizeGradD); on volumes nearest and trilinear
   (UpsampleNearest3d, UpsampleTrilinear3d and their gradients);
 - F.pad reflect and replicate on 4-D and 3-D inputs (MirrorPad, PadV3
   edge, PadV3Grad);
@@ -114,6 +114,9 @@ def _operators(torch, F):
     ops["bilinear_size7x5_corners"] = (lambda x, d: F.interpolate(x, size=(7, 5), mode="bilinear",
                                                                   align_corners=True), "image")
     ops["bilinear_size3x9"] = (lambda x, d: F.interpolate(x, size=(3, 9), mode="bilinear"), "image")
+    ops["bicubic_scale2"] = (lambda x, d: F.interpolate(x, scale_factor=2, mode="bicubic"), "image")
+    ops["bicubic_size7x3_corners"] = (lambda x, d: F.interpolate(x, size=(7, 3), mode="bicubic",
+                                                                 align_corners=True), "image")
     ops["linear_scale2"] = (lambda x, d: F.interpolate(x, scale_factor=2, mode="linear"), "sequence")
     ops["linear_size4_corners"] = (lambda x, d: F.interpolate(x, size=4, mode="linear", align_corners=True),
                                    "sequence")

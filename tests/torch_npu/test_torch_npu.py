@@ -361,10 +361,10 @@ def test_losses_and_layers_forward_and_backward_match_the_cpu(machine):
     r, err, _ = run_scenario("losses_and_layers", machine)
     failed = [name for name, ok in r["checks"].items() if not ok]
     assert not failed, failed
-    # 52 functions x (forward, gradient) x 3 types, the 3-D convolutions'
+    # 54 functions x (forward, gradient) x 3 types, the 3-D convolutions'
     # 3 weight and bias gradients x 3 types; the network's losses, 6
     # parameters and evaluation output.
-    assert len(r["checks"]) == 52 * 2 * 3 + 3 * 3 + (1 + 6 + 1)
+    assert len(r["checks"]) == 54 * 2 * 3 + 3 * 3 + (1 + 6 + 1)
     assert len(r["losses"]["npu"]) == 3
     assert "is not supported by the emulator" not in err, err
 

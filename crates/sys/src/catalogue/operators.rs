@@ -134,8 +134,8 @@ macro_rules! with_operators {
             ReluGrad: "the gradient where the feature is positive, else 0";
             ResizeBilinearV2: "NCHW images resized bilinearly to size (align_corners, half_pixel_centers)";
             ResizeBilinearV2Grad: "the gradient of ResizeBilinearV2 into original_image's shape";
-            ResizeD: "the last axis resized linearly to sizes (mode linear; coordinate_transformation_mode half_pixel or align_corners)";
-            ResizeGradD: "the gradient of ResizeD (mode linear) into original_size";
+            ResizeD: "the last axis resized linearly (mode linear) or the last two bicubically (mode cubic) to sizes (coordinate_transformation_mode half_pixel or align_corners)";
+            ResizeGradD: "the gradient of ResizeD into original_size (mode cubic: grads and y in HWNC)";
             ResizeNearestNeighborV2: "NCHW images resized to size by nearest neighbour (align_corners, half_pixel_centers)";
             ResizeNearestNeighborV2Grad: "the gradient of ResizeNearestNeighborV2 into size";
             ReverseV2: "x with the order of each listed axis reversed: flip";
