@@ -354,6 +354,21 @@ def test_a_small_cnns_training_steps_match_the_cpu(machine):
     assert "is not supported" not in err, err
 
 
+def test_losses_and_layers_forward_and_backward_match_the_cpu(machine):
+    """models_ops_b.py: the element-wise losses, group norm, resizing,
+    mirror padding, 3-D convolutions and embedding bags per type, and a
+    small network's three SGD steps."""
+    r, err, _ = run_scenario("losses_and_layers", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    # 54 functions x (forward, gradient) x 3 types, the 3-D convolutions'
+    # 3 weight and bias gradients x 3 types; the network's losses, 6
+    # parameters and evaluation output.
+    assert len(r["checks"]) == 54 * 2 * 3 + 3 * 3 + (1 + 6 + 1)
+    assert len(r["losses"]["npu"]) == 3
+    assert "is not supported by the emulator" not in err, err
+
+
 def test_optimizer_steps_and_clip_grad_norm_match_the_cpu(machine):
     r, err, _ = run_scenario("optimizer_steps", machine)
     failed = [name for name, ok in r["checks"].items() if not ok]

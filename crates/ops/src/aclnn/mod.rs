@@ -12,9 +12,12 @@
 //! them on its task queue's, so the table is one lock, not per thread.
 
 pub mod attention;
+mod complex;
+mod host;
 mod memory;
 pub mod plan;
 mod pointwise;
+mod random;
 mod spread;
 mod stream;
 mod strided;

@@ -12,11 +12,12 @@
 
 use aclmem_core::AclError;
 
-use crate::kernels::{self, Call, HostInputs, Spec};
+use crate::kernels::Spec;
 use crate::objects::{AttrValue, OpAttr};
 use crate::tensor::{DType, Num, Tensor};
 
 use super::attention::Attention;
+use super::host::kernel_on;
 use super::{Scalar, View};
 
 pub use super::memory::Memory;
@@ -224,43 +225,8 @@ impl Plan {
         Plan::checked(name, kind, args, out)
     }
 
-    /// `out = value`, a complex value (`im` its imaginary part) into a
-    /// complex view as two fills of its parts; a real view takes `re`.
-    pub fn fill_complex(name: &'static str, out: View, re: Num, im: f64) -> Result<Plan, AclError> {
-        if !out.complex {
-            return Plan::new(name, Kind::Fill(re), Vec::new(), out);
-        }
-        let parts = vec![
-            Plan::checked(name, Kind::Fill(re), Vec::new(), out.part(0))?,
-            Plan::checked(name, Kind::Fill(Num::F(im)), Vec::new(), out.part(1))?,
-        ];
-        Plan::each(name, parts)
-    }
-
-    /// A plan with a complex view (see [`Plan::new`]).
-    fn of_complex(
-        name: &'static str,
-        kind: Kind,
-        args: Vec<Arg>,
-        out: View,
-    ) -> Result<Plan, AclError> {
-        match (kind, args.as_slice()) {
-            (Kind::Copy, [Arg::Tensor(a)]) => match (a.complex, out.complex) {
-                (true, true) => Plan::checked(name, Kind::Copy, args, out),
-                (false, true) => {
-                    let re = Plan::checked(name, Kind::Copy, args.clone(), out.part(0))?;
-                    let im = Plan::checked(name, Kind::Fill(Num::I(0)), Vec::new(), out.part(1))?;
-                    Plan::each(name, vec![re, im])
-                }
-                _ => Plan::checked(name, Kind::Copy, vec![Arg::Tensor(a.part(0))], out),
-            },
-            (Kind::Fill(value), []) => Plan::fill_complex(name, out, value, 0.0),
-            _ => Err(AclError::INVALID_PARAM),
-        }
-    }
-
     /// [`Plan::new`] of real views.
-    fn checked(
+    pub(super) fn checked(
         name: &'static str,
         kind: Kind,
         args: Vec<Arg>,
@@ -386,6 +352,9 @@ impl Plan {
                 }
                 _ => return Err(AclError::INVALID_PARAM),
             };
+            if let Some(done) = super::random::fill(normal, a, b, seed, offset, &self.out, mem) {
+                return done;
+            }
             let t = random(normal, a, b, seed, offset, &self.out)?;
             return self.out.scatter(mem, &t.bytes);
         }
@@ -490,38 +459,6 @@ fn reduced(dims: &[usize], axes: &[i64], keep: bool) -> Result<Vec<usize>, AclEr
             (true, false) => None,
         })
         .collect())
-}
-
-/// Runs the operator path's kernel `name` on host tensors.
-pub(super) fn kernel_on(
-    name: &str,
-    inputs: &[Tensor],
-    out: Spec,
-    attrs: OpAttr,
-) -> Result<Tensor, AclError> {
-    let kernel = kernels::find(name).ok_or(AclError::OP_NOT_FOUND)?;
-    let host = HostInputs(
-        inputs
-            .iter()
-            .map(|t| {
-                (
-                    Spec {
-                        dtype: t.dtype,
-                        dims: t.dims.clone(),
-                    },
-                    t.bytes.clone(),
-                )
-            })
-            .collect(),
-    );
-    let call = Call::new(&host, vec![out.clone()], attrs);
-    let mut written = kernel(&call)?;
-    let bytes = written.pop().ok_or(AclError::OP_OUTPUT_NOT_MATCH)?;
-    Ok(Tensor {
-        dtype: out.dtype,
-        dims: out.dims,
-        bytes,
-    })
 }
 
 /// `‖a‖_p` over `axes` into `out`: `LpNormReduceV2` and `LpNormUpdateV2`

@@ -9,7 +9,7 @@ use crate::kernels::Spec;
 use crate::objects::{AttrValue, OpAttr};
 use crate::tensor::{DType, Num, Tensor};
 
-use super::plan::kernel_on;
+use super::host::kernel_on;
 
 /// `Σ (a - mean)² / max(0, n - correction)` over `axes` (all when empty)
 /// into `out` (reduced axes kept as 1s with `keep`).

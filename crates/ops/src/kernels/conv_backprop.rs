@@ -16,37 +16,27 @@
 #![allow(non_snake_case)]
 
 use super::call::*;
-use super::conv::{Geometry, conv_extent, conv2d_transpose, dims4, geometry, im2col};
+use super::conv::{Geometry, conv_nd_transpose, dims_of, dims5, extents, geometry, im2col};
 use super::float::{Real, by_type, bytes, values};
 use crate::linalg::{self, View};
 
-/// The output extents (H, W) of the convolution of an input of `hw` by a
-/// filter of `k`, or 100021.
-fn extents(hw: [usize; 2], k: [usize; 2], g: &Geometry) -> Result<[usize; 2], AclError> {
-    let ho = conv_extent(hw[0], g.p[0] + g.p[1], g.d[0], k[0], g.s[0]);
-    let wo = conv_extent(hw[1], g.p[2] + g.p[3], g.d[1], k[1], g.s[1]);
-    match (ho, wo) {
-        (Some(ho), Some(wo)) => Ok([ho, wo]),
-        _ => Err(AclError::OP_INPUT_NOT_MATCH),
-    }
+/// A host size input of a tensor of `spatial` + 2 dims, as
+/// `[n, c, d, h, w]`.
+fn size5(call: &Call<'_>, i: usize, spatial: usize) -> Result<[usize; 5], AclError> {
+    dims5(&call.sizes(i)?, spatial)
 }
 
-/// A host size input of four dims.
-fn size4(call: &Call<'_>, i: usize) -> Result<[usize; 4], AclError> {
-    <[usize; 4]>::try_from(call.sizes(i)?.as_slice()).map_err(|_| AclError::OP_INPUT_NOT_MATCH)
-}
-
-/// Checks a convolution's shapes: x `[n, c, h, w]`, filter
-/// `[co, c / groups, kh, kw]`, dy `[n, co, ho, wo]` with the extents the
-/// attributes give.
-fn agree(x: [usize; 4], f: [usize; 4], dy: &[usize], g: &Geometry) -> Result<(), AclError> {
-    let [n, c, h, w] = x;
-    let [co, cg, kh, kw] = f;
-    if c % g.groups != 0 || co % g.groups != 0 || cg != c / g.groups || kh == 0 || kw == 0 {
+/// Checks a convolution's shapes: x `[n, c, d, h, w]`, filter
+/// `[co, c / groups, kd, kh, kw]`, dy `[n, co, out...]` with the extents
+/// the attributes give.
+fn agree(x: [usize; 5], f: [usize; 5], dy: [usize; 5], g: &Geometry) -> Result<(), AclError> {
+    let [n, c, d, h, w] = x;
+    let [co, cg, kd, kh, kw] = f;
+    if c % g.groups != 0 || co % g.groups != 0 || cg != c / g.groups || kd * kh * kw == 0 {
         return Err(AclError::OP_INPUT_NOT_MATCH);
     }
-    let [ho, wo] = extents([h, w], [kh, kw], g)?;
-    if dy != [n, co, ho, wo] {
+    let [od, oh, ow] = extents([d, h, w], [kd, kh, kw], g)?;
+    if dy != [n, co, od, oh, ow] {
         return Err(AclError::OP_INPUT_NOT_MATCH);
     }
     Ok(())
@@ -60,86 +50,117 @@ fn same_type(a: &Tensor, b: &Tensor) -> Result<DType, AclError> {
     Ok(a.dtype)
 }
 
+/// The operands of a backward call: the geometry and the shapes.
+struct Shapes {
+    g: Geometry,
+    x: [usize; 5],
+    f: [usize; 5],
+    dy: [usize; 5],
+}
+
 fn input_grad<T: Real>(
     call: &Call<'_>,
-    xd: [usize; 4],
+    s: &Shapes,
     f: &Tensor,
     dy: &Tensor,
-    g: &Geometry,
 ) -> Result<Written, AclError> {
     let (fv, dyv) = (values::<T>(f)?, values::<T>(dy)?);
-    let dyd = dims4(dy)?;
-    let fd = dims4(f)?;
-    let dx = conv2d_transpose(&dyv, dyd, &fv, fd, None, g, [xd[2], xd[3]])?;
+    let out = [s.x[2], s.x[3], s.x[4]];
+    let dx = conv_nd_transpose(&dyv, s.dy, &fv, s.f, None, &s.g, out)?;
     Ok(vec![bytes(call.out(0).dtype, &dx)?])
+}
+
+/// The gradient of a convolution's x, of `spatial` dims:
+/// `(input_size, filter, out_backprop) -> y`.
+pub(super) fn backprop_input(call: &Call<'_>, spatial: usize) -> Result<Written, AclError> {
+    call.expect(3, 1)?;
+    let x = size5(call, 0, spatial)?;
+    let (f, dy) = (call.tensor(1)?, call.tensor(2)?);
+    let dtype = same_type(&f, &dy)?;
+    let g = geometry(call, spatial)?;
+    let s = Shapes {
+        g,
+        x,
+        f: dims5(&f.dims, spatial)?,
+        dy: dims5(&dy.dims, spatial)?,
+    };
+    agree(s.x, s.f, s.dy, &g)?;
+    if call.out(0).dims != dims_of(spatial, x) {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
+    by_type(
+        dtype,
+        || input_grad::<f32>(call, &s, &f, &dy),
+        || input_grad::<f64>(call, &s, &f, &dy),
+    )
 }
 
 /// `Conv2DBackpropInput(input_size, filter, out_backprop) -> y`: the
 /// gradient of `Conv2D`'s x (`input_size`, host int32, its shape).
 pub(super) fn Conv2DBackpropInput(call: &Call<'_>) -> Result<Written, AclError> {
-    call.expect(3, 1)?;
-    let xd = size4(call, 0)?;
-    let (f, dy) = (call.tensor(1)?, call.tensor(2)?);
-    let dtype = same_type(&f, &dy)?;
-    let g = geometry(call)?;
-    agree(xd, dims4(&f)?, &dy.dims, &g)?;
-    if call.out(0).dims != xd {
-        return Err(AclError::OP_OUTPUT_NOT_MATCH);
-    }
-    by_type(
-        dtype,
-        || input_grad::<f32>(call, xd, &f, &dy, &g),
-        || input_grad::<f64>(call, xd, &f, &dy, &g),
-    )
+    backprop_input(call, 2)
 }
 
 fn filter_grad<T: Real>(
     call: &Call<'_>,
+    s: &Shapes,
     x: &Tensor,
-    fd: [usize; 4],
     dy: &Tensor,
-    g: &Geometry,
 ) -> Result<Written, AclError> {
     let (xv, dyv) = (values::<T>(x)?, values::<T>(dy)?);
-    let [n, c, h, w] = dims4(x)?;
-    let [co, cg, kh, kw] = fd;
-    let [_, _, ho, wo] = dims4(dy)?;
+    let [n, c, d, h, w] = s.x;
+    let [co, cg, kd, kh, kw] = s.f;
+    let out = [s.dy[2], s.dy[3], s.dy[4]];
+    let plane = out.iter().product::<usize>();
+    let g = &s.g;
     let cog = co / g.groups;
-    let rows = cg * kh * kw;
+    let rows = cg * kd * kh * kw;
     let mut dw = vec![T::ZERO; co * rows];
-    let mut col = vec![T::ZERO; rows * ho * wo];
+    let mut col = vec![T::ZERO; rows * plane];
     for img in 0..n {
         for grp in 0..g.groups {
-            let base = (img * c + grp * cg) * h * w;
-            im2col(&xv, base, cg, [h, w], [kh, kw], [ho, wo], g, &mut col);
-            // dw_g (cog × rows) += dy_g (cog × ho·wo) · colᵀ (ho·wo × rows).
+            let base = (img * c + grp * cg) * d * h * w;
+            im2col(&xv, base, cg, [d, h, w], [kd, kh, kw], out, g, &mut col);
+            // dw_g (cog × rows) += dy_g (cog × plane) · colᵀ (plane × rows).
             let dst = View::dense(cog, rows, grp * cog * rows);
-            let a = View::dense(cog, ho * wo, (img * co + grp * cog) * ho * wo);
-            let b = View::dense(rows, ho * wo, 0).t();
+            let a = View::dense(cog, plane, (img * co + grp * cog) * plane);
+            let b = View::dense(rows, plane, 0).t();
             linalg::gemm(&mut dw, dst, &dyv, a, &col, b, true)?;
         }
     }
     Ok(vec![bytes(call.out(0).dtype, &dw)?])
 }
 
-/// `Conv2DBackpropFilter(x, filter_size, out_backprop) -> y`: the
-/// gradient of `Conv2D`'s filter (`filter_size`, host int32, its shape),
-/// summed over the images.
-pub(super) fn Conv2DBackpropFilter(call: &Call<'_>) -> Result<Written, AclError> {
+/// The gradient of a convolution's filter, of `spatial` dims:
+/// `(x, filter_size, out_backprop) -> y`, summed over the images.
+pub(super) fn backprop_filter(call: &Call<'_>, spatial: usize) -> Result<Written, AclError> {
     call.expect(3, 1)?;
-    let fd = size4(call, 1)?;
+    let f = size5(call, 1, spatial)?;
     let (x, dy) = (call.tensor(0)?, call.tensor(2)?);
     let dtype = same_type(&x, &dy)?;
-    let g = geometry(call)?;
-    agree(dims4(&x)?, fd, &dy.dims, &g)?;
-    if call.out(0).dims != fd {
+    let g = geometry(call, spatial)?;
+    let s = Shapes {
+        g,
+        x: dims5(&x.dims, spatial)?,
+        f,
+        dy: dims5(&dy.dims, spatial)?,
+    };
+    agree(s.x, s.f, s.dy, &g)?;
+    if call.out(0).dims != dims_of(spatial, f) {
         return Err(AclError::OP_OUTPUT_NOT_MATCH);
     }
     by_type(
         dtype,
-        || filter_grad::<f32>(call, &x, fd, &dy, &g),
-        || filter_grad::<f64>(call, &x, fd, &dy, &g),
+        || filter_grad::<f32>(call, &s, &x, &dy),
+        || filter_grad::<f64>(call, &s, &x, &dy),
     )
+}
+
+/// `Conv2DBackpropFilter(x, filter_size, out_backprop) -> y`: the
+/// gradient of `Conv2D`'s filter (`filter_size`, host int32, its shape),
+/// summed over the images.
+pub(super) fn Conv2DBackpropFilter(call: &Call<'_>) -> Result<Written, AclError> {
+    backprop_filter(call, 2)
 }
 
 #[cfg(test)]

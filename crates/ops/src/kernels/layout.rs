@@ -289,7 +289,8 @@ pub(super) fn ConcatD(call: &Call<'_>) -> Result<Written, AclError> {
 /// `before`/`after` elements of the constant (0 without one) around each
 /// axis. `paddings` holds before and after per axis in turn
 /// (`paddings_contiguous`, the default) or every before then every after.
-/// Other modes, and negative paddings (cropping), are refused with
+/// Modes `reflect`, `symmetric` and `edge` are `mirror.rs`'s. Other
+/// modes, and negative paddings (cropping), are refused with
 /// `ACL_ERROR_OP_ATTR_NOT_MATCH` / `ACL_ERROR_INVALID_PARAM`.
 pub(super) fn PadV3(call: &Call<'_>) -> Result<Written, AclError> {
     let n = call.inputs.count();
@@ -302,6 +303,11 @@ pub(super) fn PadV3(call: &Call<'_>) -> Result<Written, AclError> {
     match call.attr("mode") {
         None => {}
         Some(AttrValue::String(m)) if m == "constant" => {}
+        // reflect, symmetric, edge: the tensor's own elements (the
+        // constant, when given, is not read).
+        Some(AttrValue::String(m)) if super::mirror::is_mirror_mode(m) => {
+            return super::mirror::mirror_pad(call, m);
+        }
         Some(_) => return Err(AclError::OP_ATTR_NOT_MATCH),
     }
     let x = call.tensor(0)?;

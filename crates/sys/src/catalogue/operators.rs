@@ -48,6 +48,8 @@ macro_rules! with_operators {
             BNTrainingUpdateGrad: "per channel, the gradients of batch norm's scale and offset: sum(grads * normalised x), sum(grads)";
             BatchMatMul: "matrices [..., m, k] times [..., k, n] (adj_x1, adj_x2 transpose them), batch dims broadcast; float types, fp16/bf16 accumulated in fp32";
             BatchMatMulV2: "as BatchMatMul, with an optional bias of n added to every row";
+            BinaryCrossEntropy: "-weight * (t * ln x + (1 - t) * ln(1 - x)), logarithms at least -100, reduced (reduction none/mean/sum)";
+            BinaryCrossEntropyGrad: "the gradient of BinaryCrossEntropy: weight * dy * (x - t) / max(x * (1 - x), 1e-12)";
             BitwiseAnd: "x1 & x2, broadcast (integers, bool)";
             BitwiseOr: "x1 | x2, broadcast (integers, bool)";
             BitwiseXor: "x1 ^ x2, broadcast (integers, bool)";
@@ -61,6 +63,10 @@ macro_rules! with_operators {
             Conv2DBackpropFilter: "the gradient of Conv2D's filter (x, filter_size, out_backprop; Conv2D's attributes), summed over the images; im2col and a matrix product";
             Conv2DBackpropInput: "the gradient of Conv2D's input (input_size, filter, out_backprop; Conv2D's attributes): a transposed convolution";
             Conv2DTranspose: "a transposed 2-D convolution in NCHW into input_size (strides, pads, dilations, groups, output_padding; optional bias)";
+            Conv3D: "a 3-D convolution in NCDHW (strides, pads, dilations, groups; optional bias), im2col and a matrix product";
+            Conv3DBackpropFilter: "the gradient of Conv3D's filter (x, filter_size, out_backprop; Conv3D's attributes), summed over the images";
+            Conv3DBackpropInput: "the gradient of Conv3D's input (input_size, filter, out_backprop; Conv3D's attributes): a transposed convolution";
+            Conv3DTranspose: "a transposed 3-D convolution in NCDHW into input_size (strides, pads, dilations, groups, output_padding; optional bias)";
             Cos: "cos x, in floating point";
             Cosh: "cosh x, in floating point";
             Cummax: "the running maximum along dim and its index (the later of equal ones, NaN kept): cummax";
@@ -70,6 +76,7 @@ macro_rules! with_operators {
             DropOutDoMask: "x / keep_prob where the bit mask's bit is set, else 0: dropout and its gradient";
             Elu: "scale * x above 0, else scale * alpha * (exp(input_scale * x) - 1): elu, selu, celu";
             EluGradV2: "the gradient of Elu from its input or output (is_result)";
+            EmbeddingBag: "each bag's sum, mean or maximum of the weight rows its indices name (mode, offsets, include_last_offset, padding_idx, per_sample_weights); outputs y, offset2bag, bag_size, max_indices";
             EmbeddingDenseGrad: "the gradient of an embedding: grad's rows summed into the rows indices name (num_weights, padding_idx, scale_grad_by_freq)";
             Equal: "x1 == x2, broadcast (bool)";
             Erf: "the error function, in floating point";
@@ -88,6 +95,7 @@ macro_rules! with_operators {
             GeluGrad: "dy times the derivative of Gelu at x";
             Greater: "x1 > x2, broadcast (bool)";
             GreaterEqual: "x1 >= x2, broadcast (bool)";
+            GroupNorm: "each image's channels in num_groups groups, each normalised by its mean and variance (eps), times gamma plus beta per channel; outputs y, mean, variance [N, num_groups]";
             HardtanhGrad: "the gradient where min_val < x < max_val, else 0";
             Identity: "a copy";
             Index: "the elements of x that index tensors pick (indexed_sizes marks the indexed axes): advanced indexing";
@@ -96,6 +104,9 @@ macro_rules! with_operators {
             Invert: "~x (integers)";
             IsClose: "|x1 - x2| <= atol + rtol * |x2| (rtol, atol, equal_nan)";
             IsFinite: "x is neither infinite nor NaN (bool)";
+            KLDiv: "t * (ln t - x) (exp(t) * (t - x) with log_target), reduced (reduction none/sum/mean/batchmean)";
+            KlDivLossGrad: "the gradient of KLDiv: -t * dy (-exp(t) * dy with log_target)";
+            L1LossGrad: "the gradient of LpLoss with p 1: sign(x - t) * dy";
             LayerNorm: "rows from begin_norm_axis normalised by mean and variance, times gamma plus beta (epsilon); outputs y, mean, variance";
             LayerNormGrad: "the gradients of LayerNorm from dy, x, variance, mean, gamma: dx, dgamma, dbeta";
             LeakyRelu: "x, or negative_slope * x where x <= 0";
@@ -111,6 +122,7 @@ macro_rules! with_operators {
             LogicalAnd: "x1 and x2, broadcast (bool)";
             LogicalNot: "not x (bool)";
             LogicalOr: "x1 or x2, broadcast (bool)";
+            LpLoss: "|x - t| (p 1), reduced (reduction none/mean/sum)";
             LpNormReduceV2: "the sum of |x|^p over axes (max |x| for p inf, min for -inf, the non-zero count for 0; keepdim, epsilon): the first half of an Lp norm";
             LpNormUpdateV2: "the Lp norm from LpNormReduceV2's sums: x^(1/p), at least epsilon";
             MaskedFill: "x with value where mask (broadcast) is true";
@@ -122,9 +134,12 @@ macro_rules! with_operators {
             MaxPoolWithArgmaxV1: "2-D max pooling in NCHW (ksize, strides, pads, dilation, ceil_mode) and the uint16 mask of where each maximum was";
             Maximum: "the larger of x1 and x2, broadcast";
             Minimum: "the smaller of x1 and x2, broadcast";
+            MirrorPad: "x padded by its own elements mirrored at each end of each axis (paddings; mode REFLECT or SYMMETRIC)";
             Mish: "x * tanh(ln(1 + exp(x)))";
             MishGrad: "the gradient of Mish at x";
             Mod: "the remainder of x1 / x2 truncated toward zero, of x1's sign, broadcast (an integer modulo 0 gives 0): fmod";
+            MseLoss: "(x - t)^2, reduced (reduction none/mean/sum)";
+            MseLossGrad: "the gradient of MseLoss: 2 * (x - t) * dy";
             Mul: "x1 * x2, broadcast";
             NLLLoss: "-weight[t] * x[i, t] per row, reduced (reduction none/mean/sum, ignore_index); and the total weight";
             NLLLossGrad: "the gradient of NLLLoss";
@@ -134,7 +149,8 @@ macro_rules! with_operators {
             OneHot: "on_value where the new axis (axis, -1 last) equals the index, else off_value, depth long (an index outside 0..depth: all off_value)";
             OnesLike: "ones of x's shape";
             Pack: "the inputs stacked along a new axis";
-            PadV3: "x surrounded by a constant on each axis (mode constant, paddings before/after)";
+            PadV3: "x surrounded by a constant (mode constant) or its own elements (reflect, symmetric, edge) on each axis (paddings before/after)";
+            PadV3Grad: "the gradient of PadV3 in modes reflect, edge, symmetric: each gradient added into the element it was read from";
             Pow: "x1 to the power x2, broadcast";
             Range: "start, start + delta, ... below limit";
             RealDiv: "x1 / x2, broadcast, in floating point";
@@ -152,6 +168,12 @@ macro_rules! with_operators {
             ReduceSum: "sum over axes (keep_dims)";
             Relu: "max(x, 0)";
             ReluGrad: "the gradient where the feature is positive, else 0";
+            ResizeBilinearV2: "NCHW images resized bilinearly to size (align_corners, half_pixel_centers)";
+            ResizeBilinearV2Grad: "the gradient of ResizeBilinearV2 into original_image's shape";
+            ResizeD: "the last axis resized linearly (mode linear) or the last two bicubically (mode cubic) to sizes (coordinate_transformation_mode half_pixel or align_corners)";
+            ResizeGradD: "the gradient of ResizeD into original_size (mode cubic: grads and y in HWNC)";
+            ResizeNearestNeighborV2: "NCHW images resized to size by nearest neighbour (align_corners, half_pixel_centers)";
+            ResizeNearestNeighborV2Grad: "the gradient of ResizeNearestNeighborV2 into size";
             ReverseV2: "x with the order of each listed axis reversed: flip";
             RmsNorm: "rows times 1/sqrt(mean(x^2) + epsilon) and gamma; outputs y and rstd";
             RmsNormGrad: "the gradients of RmsNorm from dy, x, rstd, gamma: dx, dgamma";
@@ -163,12 +185,18 @@ macro_rules! with_operators {
             ScatterNdUpdate: "var with updates' slices written at the places the rows of indices name: put_";
             Select: "x1 where condition is true, else x2, broadcast: torch.where";
             Sigmoid: "1 / (1 + exp(-x))";
+            SigmoidCrossEntropyWithLogitsGradV2: "the gradient of SigmoidCrossEntropyWithLogitsV2";
+            SigmoidCrossEntropyWithLogitsV2: "binary cross-entropy of logits with weight and pos_weight, reduced (reduction none/mean/sum)";
             SigmoidGrad: "dy * y * (1 - y), y the sigmoid";
             Sign: "-1, 0 or 1 by the sign of x (NaN stays)";
             SiluGrad: "the gradient of SiLU (Swish of scale 1) at x";
             Sin: "sin x, in floating point";
             Sinh: "sinh x, in floating point";
             Slice: "the block at offsets of a size";
+            SmoothL1LossGradV2: "the gradient of SmoothL1LossV2";
+            SmoothL1LossV2: "(x - t)^2 / (2 sigma) where |x - t| < sigma, else |x - t| - sigma / 2, reduced (reduction none/mean/sum)";
+            SoftMarginLoss: "ln(1 + exp(-t * x)), reduced (reduction none/mean/sum)";
+            SoftMarginLossGrad: "the gradient of SoftMarginLoss: -t * sigmoid(-t * x) * dy";
             SoftmaxGrad: "y * (dy - sum(dy * y)) along axes";
             SoftmaxV2: "exp(x) / sum(exp(x)) along axes (one axis)";
             SoftplusV2: "ln(1 + exp(beta * x)) / beta, x above threshold";
@@ -194,6 +222,10 @@ macro_rules! with_operators {
             Tril: "each matrix's elements on and below the diagonal-th diagonal, the rest 0";
             Triu: "each matrix's elements on and above the diagonal-th diagonal, the rest 0";
             Trunc: "toward zero";
+            UpsampleNearest3d: "NCDHW volumes resized to output_size by nearest neighbour";
+            UpsampleNearest3dGrad: "the gradient of UpsampleNearest3d into input_size";
+            UpsampleTrilinear3d: "NCDHW volumes resized trilinearly to output_size (align_corners)";
+            UpsampleTrilinear3dGrad: "the gradient of UpsampleTrilinear3d into input_size";
             ViewCopy: "a strided view of src written into a strided view of dst";
             ZerosLike: "zeros of x's shape";
         }
