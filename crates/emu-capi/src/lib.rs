@@ -62,6 +62,7 @@ mod state;
 
 // The C functions, each module importing only the foundation (and its own
 // directory's files).
+pub mod atb;
 pub mod device;
 pub mod framework;
 pub mod graphs;

@@ -13,6 +13,7 @@
 //! `aclopCompileAndExecute(V2)` into this crate.
 
 pub mod aclnn;
+pub mod atb;
 pub mod formats;
 pub mod kernels;
 pub mod linalg;

@@ -9,7 +9,7 @@
 
 pub mod attention;
 pub mod foreach;
-mod marshal;
+pub(crate) mod marshal;
 pub mod math;
 pub mod objects;
 pub mod ops;

@@ -75,11 +75,15 @@ pub enum Library {
     /// `libnnopbase.so`: the operator API's objects (`aclCreateTensor`
     /// and the others), reached through `libopapi.so`.
     NnOpBase,
+    /// `libatb.so`: the Ascend Transformer Boost library (C++ `atb::`
+    /// contexts and operations), a NEEDED library of torch_npu's ATB
+    /// operator plugin (`libop_plugin_atb.so`).
+    Atb,
 }
 
 impl Library {
     /// Every library, in a fixed order.
-    pub const ALL: [Library; 13] = [
+    pub const ALL: [Library; 14] = [
         Library::AscendCl,
         Library::OpCompiler,
         Library::Hccl,
@@ -93,6 +97,7 @@ impl Library {
         Library::MsToolsExt,
         Library::OpApi,
         Library::NnOpBase,
+        Library::Atb,
     ];
 
     /// The library's file name and soname.
@@ -111,6 +116,7 @@ impl Library {
             Library::MsToolsExt => "libms_tools_ext.so",
             Library::OpApi => "libopapi.so",
             Library::NnOpBase => "libnnopbase.so",
+            Library::Atb => "libatb.so",
         }
     }
 }
