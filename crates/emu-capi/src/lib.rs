@@ -73,6 +73,12 @@ pub mod ops;
 pub mod sharing;
 mod stand_ins;
 
+pub use atb::{
+    _ZN3atb5Utils13GetTensorSizeERKNS_6TensorE, _ZN3atb13CreateContextEPPNS_7ContextE,
+    _ZN3atb14DestroyContextEPNS_7ContextE,
+    _ZN3atb15CreateOperationINS_5infer19PagedAttentionParamEEEiRKT_PPNS_9OperationE,
+    _ZN3atb16DestroyOperationEPNS_9OperationE,
+};
 pub use device::*;
 pub use entry::AclErrorCode;
 pub use framework::*;

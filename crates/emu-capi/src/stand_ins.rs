@@ -56,6 +56,7 @@ macro_rules! c_type {
     (Code) => { i32 };
     (OpStatus) => { i32 };
     (HcclStatus) => { i32 };
+    (AtbStatus) => { i32 };
     (Enum) => { i32 };
     (Count) => { u64 };
     (Pointer) => { *mut c_void };

@@ -12,8 +12,10 @@
 //! (`aclmem_ops::atb::paged`) on the context's stream (recorded when the
 //! stream captures a graph, replayed with it). The other operations
 //! op-plugin creates (`Linear`, `Elewise`, `RmsNorm`, `GroupTopk`,
-//! `SelfAttention`, `ReshapeAndCache`, `Rope`) answer
-//! `ERROR_OPERATION_NULL_RUNNER` (10) and hand out no operation. Virtual
+//! `SelfAttention`, `ReshapeAndCache`, `Rope`) are the catalogue's
+//! not-supported entries (`aclmem_sys::catalogue`, generated in
+//! `stand_ins`: recorded, reported as `ACLMEM_EMU_UNSUPPORTED` says) and
+//! answer `ERROR_OPERATION_NULL_RUNNER` (10), handing out no operation. Virtual
 //! methods op-plugin does not call answer an error status (see each slot).
 //!
 //! ABI sources: `include/atb/{context,operation,types,svector,utils,
@@ -104,10 +106,11 @@ static OPERATION_VTABLE: VTable<OperationSlots> = VTable::new(OperationSlots {
 
 /// `atb::Status atb::CreateContext(atb::Context **context)`: a new context
 /// on the default stream.
-#[unsafe(export_name = "_ZN3atb13CreateContextEPPNS_7ContextE")]
+#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
 // Every pointer is read and written through `cptr` (checked).
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub extern "C" fn atb_create_context(context: *mut *mut c_void) -> i32 {
+pub extern "C" fn _ZN3atb13CreateContextEPPNS_7ContextE(context: *mut *mut c_void) -> i32 {
     status(|| {
         let made = objects::new_context(CONTEXT_VTABLE.slots());
         // SAFETY: the caller's out parameter; the write is checked.
@@ -121,8 +124,9 @@ pub extern "C" fn atb_create_context(context: *mut *mut c_void) -> i32 {
 }
 
 /// `atb::Status atb::DestroyContext(atb::Context *context)`.
-#[unsafe(export_name = "_ZN3atb14DestroyContextEPNS_7ContextE")]
-pub extern "C" fn atb_destroy_context(context: *mut c_void) -> i32 {
+#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+pub extern "C" fn _ZN3atb14DestroyContextEPNS_7ContextE(context: *mut c_void) -> i32 {
     status(|| {
         objects::free_context(context.cast())
             .then_some(())
@@ -132,10 +136,11 @@ pub extern "C" fn atb_destroy_context(context: *mut c_void) -> i32 {
 
 /// `template <> atb::Status atb::CreateOperation(const
 /// atb::infer::PagedAttentionParam &opParam, atb::Operation **operation)`.
-#[unsafe(export_name = "_ZN3atb15CreateOperationINS_5infer19PagedAttentionParamEEEiRKT_PPNS_9OperationE")]
+#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
 // Every pointer is read and written through `cptr` (checked).
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub extern "C" fn atb_create_paged_attention(
+pub extern "C" fn _ZN3atb15CreateOperationINS_5infer19PagedAttentionParamEEEiRKT_PPNS_9OperationE(
     param: *const c_void,
     operation: *mut *mut c_void,
 ) -> i32 {
@@ -152,32 +157,10 @@ pub extern "C" fn atb_create_paged_attention(
     })
 }
 
-/// The operations op-plugin links that the emulator does not carry out:
-/// `ERROR_OPERATION_NULL_RUNNER`, `*operation` untouched.
-macro_rules! not_carried_out {
-    ($($rust:ident = $mangled:literal: $param:literal;)*) => {$(
-        #[doc = concat!("`template <> atb::Status atb::CreateOperation(const atb::infer::", $param,
-            " &, atb::Operation **)`: not carried out, `ERROR_OPERATION_NULL_RUNNER` (10).")]
-        #[unsafe(export_name = $mangled)]
-        pub extern "C" fn $rust(_param: *const c_void, _operation: *mut *mut c_void) -> i32 {
-            ERROR_OPERATION_NULL_RUNNER
-        }
-    )*};
-}
-
-not_carried_out! {
-    atb_create_linear = "_ZN3atb15CreateOperationINS_5infer11LinearParamEEEiRKT_PPNS_9OperationE": "LinearParam";
-    atb_create_elewise = "_ZN3atb15CreateOperationINS_5infer12ElewiseParamEEEiRKT_PPNS_9OperationE": "ElewiseParam";
-    atb_create_rms_norm = "_ZN3atb15CreateOperationINS_5infer12RmsNormParamEEEiRKT_PPNS_9OperationE": "RmsNormParam";
-    atb_create_group_topk = "_ZN3atb15CreateOperationINS_5infer14GroupTopkParamEEEiRKT_PPNS_9OperationE": "GroupTopkParam";
-    atb_create_self_attention = "_ZN3atb15CreateOperationINS_5infer18SelfAttentionParamEEEiRKT_PPNS_9OperationE": "SelfAttentionParam";
-    atb_create_reshape_and_cache = "_ZN3atb15CreateOperationINS_5infer20ReshapeAndCacheParamEEEiRKT_PPNS_9OperationE": "ReshapeAndCacheParam";
-    atb_create_rope = "_ZN3atb15CreateOperationINS_5infer9RopeParamEEEiRKT_PPNS_9OperationE": "RopeParam";
-}
-
 /// `atb::Status atb::DestroyOperation(atb::Operation *operation)`.
-#[unsafe(export_name = "_ZN3atb16DestroyOperationEPNS_9OperationE")]
-pub extern "C" fn atb_destroy_operation(operation: *mut c_void) -> i32 {
+#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+pub extern "C" fn _ZN3atb16DestroyOperationEPNS_9OperationE(operation: *mut c_void) -> i32 {
     status(|| {
         objects::free_operation(operation.cast())
             .then_some(())
@@ -188,8 +171,9 @@ pub extern "C" fn atb_destroy_operation(operation: *mut c_void) -> i32 {
 /// `static uint64_t atb::Utils::GetTensorSize(const atb::Tensor &tensor)`:
 /// the bytes of its elements (0 for an unreadable tensor, a type without a
 /// size, or bad dimensions).
-#[unsafe(export_name = "_ZN3atb5Utils13GetTensorSizeERKNS_6TensorE")]
-pub extern "C" fn atb_get_tensor_size(tensor: *const c_void) -> u64 {
+#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+pub extern "C" fn _ZN3atb5Utils13GetTensorSizeERKNS_6TensorE(tensor: *const c_void) -> u64 {
     catch_unwind(|| {
         let t = abi::tensor(tensor).ok()?;
         let dtype = DType::from_acl(t.dtype).ok()?;

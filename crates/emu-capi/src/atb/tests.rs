@@ -81,7 +81,7 @@ fn pack(ins: &[Tensor], outs: &[Tensor]) -> Box<Pack> {
 #[test]
 fn a_context_keeps_its_stream_through_its_virtual_table() {
     let mut ctx: *mut c_void = std::ptr::null_mut();
-    assert_eq!(atb_create_context(&mut ctx), NO_ERROR);
+    assert_eq!(_ZN3atb13CreateContextEPPNS_7ContextE(&mut ctx), NO_ERROR);
     // SAFETY: a live context of this library.
     let s: &ContextSlots = unsafe { slots(ctx) };
     assert_eq!(
@@ -91,23 +91,26 @@ fn a_context_keeps_its_stream_through_its_virtual_table() {
     assert_eq!((s.get_execute_stream)(ctx.cast()), 0x1234 as *mut c_void);
     assert_eq!((s.set_async_tiling_copy_status)(ctx.cast(), true), NO_ERROR);
     assert!((s.get_async_tiling_copy_status)(ctx.cast()));
-    assert_eq!(atb_destroy_context(ctx), NO_ERROR);
+    assert_eq!(_ZN3atb14DestroyContextEPNS_7ContextE(ctx), NO_ERROR);
     // Dead, NULL or garbage: refused, never read.
-    assert_eq!(atb_destroy_context(ctx), ERROR_INVALID_CONTEXT_ADDR);
+    assert_eq!(
+        _ZN3atb14DestroyContextEPNS_7ContextE(ctx),
+        ERROR_INVALID_CONTEXT_ADDR
+    );
     assert_eq!(
         (s.set_execute_stream)(ctx.cast(), std::ptr::null_mut()),
         ERROR_INVALID_CONTEXT_ADDR
     );
     assert_eq!(
-        atb_destroy_context(0xdead_0000 as *mut c_void),
+        _ZN3atb14DestroyContextEPNS_7ContextE(0xdead_0000 as *mut c_void),
         ERROR_INVALID_CONTEXT_ADDR
     );
     assert_eq!(
-        atb_create_context(std::ptr::null_mut()),
+        _ZN3atb13CreateContextEPPNS_7ContextE(std::ptr::null_mut()),
         ERROR_INVALID_PARAM
     );
     assert_eq!(
-        atb_create_context(0xdead_0000 as *mut *mut c_void),
+        _ZN3atb13CreateContextEPPNS_7ContextE(0xdead_0000 as *mut *mut c_void),
         ERROR_INVALID_PARAM
     );
 }
@@ -117,7 +120,10 @@ fn a_paged_attention_operation_sets_up_a_good_pack_and_refuses_bad_ones() {
     let p = param(4, 2);
     let mut op: *mut c_void = std::ptr::null_mut();
     assert_eq!(
-        atb_create_paged_attention((&raw const p).cast(), &mut op),
+        _ZN3atb15CreateOperationINS_5infer19PagedAttentionParamEEEiRKT_PPNS_9OperationE(
+            (&raw const p).cast(),
+            &mut op
+        ),
         NO_ERROR
     );
     // SAFETY: a live operation of this library.
@@ -190,8 +196,11 @@ fn a_paged_attention_operation_sets_up_a_good_pack_and_refuses_bad_ones() {
         ),
         ERROR_INVALID_CONTEXT_ADDR
     );
-    assert_eq!(atb_destroy_operation(op), NO_ERROR);
-    assert_eq!(atb_destroy_operation(op), ERROR_INVALID_OPERATION_ADDR);
+    assert_eq!(_ZN3atb16DestroyOperationEPNS_9OperationE(op), NO_ERROR);
+    assert_eq!(
+        _ZN3atb16DestroyOperationEPNS_9OperationE(op),
+        ERROR_INVALID_OPERATION_ADDR
+    );
     assert_eq!(
         (s.setup)(op.cast(), std::ptr::null(), &mut ws, std::ptr::null_mut()),
         ERROR_INVALID_OPERATION_ADDR
@@ -205,21 +214,27 @@ fn parameters_the_emulator_does_not_compute_and_other_operations_are_refused() {
     masked.mask_type = 1;
     for p in [param(4, 3), param(0, 0), param(-1, 1), masked] {
         assert_eq!(
-            atb_create_paged_attention((&raw const p).cast(), &mut op),
+            _ZN3atb15CreateOperationINS_5infer19PagedAttentionParamEEEiRKT_PPNS_9OperationE(
+                (&raw const p).cast(),
+                &mut op
+            ),
             ERROR_INVALID_PARAM
         );
         assert!(op.is_null());
     }
     assert_eq!(
-        atb_create_paged_attention(24 as *const c_void, &mut op),
+        _ZN3atb15CreateOperationINS_5infer19PagedAttentionParamEEEiRKT_PPNS_9OperationE(
+            24 as *const c_void,
+            &mut op
+        ),
         ERROR_INVALID_PARAM
     );
     assert_eq!(
-        atb_create_linear(std::ptr::null(), &mut op),
+        crate::_ZN3atb15CreateOperationINS_5infer11LinearParamEEEiRKT_PPNS_9OperationE(),
         ERROR_OPERATION_NULL_RUNNER
     );
     assert_eq!(
-        atb_create_rope(std::ptr::null(), &mut op),
+        crate::_ZN3atb15CreateOperationINS_5infer9RopeParamEEEiRKT_PPNS_9OperationE(),
         ERROR_OPERATION_NULL_RUNNER
     );
     assert!(op.is_null());
@@ -228,9 +243,18 @@ fn parameters_the_emulator_does_not_compute_and_other_operations_are_refused() {
 #[test]
 fn tensor_sizes_are_elements_times_the_type() {
     let t = tensor(DType::Bf16, &[3, 5, 7], 1, 0);
-    assert_eq!(atb_get_tensor_size((&raw const t).cast()), 3 * 5 * 7 * 2);
+    assert_eq!(
+        _ZN3atb5Utils13GetTensorSizeERKNS_6TensorE((&raw const t).cast()),
+        3 * 5 * 7 * 2
+    );
     let mut bad = t;
     bad.dim_num = MAX_DIM as u64 + 1;
-    assert_eq!(atb_get_tensor_size((&raw const bad).cast()), 0);
-    assert_eq!(atb_get_tensor_size(0xdead_0000 as *const c_void), 0);
+    assert_eq!(
+        _ZN3atb5Utils13GetTensorSizeERKNS_6TensorE((&raw const bad).cast()),
+        0
+    );
+    assert_eq!(
+        _ZN3atb5Utils13GetTensorSizeERKNS_6TensorE(0xdead_0000 as *const c_void),
+        0
+    );
 }

@@ -24,6 +24,8 @@
 use crate::FUNCTIONS;
 
 #[macro_use]
+mod atb;
+#[macro_use]
 mod functions;
 #[macro_use]
 mod memory;
@@ -173,6 +175,10 @@ pub enum Returns {
     Enum,
     /// Nothing.
     Void,
+    /// An `atb::Status` (ATB's `ErrorType`, `include/atb/types.h`): 0 when
+    /// carried out, `ERROR_OPERATION_NULL_RUNNER` (10) for an operation
+    /// the emulator does not carry out (the caller then has no operation).
+    AtbStatus,
 }
 
 impl Returns {
@@ -183,6 +189,7 @@ impl Returns {
             (Returns::Code, Answer::Unsupported) => ACL_ERROR_RT_FEATURE_NOT_SUPPORT as i64,
             (Returns::OpStatus, Answer::Unsupported) => ACL_ERROR_OP_NOT_FOUND as i64,
             (Returns::HcclStatus, Answer::Unsupported) => HCCL_E_NOT_SUPPORT as i64,
+            (Returns::AtbStatus, Answer::Unsupported) => ATB_ERROR_OPERATION_NULL_RUNNER as i64,
             (Returns::Enum, _) => -1,
             _ => 0,
         }
@@ -196,7 +203,10 @@ impl Returns {
             (Returns::Code, Answer::Unsupported) => "207000 (ACL_ERROR_RT_FEATURE_NOT_SUPPORT)",
             (Returns::OpStatus, Answer::Unsupported) => "100024 (ACL_ERROR_OP_NOT_FOUND)",
             (Returns::HcclStatus, Answer::Unsupported) => "5 (HCCL_E_NOT_SUPPORT)",
-            (Returns::Code | Returns::OpStatus | Returns::HcclStatus, _) => "0 (success)",
+            (Returns::AtbStatus, Answer::Unsupported) => "10 (atb::ERROR_OPERATION_NULL_RUNNER)",
+            (Returns::Code | Returns::OpStatus | Returns::HcclStatus | Returns::AtbStatus, _) => {
+                "0 (success)"
+            }
             (Returns::Pointer, _) => "NULL",
             (Returns::Count, _) => "0",
             (Returns::Enum, _) => "-1 (undefined)",
@@ -210,6 +220,9 @@ pub const ACL_ERROR_RT_FEATURE_NOT_SUPPORT: i32 =
     aclmem_core::AclError::RT_FEATURE_NOT_SUPPORT.code();
 /// `HCCL_E_NOT_SUPPORT`: HCCL's "not supported".
 pub const HCCL_E_NOT_SUPPORT: i32 = 5;
+/// `atb::ERROR_OPERATION_NULL_RUNNER`: what an ATB operation the emulator
+/// does not carry out answers.
+pub const ATB_ERROR_OPERATION_NULL_RUNNER: i32 = 10;
 /// `ACL_ERROR_OP_NOT_FOUND`: no kernel for the operator.
 pub const ACL_ERROR_OP_NOT_FOUND: i32 = aclmem_core::AclError::OP_NOT_FOUND.code();
 

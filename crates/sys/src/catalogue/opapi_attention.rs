@@ -12,7 +12,7 @@
 #[macro_export]
 macro_rules! __with_attention_api {
     ($callback:ident; $($rest:tt)*) => {
-        $callback! {
+        $crate::__with_atb_api! { $callback;
             $($rest)*
             aclnnFlashAttentionScoreGetWorkspaceSize in OpApi: Emulated -> OpStatus =
                 "aclnnStatus aclnnFlashAttentionScoreGetWorkspaceSize(const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *realShiftOptional, const aclTensor *dropMaskOptional, const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional, const aclIntArray *prefixOptional, double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens, int64_t headNum, char *inputLayout, int64_t innerPrecise, int64_t sparseMode, const aclTensor *softmaxMaxOut, const aclTensor *softmaxSumOut, const aclTensor *softmaxOutOut, const aclTensor *attentionOutOut, uint64_t *workspaceSize, aclOpExecutor **executor)";
