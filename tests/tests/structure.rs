@@ -344,6 +344,7 @@ fn the_c_abi_crate_imports_only_down_its_layers() {
     for module in c.files.keys().filter(|m| m.len() == 1) {
         let name = module[0].as_str();
         let c_functions = [
+            "atb",
             "device",
             "framework",
             "graphs",

@@ -7,14 +7,28 @@
 use std::ffi::c_void;
 
 use aclmem_core::AclError;
+use aclmem_ops::aclnn::Memory;
 use aclmem_ops::atb::paged::{PagedAttention, Shape};
 use aclmem_ops::tensor::DType;
 
 use super::abi::{self, PagedAttentionParam, Tensor};
 use super::status::*;
 use crate::cptr;
-use crate::opapi::marshal::Device;
 use crate::state::with_global;
+
+/// The device memory of this process, as the computation reads and
+/// writes it.
+struct Device;
+
+impl Memory for Device {
+    fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
+        with_global(|g| crate::shared::read_reachable(&g.emu, addr, buf))
+    }
+
+    fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
+        with_global(|g| crate::shared::write_reachable(&g.emu, addr, data))
+    }
+}
 
 /// The most context lengths read from host memory.
 const MAX_TOKENS: usize = 1 << 20;

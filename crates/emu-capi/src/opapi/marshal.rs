@@ -59,7 +59,7 @@ pub(crate) fn array<T: Copy + Default>(p: *const T, n: u64) -> Option<Vec<T>> {
 }
 
 /// The device memory of this process, as a plan reads and writes it.
-pub(crate) struct Device;
+struct Device;
 
 impl aclnn::Memory for Device {
     fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {

@@ -9,7 +9,7 @@
 
 pub mod attention;
 pub mod foreach;
-pub(crate) mod marshal;
+mod marshal;
 pub mod math;
 pub mod objects;
 pub mod ops;
