@@ -1069,6 +1069,7 @@ from models_cnn import *  # noqa
 from models_data import *  # noqa
 from models_ops_a import *  # noqa
 from models_ops_b import *  # noqa
+from models_atb import *  # noqa
 
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

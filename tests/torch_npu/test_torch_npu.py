@@ -608,3 +608,14 @@ def test_indexing_reductions_and_elementwise_math_match_the_cpu(machine):
     # x 3 types; one_hot x 2; a 2-D mask, an int32 index; max/min ties.
     assert len(r["checks"]) == 269 + 12 + 14 + 9 + 9 + 3 + 2 + 2 + 2
     assert "is not supported by the emulator" not in err, err
+
+
+def test_atbs_paged_attention_matches_its_definition_eagerly_and_in_an_updated_graph(machine):
+    r, err, _ = run_scenario("atb_paged_attention", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, (failed, r["errors"])
+    # float16 and bfloat16 eagerly, two replays after graph.update, and the
+    # refused reshape-and-cache.
+    assert len(r["checks"]) == 5
+    unsupported = [l for l in err.splitlines() if "is not supported" in l]
+    assert len(unsupported) == 1 and "ReshapeAndCacheParam" in unsupported[0], unsupported
