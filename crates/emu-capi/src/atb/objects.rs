@@ -25,7 +25,8 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+
+use aclmem_fork::{ForkMutex, ForkMutexGuard};
 
 use super::paged::Paged;
 
@@ -36,11 +37,14 @@ enum Class {
     Operation,
 }
 
-/// The live objects, by address.
-static LIVE: Mutex<Option<HashMap<usize, Class>>> = Mutex::new(None);
+/// The live objects, by address. A forked child starts with none: its
+/// parent's objects belong to the parent's process (as the operator API's
+/// objects do), and the child's calls on them answer the dead-object
+/// statuses.
+static LIVE: ForkMutex<Option<HashMap<usize, Class>>> = ForkMutex::new(|| None);
 
-fn live() -> MutexGuard<'static, Option<HashMap<usize, Class>>> {
-    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+fn live() -> ForkMutexGuard<'static, Option<HashMap<usize, Class>>> {
+    LIVE.lock()
 }
 
 fn register(addr: usize, class: Class) {
