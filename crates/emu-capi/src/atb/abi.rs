@@ -1,10 +1,8 @@
 //! The C++ data of ATB's public headers, as plain `#[repr(C)]` values read
 //! through [`cptr`] (NULL or garbage is an error status, never a fault).
 //!
-//! Layouts (x86-64 and aarch64, LP64; `include/atb/types.h`, `svector.h`,
-//! `infer_op_params.h` of hicann/ascend-transformer-boost, the copies in
-//! Ascend/op-plugin's `op_plugin/third_party/atb/inc` that torch_npu's
-//! plugin is compiled with):
+//! Layouts (x86-64 and aarch64, LP64; from ATB's public headers, the
+//! sources named in docs/operators.md, "The Ascend Transformer Boost"):
 //!
 //! - `atb::Dims`: `int64_t dims[8]; uint64_t dimNum` (72 bytes);
 //! - `atb::TensorDesc`: `aclDataType dtype; aclFormat format; Dims shape`

@@ -2,7 +2,7 @@
 //! torch_npu's ATB plugin (`libop_plugin_atb.so`, which names `libatb.so`
 //! as NEEDED) links: C++ functions of namespace `atb`, exported under
 //! their Itanium-mangled names, and the `atb::Context` and
-//! `atb::Operation` objects they hand out ([`objects`]: layouts, virtual
+//! `atb::Operation` objects they hand out (`objects.rs`: layouts, virtual
 //! tables, memory and lifetime).
 //!
 //! Emulated: `CreateContext`, `DestroyContext`, `DestroyOperation`,
@@ -18,13 +18,9 @@
 //! answer `ERROR_OPERATION_NULL_RUNNER` (10), handing out no operation. Virtual
 //! methods op-plugin does not call answer an error status (see each slot).
 //!
-//! ABI sources: `include/atb/{context,operation,types,svector,utils,
-//! infer_op_params}.h` of hicann/ascend-transformer-boost (the copies in
-//! Ascend/op-plugin's `op_plugin/third_party/atb/inc`); the calls, from
-//! op-plugin's `op_plugin/utils/custom_functions/atb/AtbCommon.cpp` and
-//! `Utils.cpp`: `GetContext` then `Context::SetExecuteStream`, `Setup`,
-//! `Execute` (in torch_npu's task queue; after it, under graph capture,
-//! `DestroyOperation`).
+//! The ABI facts this follows (layouts, virtual-method order, the calls
+//! torch_npu's plugin makes, in order) and their sources are in
+//! docs/operators.md, "The Ascend Transformer Boost".
 
 mod abi;
 mod api;
