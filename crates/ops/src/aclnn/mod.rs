@@ -17,6 +17,7 @@ mod host;
 mod memory;
 pub mod plan;
 mod pointwise;
+mod products;
 mod random;
 mod spread;
 mod stream;

@@ -333,6 +333,9 @@ impl Plan {
         if let Some(done) = super::stream::run(self, mem) {
             return done;
         }
+        if let Some(done) = super::products::run(self, mem) {
+            return done;
+        }
         if let Kind::Random {
             normal,
             a,
