@@ -317,6 +317,10 @@ def data_operators():
     report(checks=checks)
 
 
+# What a scenario keeps alive until the interpreter exits.
+_ALIVE_AT_EXIT = []
+
+
 def sleep_wake():
     """vllm-ascend's sleep mode over torch_npu: weights live in a memory
     pool of a pluggable allocator whose C code maps physical memory under
@@ -336,6 +340,9 @@ def sleep_wake():
             torch.randint(0, 255, (n,), dtype=torch.uint8).npu()
             for n in (4 * MIB, 7 * MIB + 5, 16 * MIB)
         ]
+    # The weights live until the interpreter exits, as a server's model
+    # does: torch_npu's shutdown then finds the pool's memory in use.
+    _ALIVE_AT_EXIT.append((pool, weights))
     expected = [digest(w) for w in weights]
     ptrs = [w.data_ptr() for w in weights]
     base = used()
