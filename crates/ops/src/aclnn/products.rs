@@ -27,9 +27,34 @@ use crate::tensor::{DType, Num};
 /// freed after the call.
 const KEEP: usize = 1 << 24;
 
+/// The calling thread's buffers: the two operands and the product as
+/// `f32`, the raw elements of a half-type operand, the product's bytes.
+#[derive(Default)]
+struct Buffers {
+    wide: [Vec<f32>; 3],
+    raw: Vec<u16>,
+    bytes: Vec<u8>,
+}
+
+impl Buffers {
+    /// Frees what grew beyond [`KEEP`] elements.
+    fn trim(&mut self) {
+        for buf in &mut self.wide {
+            if buf.capacity() > KEEP {
+                *buf = Vec::new();
+            }
+        }
+        if self.raw.capacity() > KEEP {
+            self.raw = Vec::new();
+        }
+        if self.bytes.capacity() > 4 * KEEP {
+            self.bytes = Vec::new();
+        }
+    }
+}
+
 thread_local! {
-    /// The calling thread's buffers: the two operands and the product.
-    static BUFFERS: RefCell<[Vec<f32>; 3]> = const { RefCell::new([Vec::new(), Vec::new(), Vec::new()]) };
+    static BUFFERS: RefCell<Buffers> = RefCell::new(Buffers::default());
 }
 
 /// Runs a product `plan` this way when it has this module's form; `None`
@@ -76,11 +101,7 @@ pub(super) fn run(plan: &Plan, mem: &dyn Memory) -> Option<Result<(), AclError>>
         // them), put back after.
         let mut bufs = std::mem::take(&mut *cell.borrow_mut());
         let result = product(a, b, out, c.zip(c_step), mem, &mut bufs);
-        for buf in &mut bufs {
-            if buf.capacity() > KEEP {
-                *buf = Vec::new();
-            }
-        }
+        bufs.trim();
         *cell.borrow_mut() = bufs;
         result
     }))
@@ -96,7 +117,12 @@ fn dense(v: &View) -> bool {
 }
 
 /// `v`'s extent read into `buf` as `f32`; its matrix view in `buf`.
-fn load(v: &View, mem: &dyn Memory, buf: &mut Vec<f32>) -> Result<Mat, AclError> {
+fn load(
+    v: &View,
+    mem: &dyn Memory,
+    buf: &mut Vec<f32>,
+    raw: &mut Vec<u16>,
+) -> Result<Mat, AclError> {
     let (start, bytes) = v.extent().unwrap_or((0, 0));
     let count = bytes / v.dtype.size();
     buf.clear();
@@ -104,8 +130,9 @@ fn load(v: &View, mem: &dyn Memory, buf: &mut Vec<f32>) -> Result<Mat, AclError>
     match v.dtype {
         DType::F32 => mem.read(start, bytemuck::cast_slice_mut(buf.as_mut_slice()))?,
         _ => {
-            let mut raw = vec![0u16; count];
-            let raw = bytemuck::cast_slice_mut::<u16, u8>(&mut raw);
+            raw.clear();
+            raw.resize(count, 0);
+            let raw = bytemuck::cast_slice_mut::<u16, u8>(raw.as_mut_slice());
             mem.read(start, raw)?;
             widen(v.dtype, raw, buf);
         }
@@ -126,12 +153,16 @@ fn product(
     out: &View,
     c: Option<((&View, f64, f64), usize)>,
     mem: &dyn Memory,
-    bufs: &mut [Vec<f32>; 3],
+    bufs: &mut Buffers,
 ) -> Result<(), AclError> {
-    let [ab, bb, ob] = bufs;
+    let Buffers {
+        wide: [ab, bb, ob],
+        raw,
+        bytes,
+    } = bufs;
     let (m, n) = (out.dims[0], out.dims[1]);
-    let av = load(a, mem, ab)?;
-    let bv = load(b, mem, bb)?;
+    let av = load(a, mem, ab, raw)?;
+    let bv = load(b, mem, bb, raw)?;
     ob.clear();
     ob.resize(m * n, 0.0);
     linalg::gemm(
@@ -145,14 +176,15 @@ fn product(
     )?;
     let dtype = out.dtype;
     let size = dtype.size();
-    let mut bytes = vec![0u8; m * n * size];
+    bytes.clear();
+    bytes.resize(m * n * size, 0);
     match c {
-        None => narrow(dtype, ob, &mut bytes),
+        None => narrow(dtype, ob, bytes),
         Some(((c, beta, alpha), step)) => {
             // The product rounded to the output's type first, as the
             // general path's product is.
-            narrow(dtype, ob, &mut bytes);
-            widen(dtype, &bytes, ob);
+            narrow(dtype, ob, bytes);
+            widen(dtype, bytes, ob);
             let mut cv = vec![0u8; c.numel() * size];
             let (start, _) = c.extent().unwrap_or((0, 0));
             mem.read(start, &mut cv)?;
@@ -166,7 +198,7 @@ fn product(
             }
         }
     }
-    mem.write(out.data + out.offset * size, &bytes)
+    mem.write(out.data + out.offset * size, bytes)
 }
 
 #[cfg(test)]
