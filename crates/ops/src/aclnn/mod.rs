@@ -22,6 +22,8 @@ mod random;
 mod spread;
 mod stream;
 mod strided;
+#[cfg(test)]
+pub(crate) mod testing;
 mod view;
 
 use std::collections::HashMap;

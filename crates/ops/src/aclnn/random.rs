@@ -66,22 +66,8 @@ mod tests {
 
     use super::*;
     use crate::aclnn::plan::{Kind, Plan};
+    use crate::aclnn::testing::Flat;
     use crate::tensor::DType;
-
-    struct Flat(Mutex<Vec<u8>>);
-
-    impl Memory for Flat {
-        fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-            let m = self.0.lock().unwrap();
-            buf.copy_from_slice(&m[addr..addr + buf.len()]);
-            Ok(())
-        }
-
-        fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-            self.0.lock().unwrap()[addr..addr + data.len()].copy_from_slice(data);
-            Ok(())
-        }
-    }
 
     /// The operator path's values: the kernel on host memory, as the
     /// general path computed them before this module.

@@ -329,31 +329,7 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-
-    /// Flat memory from address 0 (what chunk and band boundaries need:
-    /// more than two [`BAND`]s of elements, so that every machine with
-    /// two cores splits).
-    struct Flat(Mutex<Vec<u8>>);
-
-    impl Memory for Flat {
-        fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-            let m = self.0.lock().unwrap();
-            let src = m
-                .get(addr..addr + buf.len())
-                .ok_or(AclError::INVALID_PARAM)?;
-            buf.copy_from_slice(src);
-            Ok(())
-        }
-
-        fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-            let mut m = self.0.lock().unwrap();
-            let dst = m
-                .get_mut(addr..addr + data.len())
-                .ok_or(AclError::INVALID_PARAM)?;
-            dst.copy_from_slice(data);
-            Ok(())
-        }
-    }
+    use crate::aclnn::testing::Flat;
 
     const N: usize = 2 * BAND + 3;
     const OUT: usize = N * 4;

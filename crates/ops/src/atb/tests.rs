@@ -9,7 +9,7 @@ use aclmem_core::AclError;
 use half::{bf16, f16};
 
 use super::paged::{Cache, PagedAttention, Shape, attend};
-use crate::aclnn::Memory;
+use crate::aclnn::testing::Flat;
 use crate::tensor::DType;
 
 /// Deterministic values in [-1, 1).
@@ -163,28 +163,6 @@ fn bad_lengths_block_ids_and_heads_are_refused_before_any_fetch() {
         attend(&s, &c.q, &c.tables, &c.lens[..1], never),
         Err(AclError::OP_INPUT_NOT_MATCH)
     );
-}
-
-/// Flat memory from address 0.
-struct Flat(Mutex<Vec<u8>>);
-
-impl Memory for Flat {
-    fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-        let m = self.0.lock().unwrap();
-        buf.copy_from_slice(
-            m.get(addr..addr + buf.len())
-                .ok_or(AclError::INVALID_PARAM)?,
-        );
-        Ok(())
-    }
-
-    fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-        let mut m = self.0.lock().unwrap();
-        m.get_mut(addr..addr + data.len())
-            .ok_or(AclError::INVALID_PARAM)?
-            .copy_from_slice(data);
-        Ok(())
-    }
 }
 
 fn narrow(dtype: DType, x: f32) -> [u8; 2] {

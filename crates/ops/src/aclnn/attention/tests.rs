@@ -5,6 +5,7 @@ use std::sync::Mutex;
 
 use super::*;
 use crate::aclnn::plan::{Kind, Plan};
+use crate::aclnn::testing::Flat;
 
 /// Flat memory from address 0; tensors placed one after another.
 #[derive(Default)]
@@ -22,27 +23,6 @@ impl Arena {
     fn zeros(&mut self, dtype: DType, dims: &[usize]) -> View {
         let n: usize = dims.iter().product();
         self.put(dtype, dims, &vec![0.0; n])
-    }
-}
-
-struct Flat(Mutex<Vec<u8>>);
-
-impl Memory for Flat {
-    fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-        let m = self.0.lock().unwrap();
-        buf.copy_from_slice(
-            m.get(addr..addr + buf.len())
-                .ok_or(AclError::INVALID_PARAM)?,
-        );
-        Ok(())
-    }
-
-    fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-        let mut m = self.0.lock().unwrap();
-        m.get_mut(addr..addr + data.len())
-            .ok_or(AclError::INVALID_PARAM)?
-            .copy_from_slice(data);
-        Ok(())
     }
 }
 

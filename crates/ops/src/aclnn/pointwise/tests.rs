@@ -5,28 +5,7 @@ use std::sync::Mutex;
 
 use super::*;
 use crate::aclnn::Scalar;
-
-/// Flat memory from address 0.
-struct Flat(Mutex<Vec<u8>>);
-
-impl Memory for Flat {
-    fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-        let m = self.0.lock().unwrap();
-        buf.copy_from_slice(
-            m.get(addr..addr + buf.len())
-                .ok_or(AclError::INVALID_PARAM)?,
-        );
-        Ok(())
-    }
-
-    fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-        let mut m = self.0.lock().unwrap();
-        m.get_mut(addr..addr + data.len())
-            .ok_or(AclError::INVALID_PARAM)?
-            .copy_from_slice(data);
-        Ok(())
-    }
-}
+use crate::aclnn::testing::Flat;
 
 /// More than a chunk of elements.
 const N: usize = CHUNK + 5;

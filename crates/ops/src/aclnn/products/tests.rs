@@ -4,30 +4,10 @@
 use std::sync::Mutex;
 
 use super::*;
+use crate::aclnn::testing::Flat;
 use crate::kernels::{self, Call, HostInputs, Spec};
 use crate::objects::OpAttr;
 use crate::tensor::Tensor;
-
-struct Flat(Mutex<Vec<u8>>);
-
-impl Memory for Flat {
-    fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-        let m = self.0.lock().unwrap();
-        buf.copy_from_slice(
-            m.get(addr..addr + buf.len())
-                .ok_or(AclError::INVALID_PARAM)?,
-        );
-        Ok(())
-    }
-
-    fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-        let mut m = self.0.lock().unwrap();
-        m.get_mut(addr..addr + data.len())
-            .ok_or(AclError::INVALID_PARAM)?
-            .copy_from_slice(data);
-        Ok(())
-    }
-}
 
 /// `values` of `dtype` as a tensor placed at `at`; its contiguous view.
 fn place(m: &mut Vec<u8>, at: usize, dtype: DType, dims: &[usize], values: &[f64]) -> View {

@@ -2,33 +2,9 @@
 
 use std::sync::Mutex;
 
-use aclmem_core::AclError;
-
 use super::*;
+use crate::aclnn::testing::Flat;
 use crate::tensor::DType;
-
-/// Flat memory from address 0.
-struct Flat(Mutex<Vec<u8>>);
-
-impl Memory for Flat {
-    fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-        let m = self.0.lock().unwrap();
-        let src = m
-            .get(addr..addr + buf.len())
-            .ok_or(AclError::INVALID_PARAM)?;
-        buf.copy_from_slice(src);
-        Ok(())
-    }
-
-    fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-        let mut m = self.0.lock().unwrap();
-        let dst = m
-            .get_mut(addr..addr + data.len())
-            .ok_or(AclError::INVALID_PARAM)?;
-        dst.copy_from_slice(data);
-        Ok(())
-    }
-}
 
 /// `n` float32 source elements (element `i` is `i`, exact in float32 up to
 /// 2^24) then room for `n` elements of the output, poisoned.
