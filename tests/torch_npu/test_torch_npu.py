@@ -407,10 +407,10 @@ def test_an_operator_is_refused_and_reported_and_memory_still_works(machine):
     assert r["outcome"].startswith("raised:")
     assert r["still_copies"] is True
     # Said at the first call (ACLMEM_EMU_UNSUPPORTED=warn, the default) ...
-    assert "operator Atanh (libacl_op_compiler.so) is not supported" in err
+    assert "operator Histogram (libacl_op_compiler.so) is not supported" in err
     # ... and in the report at exit, with a count and where it came from.
     report = err[err.index("calls the emulator did not carry out"):]
-    line = next(l for l in report.splitlines() if "operator Atanh" in l)
+    line = next(l for l in report.splitlines() if "operator Histogram" in l)
     assert line.split()[:2] == ["not", "supported"]
     assert "libtorch_npu.so" in line
 
@@ -619,3 +619,14 @@ def test_atbs_paged_attention_matches_its_definition_eagerly_and_in_an_updated_g
     assert len(r["checks"]) == 5
     unsupported = [l for l in err.splitlines() if "is not supported" in l]
     assert len(unsupported) == 1 and "ReshapeAndCacheParam" in unsupported[0], unsupported
+
+
+def test_operators_real_code_calls_match_the_cpu(machine):
+    """models_gaps.py: logsigmoid and atanh forward and backward against
+    CPU torch."""
+    r, err, _ = run_scenario("operator_gaps", machine)
+    failed = [name for name, ok in r["checks"].items() if not ok]
+    assert not failed, failed
+    # logsigmoid and atanh x (forward, gradient) and atanh_ x 3 types.
+    assert len(r["checks"]) == 5 * 3
+    assert "is not supported by the emulator" not in err, err

@@ -9,7 +9,8 @@
 //! `leaky_relu` is `LeakyRelu` / `LeakyReluGrad(dy, x)` with
 //! `negative_slope`; `elu` (and `selu`, `celu`) is `Elu` /
 //! `EluGradV2(dy, x or y)` with `alpha`, `scale`, `input_scale`
-//! (`is_result`); `mish` is `Mish` / `MishGrad(dy, x)`.
+//! (`is_result`); `mish` is `Mish` / `MishGrad(dy, x)`; `logsigmoid` is
+//! `LogSigmoid` / `LogSigmoidGrad(grads, features)`.
 //!
 //! Floating types (float32, float16, bfloat16, float64; `Relu` also the
 //! integer types), every input of the output's type (100020 otherwise),
@@ -318,6 +319,32 @@ pub(super) fn MishGrad(call: &Call<'_>) -> Result<Written, AclError> {
         out_type(call, 2)?,
         || pointwise::<f32>(call, 2, |v| mish_grad(v[0], v[1])),
         || pointwise::<f64>(call, 2, |v| mish_grad(v[0], v[1])),
+    )
+}
+
+/// `ln σ(x) = min(x, 0) − ln(1 + e^−|x|)`, without overflow either way.
+fn log_sigmoid<T: Real>(x: T) -> T {
+    let neg_abs = if x < T::ZERO { x } else { -x };
+    let low = if x < T::ZERO { x } else { T::ZERO };
+    low - neg_abs.exp().ln_1p()
+}
+
+/// `LogSigmoid(x) -> y`: `ln(1 / (1 + e⁻ˣ))` (`F.logsigmoid`).
+pub(super) fn LogSigmoid(call: &Call<'_>) -> Result<Written, AclError> {
+    by_type(
+        out_type(call, 1)?,
+        || pointwise::<f32>(call, 1, |v| log_sigmoid(v[0])),
+        || pointwise::<f64>(call, 1, |v| log_sigmoid(v[0])),
+    )
+}
+
+/// `LogSigmoidGrad(grads, features) -> backprops`: `dy·σ(−x)`, `x` the
+/// forward's input.
+pub(super) fn LogSigmoidGrad(call: &Call<'_>) -> Result<Written, AclError> {
+    by_type(
+        out_type(call, 2)?,
+        || pointwise::<f32>(call, 2, |v| v[0] * sigmoid(-v[1])),
+        || pointwise::<f64>(call, 2, |v| v[0] * sigmoid(-v[1])),
     )
 }
 

@@ -1,5 +1,5 @@
 //! More elementwise operators torch_npu launches: the inverse and
-//! hyperbolic trigonometric functions, `Erf`/`Erfc`, `Expm1`/`Log1p`,
+//! hyperbolic trigonometric functions (`Atanh` too), `Erf`/`Erfc`, `Expm1`/`Log1p`,
 //! `Atan2`, `Sign`, `ClipByValue` (hardtanh, relu6) and its gradient,
 //! `FloorDiv`/`FloorMod` (floor_divide, remainder) and the bitwise ones.
 //!
@@ -47,6 +47,12 @@ pub(super) fn Acos(call: &Call<'_>) -> Result<Written, AclError> {
 /// `Tan(x) -> y`.
 pub(super) fn Tan(call: &Call<'_>) -> Result<Written, AclError> {
     float(call, f64::tan)
+}
+
+/// `Atanh(x) -> y`: `½·ln((1 + x) / (1 − x))` (±inf at ±1, NaN outside
+/// [-1, 1]; `torch.atanh`, `atanh_`).
+pub(super) fn Atanh(call: &Call<'_>) -> Result<Written, AclError> {
+    float(call, f64::atanh)
 }
 
 /// `Sinh(x) -> y`.

@@ -33,6 +33,7 @@ macro_rules! with_operators {
             Asin: "arcsin x, in floating point (NaN outside [-1, 1])";
             Atan: "arctan x, in floating point";
             Atan2: "the angle of the point (x2, x1), broadcast, in floating point";
+            Atanh: "artanh x, in floating point (infinite at ±1, NaN outside [-1, 1]): atanh, atanh_";
             AvgPoolV2: "2-D average pooling in NCHW (ksize, strides, padding_mode, pads, ceil_mode, exclusive, divisor_override, global_pooling)";
             AvgPoolV2Grad: "the gradient of AvgPoolV2 into orig_input_shape (AvgPoolV2's attributes)";
             AxpyV2: "x1 + alpha * x2, broadcast";
@@ -117,6 +118,8 @@ macro_rules! with_operators {
             Log: "log_base(scale * x + shift) (base -1: e): log, log2, log10";
             Log1p: "ln(1 + x), in floating point";
             LogAddExp: "log_base(base^x1 + base^x2) of scale * x + shift, broadcast (base -1: e): logaddexp, logaddexp2";
+            LogSigmoid: "ln(sigmoid(x)) = min(x, 0) - ln(1 + exp(-abs(x))): F.logsigmoid";
+            LogSigmoidGrad: "the gradient of LogSigmoid from (grads, features = its input): grads * sigmoid(-x)";
             LogSoftmaxGrad: "dy - exp(y) * sum(dy) along axis";
             LogSoftmaxV2: "x - max - ln(sum(exp(x - max))) along axes (one axis)";
             LogicalAnd: "x1 and x2, broadcast (bool)";

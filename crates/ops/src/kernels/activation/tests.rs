@@ -291,3 +291,112 @@ fn leaky_elu_and_mish_with_their_gradients() {
     from_y.push(("is_result", AttrValue::Bool(true)));
     close(&grad("EluGradV2", &y, attrs(&from_y)), &numeric, 1e-6);
 }
+
+#[test]
+fn log_sigmoid_and_its_gradient_in_every_float_type() {
+    // ln σ(x) by its definition, and without overflow far out.
+    let x = [-3.0, -0.5, 0.0, 0.5, 2.0];
+    let n = [x.len()];
+    let got = run1(
+        "LogSigmoid",
+        vec![t(F64, &n, &x)],
+        spec(F64, &n),
+        OpAttr::new(),
+    )
+    .unwrap();
+    let want: Vec<f64> = x.iter().map(|v| (1.0 / (1.0 + (-v).exp())).ln()).collect();
+    close(&got, &want, 1e-15);
+    for dtype in [DType::F32, F64] {
+        let far = run1(
+            "LogSigmoid",
+            vec![t(dtype, &[2], &[-200.0, 200.0])],
+            spec(dtype, &[2]),
+            OpAttr::new(),
+        )
+        .unwrap();
+        assert_eq!(far[0], -200.0, "{dtype:?}");
+        assert!(far[1] <= 0.0 && far[1] > -1e-30, "{dtype:?}: {far:?}");
+    }
+    // The half types: the input as the type holds it, in f32, rounded once.
+    let xv = wavy(16, 21);
+    for dtype in [DType::F16, DType::Bf16, DType::F32] {
+        let held = Tensor::from_nums(dtype, vec![16], xv.iter().map(|&v| Num::F(v)));
+        let round = |y: f32| dtype.get(&dtype.bytes_of(Num::F(f64::from(y)))).f64();
+        let x: Vec<f64> = held.nums().map(Num::f64).collect();
+        let y = run1(
+            "LogSigmoid",
+            vec![t(dtype, &[16], &x)],
+            spec(dtype, &[16]),
+            OpAttr::new(),
+        )
+        .unwrap();
+        let want: Vec<f64> = x.iter().map(|&v| round(log_sigmoid(v as f32))).collect();
+        assert_eq!(y, want, "{dtype:?}");
+        let dy = wavy(16, 22);
+        let dy = Tensor::from_nums(dtype, vec![16], dy.iter().map(|&v| Num::F(v)));
+        let dy: Vec<f64> = dy.nums().map(Num::f64).collect();
+        let g = run1(
+            "LogSigmoidGrad",
+            vec![t(dtype, &[16], &dy), t(dtype, &[16], &x)],
+            spec(dtype, &[16]),
+            OpAttr::new(),
+        )
+        .unwrap();
+        let want: Vec<f64> = x
+            .iter()
+            .zip(&dy)
+            .map(|(&v, &d)| round(d as f32 * sigmoid(-(v as f32))))
+            .collect();
+        assert_eq!(g, want, "{dtype:?}");
+    }
+    // The gradient against finite differences of the forward.
+    let (x, dy) = (wavy(11, 23), wavy(11, 24));
+    let n = [11];
+    let numeric = numeric_grad(fwd("LogSigmoid", &[]), &x, &dy);
+    let got = run1(
+        "LogSigmoidGrad",
+        vec![t(F64, &n, &dy), t(F64, &n, &x)],
+        spec(F64, &n),
+        OpAttr::new(),
+    )
+    .unwrap();
+    close(&got, &numeric, 1e-6);
+    // Refused: an integer input, mixed types, a wrong count or shape.
+    assert_eq!(
+        run1(
+            "LogSigmoid",
+            vec![ints(DType::I32, &[2], &[1, 2])],
+            spec(DType::I32, &[2]),
+            OpAttr::new()
+        ),
+        Err(AclError::OP_TYPE_NOT_MATCH)
+    );
+    let f = |d: DType| t(d, &[2], &[0.5, 1.0]);
+    assert_eq!(
+        run1(
+            "LogSigmoidGrad",
+            vec![f(DType::F32), f(DType::F16)],
+            spec(DType::F32, &[2]),
+            OpAttr::new()
+        ),
+        Err(AclError::OP_TYPE_NOT_MATCH)
+    );
+    assert_eq!(
+        run1(
+            "LogSigmoidGrad",
+            vec![f(DType::F32)],
+            spec(DType::F32, &[2]),
+            OpAttr::new()
+        ),
+        Err(AclError::OP_INPUT_NOT_MATCH)
+    );
+    assert_eq!(
+        run1(
+            "LogSigmoid",
+            vec![f(DType::F32)],
+            spec(DType::F32, &[3]),
+            OpAttr::new()
+        ),
+        Err(AclError::OP_OUTPUT_NOT_MATCH)
+    );
+}

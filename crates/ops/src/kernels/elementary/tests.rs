@@ -55,6 +55,7 @@ fn functions() -> Vec<(&'static str, fn(f64) -> f64, fn(f64) -> f64, f64)> {
         ("Asin", f64::asin, |x| 1.0 / (1.0 - x * x).sqrt(), 0.45),
         ("Acos", f64::acos, |x| -1.0 / (1.0 - x * x).sqrt(), 0.45),
         ("Tan", f64::tan, |x| 1.0 / (x.cos() * x.cos()), 0.6),
+        ("Atanh", f64::atanh, |x| 1.0 / (1.0 - x * x), 0.45),
         ("Sinh", f64::sinh, f64::cosh, 1.0),
         ("Cosh", f64::cosh, f64::sinh, 1.0),
         ("Expm1", f64::exp_m1, f64::exp, 1.0),

@@ -1,6 +1,6 @@
 //! Round, Trunc, Mod and LogAddExp against their definitions in every
-//! type they take, LogAddExp's gradient against finite differences, the
-//! refusals.
+//! type they take, LogAddExp's gradient against finite differences,
+//! Atanh's edges, the refusals.
 
 use super::super::super::testing::*;
 use super::*;
@@ -274,5 +274,29 @@ fn log_takes_its_base_scale_and_shift() {
     assert_eq!(
         log(DType::F32, &[1.0], 0.0, 1.0, 0.0),
         Err(AclError::OP_ATTR_NOT_MATCH)
+    );
+}
+
+#[test]
+fn atanh_is_infinite_at_its_edges_and_refuses_bad_calls() {
+    for dtype in FLOATS {
+        let x = [1.0, -1.0, 2.0, -0.0];
+        let got = run1("Atanh", vec![t(dtype, &[4], &x)], spec(dtype, &[4]), none()).unwrap();
+        assert_eq!(got[..2], [f64::INFINITY, f64::NEG_INFINITY], "{dtype:?}");
+        assert!(got[2].is_nan(), "{dtype:?}");
+        assert!(got[3] == 0.0 && got[3].is_sign_negative(), "{dtype:?}");
+    }
+    let x = || t(DType::F32, &[3], &[0.1, 0.2, 0.3]);
+    assert_eq!(
+        run1("Atanh", vec![x(), x()], spec(DType::F32, &[3]), none()),
+        Err(AclError::OP_INPUT_NOT_MATCH)
+    );
+    assert_eq!(
+        run1("Atanh", vec![x()], spec(DType::F32, &[4]), none()),
+        Err(AclError::OP_OUTPUT_NOT_MATCH)
+    );
+    assert_eq!(
+        run("Atanh", vec![x()], &[], none()),
+        Err(AclError::OP_OUTPUT_NOT_MATCH)
     );
 }

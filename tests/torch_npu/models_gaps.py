@@ -1,0 +1,156 @@
+"""Operators real torch code calls that the emulator once refused
+(100024), on the emulated NPU against CPU torch, forward and backward.
+
+Scenario (`python scenarios.py operator_gaps`, imported there):
+- `F.logsigmoid` (LogSigmoid, LogSigmoidGrad) forward and the input's
+  gradient, in float32, float16 and bfloat16;
+- `torch.atanh` and `atanh_` (Atanh) forward and gradient (torch's
+  backward is elementwise math), in the three types;
+- `torch.aminmax` over the whole tensor and along a dim with and without
+  keepdim (the operator API's aclnnAminmax: torch_npu calls it directly),
+  in the three types and int32;
+- `index_fill_` / `index_fill` with a scalar and a 0-dim tensor value on
+  two dims (IndexFillD with its assist tensors), in float32, float16,
+  bfloat16 and int32;
+- `torch.unique` sorted, with return_inverse and return_counts, of 1-D and
+  2-D (flattened) inputs (UniqueWithCountsAndSorting, whose output shapes
+  torch_npu reads back from the descriptors after the run), in float32,
+  int32 and int64.
+"""
+
+import json
+
+__all__ = ["operator_gaps"]
+
+TYPES = (("float32", 1e-5), ("float16", 1e-2), ("bfloat16", 6e-2))
+
+
+def _report(**values):
+    print(json.dumps(values), flush=True)
+
+
+def _close(checks, torch):
+    """A check recorder: NPU values against CPU ones (as float64)."""
+
+    def close(name, npu, cpu, tol):
+        npu, cpu = npu.detach().cpu().double(), cpu.detach().double()
+        ok = npu.shape == cpu.shape and bool(torch.allclose(npu, cpu, rtol=tol, atol=tol, equal_nan=True))
+        if not ok:
+            diff = float((npu - cpu).abs().max()) if npu.shape == cpu.shape else None
+            print(f"{name}: shapes {tuple(npu.shape)} {tuple(cpu.shape)}, max difference {diff}", flush=True)
+        checks[name] = ok
+
+    return close
+
+
+def _exact(checks):
+    def exact(name, npu, cpu):
+        npu = npu.detach().cpu()
+        ok = npu.shape == cpu.shape and npu.dtype == cpu.dtype and bool((npu == cpu).all())
+        if not ok:
+            print(f"{name}: {npu} vs {cpu}", flush=True)
+        checks[name] = ok
+
+    return exact
+
+
+def _grad(torch, fn, x, device, dtype):
+    """fn(x) on `device` in `dtype` and x's gradient for a fixed upstream
+    gradient."""
+    x = x.to(dtype).to(device).detach().requires_grad_()
+    y = fn(x)
+    g = torch.Generator().manual_seed(5)
+    dy = torch.randn(y.shape, generator=g).to(dtype).to(device)
+    y.backward(dy)
+    return y, x.grad
+
+
+def _elementwise(torch, F, checks):
+    close = _close(checks, torch)
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(4, 7, generator=g) * 3
+    x[0, 0], x[0, 1] = -30.0, 30.0
+    u = torch.rand(4, 7, generator=g) * 1.8 - 0.9
+    for dtype_name, tol in TYPES:
+        dtype = getattr(torch, dtype_name)
+        for name, fn, inp in (("logsigmoid", F.logsigmoid, x), ("atanh", torch.atanh, u)):
+            y, dx = _grad(torch, fn, inp, "npu", dtype)
+            cy, cdx = _grad(torch, fn, inp, "cpu", dtype)
+            close(f"{name}_{dtype_name}", y, cy, tol)
+            close(f"{name}_grad_{dtype_name}", dx, cdx, tol)
+        # In place, and the edges: +-1 give +-inf, beyond them NaN.
+        edges = torch.tensor([1.0, -1.0, 1.5, 0.25]).to(dtype)
+        got = edges.clone().npu().atanh_()
+        close(f"atanh__{dtype_name}", got, edges.clone().atanh_(), tol)
+
+
+def _aminmax(torch, checks):
+    close = _close(checks, torch)
+    g = torch.Generator().manual_seed(12)
+    x = torch.randn(3, 5, 4, generator=g)
+    xi = torch.randint(-50, 50, (3, 5, 4), generator=g, dtype=torch.int32)
+    cases = (("all", {}), ("dim1", {"dim": 1}), ("dim-1_keep", {"dim": -1, "keepdim": True}))
+    for dtype_name, tol in TYPES + (("int32", 0),):
+        dtype = getattr(torch, dtype_name)
+        src = xi if dtype == torch.int32 else x.to(dtype)
+        for case, kw in cases:
+            lo, hi = torch.aminmax(src.npu(), **kw)
+            clo, chi = torch.aminmax(src, **kw)
+            close(f"aminmax_{case}_min_{dtype_name}", lo, clo, tol)
+            close(f"aminmax_{case}_max_{dtype_name}", hi, chi, tol)
+
+
+def _index_fill(torch, checks):
+    exact = _exact(checks)
+    g = torch.Generator().manual_seed(13)
+    x = torch.randn(5, 4, 3, generator=g)
+    xi = torch.randint(-9, 9, (5, 4, 3), generator=g, dtype=torch.int32)
+    for dtype_name in ("float32", "float16", "bfloat16", "int32"):
+        dtype = getattr(torch, dtype_name)
+        src = xi if dtype == torch.int32 else x.to(dtype)
+        for dim, idx in ((0, [0, 3]), (1, [2]), (-1, [0, 2])):
+            index = torch.tensor(idx)
+            got = src.npu().index_fill_(dim, index.npu(), 2.5 if dtype.is_floating_point else 7)
+            want = src.clone().index_fill_(dim, index, 2.5 if dtype.is_floating_point else 7)
+            exact(f"index_fill__{dim}_{dtype_name}", got, want)
+        value = torch.tensor(-1.5 if dtype.is_floating_point else -3).to(dtype)
+        got = src.npu().index_fill(1, torch.tensor([1, 3]).npu(), value.npu())
+        exact(f"index_fill_tensor_{dtype_name}", got, src.index_fill(1, torch.tensor([1, 3]), value))
+
+
+def _unique(torch, checks):
+    exact = _exact(checks)
+    g = torch.Generator().manual_seed(14)
+    ints = torch.randint(-4, 6, (3, 7), generator=g)
+    for dtype_name in ("float32", "int32", "int64"):
+        dtype = getattr(torch, dtype_name)
+        src = ints.to(dtype) * (0.5 if dtype.is_floating_point else 1)
+        for shape_name, t in (("1d", src[0]), ("2d", src)):
+            u = torch.unique(t.npu())
+            exact(f"unique_{shape_name}_{dtype_name}", u, torch.unique(t))
+            got = torch.unique(t.npu(), sorted=True, return_inverse=True, return_counts=True)
+            want = torch.unique(t, sorted=True, return_inverse=True, return_counts=True)
+            for part, a, b in zip(("values", "inverse", "counts"), got, want):
+                exact(f"unique_all_{part}_{shape_name}_{dtype_name}", a, b)
+            got = torch.unique(t.npu(), return_counts=True)
+            want = torch.unique(t, return_counts=True)
+            exact(f"unique_counts_{shape_name}_{dtype_name}", got[1], want[1])
+
+
+def operator_gaps(parts="elementwise"):
+    import torch
+    import torch.nn.functional as F
+    import torch_npu  # noqa: F401
+
+    torch.npu.set_device(0)
+    checks = {}
+    parts = parts.split(",")
+    if "elementwise" in parts:
+        _elementwise(torch, F, checks)
+    if "aminmax" in parts:
+        _aminmax(torch, checks)
+    if "index_fill" in parts:
+        _index_fill(torch, checks)
+    if "unique" in parts:
+        _unique(torch, checks)
+    _report(checks=checks)
