@@ -137,7 +137,7 @@ def _unique(torch, checks):
             exact(f"unique_counts_{shape_name}_{dtype_name}", got[1], want[1])
 
 
-def operator_gaps(parts="elementwise"):
+def operator_gaps(parts="elementwise,aminmax"):
     import torch
     import torch.nn.functional as F
     import torch_npu  # noqa: F401

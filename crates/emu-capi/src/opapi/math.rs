@@ -2,8 +2,9 @@
 //! operators (`aclnnSin`, `aclnnExp`, `aclnnLogicalNot`, ... each also in
 //! place) on the `aclop` kernels of the same names, and the reductions
 //! (`aclnnMax`, `aclnnMin` over every element, `aclnnAmax`, `aclnnAmin`,
-//! `aclnnReduceSum`, `aclnnMean` over a list of axes, `aclnnVarMean`), and `aclnnSWhere`
-//! (`torch.where`) on the `aclop` kernel `Select`.
+//! `aclnnReduceSum`, `aclnnMean` over a list of axes, `aclnnVarMean`,
+//! `aclnnAminmax`), and `aclnnSWhere` (`torch.where`) on the `aclop`
+//! kernel `Select`.
 
 use aclmem_ops::aclnn::plan::{Arg, Kind, Plan};
 
@@ -46,6 +47,7 @@ runners!(
     aclnnReduceSum,
     aclnnMean,
     aclnnVarMean,
+    aclnnAminmax,
     aclnnSWhere,
 );
 
@@ -270,5 +272,34 @@ pub extern "C" fn aclnnVarMeanGetWorkspaceSize(
             return Err(aclmem_ops::aclnn::ERR_PARAM_INVALID);
         }
         checked(Plan::each("aclnnVarMean", vec![var, mean]))
+    })
+}
+
+/// `aclnnStatus aclnnAminmaxGetWorkspaceSize(const aclTensor *self, const
+/// aclIntArray *dim, bool keepDim, aclTensor *minOut, aclTensor *maxOut,
+/// ...)`: the least and the greatest element over `dim` (torch_npu lists
+/// every axis for the whole tensor; NaN wins), the operator path's
+/// `ReduceMin` then `ReduceMax`; both outputs of `self`'s type (161002
+/// otherwise) and of its shape reduced.
+#[unsafe(no_mangle)]
+pub extern "C" fn aclnnAminmaxGetWorkspaceSize(
+    this: T,
+    dim: T,
+    keep: u8,
+    min: T,
+    max: T,
+    workspace: Out,
+    executor: Exec,
+) -> i32 {
+    plan("aclnnAminmaxGetWorkspaceSize", workspace, executor, || {
+        let axes = axes(dim)?;
+        let keep = keep != 0;
+        let lo = reduction("aclnnAminmax", "ReduceMin", this, axes.clone(), keep, min)?;
+        let hi = reduction("aclnnAminmax", "ReduceMax", this, axes, keep, max)?;
+        let dtype = tensor(this)?.dtype;
+        if lo.out.dtype != dtype || hi.out.dtype != dtype {
+            return Err(aclmem_ops::aclnn::ERR_PARAM_INVALID);
+        }
+        checked(Plan::each("aclnnAminmax", vec![lo, hi]))
     })
 }

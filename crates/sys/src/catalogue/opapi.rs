@@ -232,6 +232,10 @@ macro_rules! __with_operator_api {
                 "aclnnStatus aclnnVarMeanGetWorkspaceSize(const aclTensor *self, const aclIntArray *dim, int64_t correction, bool keepdim, aclTensor *varOut, aclTensor *meanOut, uint64_t *workspaceSize, aclOpExecutor **executor)";
             aclnnVarMean in OpApi: Emulated -> OpStatus =
                 "aclnnStatus aclnnVarMean(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
+            aclnnAminmaxGetWorkspaceSize in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAminmaxGetWorkspaceSize(const aclTensor *self, const aclIntArray *dim, bool keepDim, aclTensor *minOut, aclTensor *maxOut, uint64_t *workspaceSize, aclOpExecutor **executor)";
+            aclnnAminmax in OpApi: Emulated -> OpStatus =
+                "aclnnStatus aclnnAminmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)";
             aclnnSinGetWorkspaceSize in OpApi: Emulated -> OpStatus =
                 "aclnnStatus aclnnSinGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)";
             aclnnSin in OpApi: Emulated -> OpStatus =
