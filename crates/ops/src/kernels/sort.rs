@@ -1,6 +1,8 @@
 //! Sorting as torch_npu launches it: `Sort` (`torch.sort`, `argsort`) and
 //! `TopKV2` (`torch.topk`), each along the last axis (torch_npu transposes
-//! another axis there first), values and int32 indices.
+//! another axis there first), values and int32 indices; and
+//! `UniqueWithCountsAndSorting` (`torch.unique`), whose output length
+//! depends on the data.
 //!
 //! The order is stable (equal values keep their order, in both
 //! directions) and NaN is the largest value, as PyTorch's CPU sort orders
@@ -103,6 +105,75 @@ pub(super) fn TopKV2(call: &Call<'_>) -> Result<Written, AclError> {
     }
     let index = outputs(call, &x, &dims)?;
     rows(&x, a, k, largest, index)
+}
+
+/// `UniqueWithCountsAndSorting(x) -> (y, inverse, counts)`, attributes
+/// `sorted`, `return_inverse`, `return_counts`: the distinct values of
+/// `x` (flattened) in ascending order (also when `sorted` is false: any
+/// order is an unsorted one, and the CPU's is this one too), each
+/// element's position among them (`inverse`, `x`'s shape) and how often
+/// each occurs (`counts`). torch_npu allocates `y` of `x`'s element count,
+/// `inverse` of `x`'s shape (`[1]` when it wants neither it nor the
+/// counts) and `counts` of the element count (`[1]` without
+/// `return_counts`), all int64 but `y`, and reads the real shapes back
+/// from the output descriptors after the run (the operator's outputs are
+/// synchronised): `y`, and `counts` when asked for, become `[distinct]`.
+/// `inverse` is written whenever its buffer holds one index per element.
+/// NaNs are each distinct (they equal nothing), last, as PyTorch's CPU
+/// sort-based unique gives them.
+pub(super) fn UniqueWithCountsAndSorting(call: &Call<'_>) -> Result<Written, AclError> {
+    call.expect(1, 3)?;
+    let x = call.tensor(0)?;
+    call.attr_bool("sorted", true)?;
+    let want_inverse = call.attr_bool("return_inverse", false)?;
+    let want_counts = call.attr_bool("return_counts", false)?;
+    let (y, inverse, counts) = (call.out(0), call.out(1), call.out(2));
+    let index = |d: DType| matches!(d, DType::I32 | DType::I64);
+    if y.dtype != x.dtype || !index(inverse.dtype) || !index(counts.dtype) {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let n = x.numel();
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by(|&p, &q| order(x.at(p), x.at(q)));
+    let mut values: Vec<Num> = Vec::new();
+    let mut count: Vec<Num> = Vec::new();
+    let mut group = vec![Num::I(0); n];
+    for &j in &idx {
+        let v = x.at(j);
+        let same = values.last().is_some_and(|&u| match (u, v) {
+            (Num::I(a), Num::I(b)) => a == b,
+            _ => u.f64() == v.f64(),
+        });
+        if !same {
+            values.push(v);
+            count.push(Num::I(0));
+        }
+        group[j] = Num::I(values.len() as i64 - 1);
+        if let Some(Num::I(c)) = count.last_mut() {
+            *c += 1;
+        }
+    }
+    let k = values.len();
+    if y.numel() < k || want_inverse && inverse.numel() != n || want_counts && counts.numel() < k {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
+    call.reshape(0, vec![k]);
+    let inverse = if inverse.numel() == n {
+        Tensor::from_nums(inverse.dtype, inverse.dims.clone(), group).bytes
+    } else {
+        Vec::new()
+    };
+    let counts = if want_counts {
+        call.reshape(2, vec![k]);
+        Tensor::from_nums(counts.dtype, vec![k], count).bytes
+    } else {
+        Vec::new()
+    };
+    Ok(vec![
+        Tensor::from_nums(x.dtype, vec![k], values).bytes,
+        inverse,
+        counts,
+    ])
 }
 
 #[cfg(test)]

@@ -100,6 +100,7 @@ macro_rules! with_operators {
             HardtanhGrad: "the gradient where min_val < x < max_val, else 0";
             Identity: "a copy";
             Index: "the elements of x that index tensors pick (indexed_sizes marks the indexed axes): advanced indexing";
+            IndexFillD: "x where assist1 > 0, else assist2 (integers: x * assist1 + assist2), the three of one type and shape (dim): index_fill_ with its positions worked out by torch_npu";
             IndexPutV2: "x with the elements index tensors pick set to (accumulate: increased by) value";
             InplaceIndexAdd: "var with alpha * updates' slices added to the slices along axis that indices name: index_add_";
             Invert: "~x (integers)";
@@ -225,6 +226,7 @@ macro_rules! with_operators {
             Tril: "each matrix's elements on and below the diagonal-th diagonal, the rest 0";
             Triu: "each matrix's elements on and above the diagonal-th diagonal, the rest 0";
             Trunc: "toward zero";
+            UniqueWithCountsAndSorting: "the distinct values of x in ascending order, each element's position among them and their counts (sorted, return_inverse, return_counts); the real lengths handed back through V2's output descriptors: torch.unique";
             UpsampleNearest3d: "NCDHW volumes resized to output_size by nearest neighbour";
             UpsampleNearest3dGrad: "the gradient of UpsampleNearest3d into input_size";
             UpsampleTrilinear3d: "NCDHW volumes resized trilinearly to output_size (align_corners)";

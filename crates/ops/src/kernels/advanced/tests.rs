@@ -344,3 +344,5 @@ fn gather_refusals() {
 mod more;
 
 mod scatter_nd;
+
+mod index_fill;

@@ -5,6 +5,7 @@
 
 use super::super::testing::*;
 use super::*;
+use crate::kernels::find;
 
 const TYPES: [DType; 7] = [
     DType::F32,
@@ -176,5 +177,179 @@ fn sort_and_topk_refusals() {
     assert_eq!(
         run("Sort", vec![x()], &one, OpAttr::new()),
         Err(AclError::OP_OUTPUT_NOT_MATCH)
+    );
+}
+
+/// Runs UniqueWithCountsAndSorting as torch_npu allocates its outputs:
+/// (values, inverse, counts) as far as written, and the reshaped outputs.
+#[allow(clippy::type_complexity)]
+fn unique(
+    x: (Spec, Vec<u8>),
+    index: DType,
+    inverse: bool,
+    counts: bool,
+) -> Result<([Vec<f64>; 3], Vec<(usize, Vec<usize>)>), AclError> {
+    let (dtype, dims) = (x.0.dtype, x.0.dims.clone());
+    let n = x.0.numel();
+    let outs = vec![
+        spec(dtype, &[n]),
+        spec(index, if inverse || counts { &dims } else { &[1] }),
+        spec(index, &[if counts { n } else { 1 }]),
+    ];
+    let a = attrs(&[
+        ("sorted", AttrValue::Bool(true)),
+        ("return_inverse", AttrValue::Bool(inverse)),
+        ("return_counts", AttrValue::Bool(counts)),
+    ]);
+    let host = HostInputs(vec![x]);
+    let call = Call::new(&host, outs.clone(), a);
+    let written = find("UniqueWithCountsAndSorting").ok_or(AclError::OP_NOT_FOUND)?(&call)?;
+    let read = |o: usize| {
+        let s = &outs[o];
+        let bytes = written[o].clone();
+        let len = bytes.len() / s.dtype.size();
+        Tensor {
+            dtype: s.dtype,
+            dims: vec![len],
+            bytes,
+        }
+        .nums()
+        .map(Num::f64)
+        .collect::<Vec<f64>>()
+    };
+    Ok(([read(0), read(1), read(2)], call.reshaped.take()))
+}
+
+#[test]
+fn unique_gives_sorted_values_inverse_and_counts_in_every_type() {
+    let x = [3, -1, 3, 0, 7, -1, 3, 2];
+    // The reference: sorted distinct values, positions, counts.
+    let mut distinct: Vec<i64> = x.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let inverse: Vec<f64> = x
+        .iter()
+        .map(|v| distinct.iter().position(|d| d == v).unwrap() as f64)
+        .collect();
+    let counts: Vec<f64> = distinct
+        .iter()
+        .map(|d| x.iter().filter(|v| *v == d).count() as f64)
+        .collect();
+    let values: Vec<f64> = distinct.iter().map(|&d| d as f64).collect();
+    let k = distinct.len();
+    for dtype in TYPES {
+        for index in [DType::I64, DType::I32] {
+            // Flattened: a [2, 4] input gives 1-D values, inverse of [2, 4].
+            let (got, shapes) = unique(small(dtype, &[2, 4], &x), index, true, true).unwrap();
+            assert_eq!(
+                got,
+                [values.clone(), inverse.clone(), counts.clone()],
+                "{dtype:?}"
+            );
+            assert_eq!(shapes, [(0, vec![k]), (2, vec![k])], "{dtype:?}");
+            // Values only: the counts not written nor reshaped.
+            let (got, shapes) = unique(small(dtype, &[8], &x), index, false, false).unwrap();
+            assert_eq!(got[0], values, "{dtype:?}");
+            assert!(got[1].is_empty() && got[2].is_empty());
+            assert_eq!(shapes, [(0, vec![k])]);
+            let (got, shapes) = unique(small(dtype, &[8], &x), index, true, false).unwrap();
+            assert_eq!(got[1], inverse, "{dtype:?}");
+            assert_eq!(shapes, [(0, vec![k])]);
+        }
+    }
+    // Bool: false, true.
+    let (got, _) = unique(small(DType::Bool, &[3], &[1, 0, 1]), DType::I64, true, true).unwrap();
+    assert_eq!(got, [vec![0.0, 1.0], vec![1.0, 0.0, 1.0], vec![1.0, 2.0]]);
+}
+
+#[test]
+fn unique_keeps_each_nan_apart_and_last_and_zeros_together() {
+    let x = t(DType::F32, &[5], &[f64::NAN, 1.0, f64::NAN, -0.0, 0.0]);
+    let (got, shapes) = unique(x, DType::I64, true, true).unwrap();
+    assert_eq!(got[0][..2], [0.0, 1.0]);
+    assert!(got[0][0].is_sign_negative(), "the first zero in order: -0");
+    assert!(got[0][2].is_nan() && got[0][3].is_nan());
+    assert_eq!(got[1], [2.0, 1.0, 3.0, 0.0, 0.0]);
+    assert_eq!(got[2], [2.0, 1.0, 1.0, 1.0]);
+    assert_eq!(shapes, [(0, vec![4]), (2, vec![4])]);
+}
+
+#[test]
+fn unique_refusals() {
+    let x = || small(DType::F32, &[4], &[1, 2, 2, 3]);
+    let run_with = |outs: Vec<Spec>, a: OpAttr| {
+        let host = HostInputs(vec![x()]);
+        let call = Call::new(&host, outs, a);
+        let r = find("UniqueWithCountsAndSorting").unwrap()(&call).map(drop);
+        (r, call.reshaped.take())
+    };
+    let yes = |names: &[&str]| {
+        attrs(
+            &names
+                .iter()
+                .map(|n| (*n, AttrValue::Bool(true)))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let good = || {
+        vec![
+            spec(DType::F32, &[4]),
+            spec(DType::I64, &[4]),
+            spec(DType::I64, &[4]),
+        ]
+    };
+    assert_eq!(
+        run_with(good(), yes(&["return_inverse", "return_counts"])).0,
+        Ok(())
+    );
+    // Values of another type; float indices; a missing output.
+    let mut bad = good();
+    bad[0].dtype = DType::F16;
+    assert_eq!(
+        run_with(bad, OpAttr::new()),
+        (Err(AclError::OP_TYPE_NOT_MATCH), vec![])
+    );
+    let mut bad = good();
+    bad[2].dtype = DType::F32;
+    assert_eq!(
+        run_with(bad, OpAttr::new()).0,
+        Err(AclError::OP_TYPE_NOT_MATCH)
+    );
+    assert_eq!(
+        run_with(good()[..2].to_vec(), OpAttr::new()).0,
+        Err(AclError::OP_OUTPUT_NOT_MATCH)
+    );
+    // Buffers too small for what was asked: nothing reshaped.
+    let small_y = vec![
+        spec(DType::F32, &[2]),
+        spec(DType::I64, &[4]),
+        spec(DType::I64, &[4]),
+    ];
+    assert_eq!(
+        run_with(small_y, OpAttr::new()),
+        (Err(AclError::OP_OUTPUT_NOT_MATCH), vec![])
+    );
+    let no_inverse = vec![
+        spec(DType::F32, &[4]),
+        spec(DType::I64, &[1]),
+        spec(DType::I64, &[4]),
+    ];
+    assert_eq!(
+        run_with(no_inverse, yes(&["return_inverse"])).0,
+        Err(AclError::OP_OUTPUT_NOT_MATCH)
+    );
+    let few_counts = vec![
+        spec(DType::F32, &[4]),
+        spec(DType::I64, &[4]),
+        spec(DType::I64, &[1]),
+    ];
+    assert_eq!(
+        run_with(few_counts, yes(&["return_counts"])).0,
+        Err(AclError::OP_OUTPUT_NOT_MATCH)
+    );
+    let int_attr = attrs(&[("sorted", AttrValue::Int(1))]);
+    assert_eq!(
+        run_with(good(), int_attr).0,
+        Err(AclError::OP_ATTR_NOT_MATCH)
     );
 }
