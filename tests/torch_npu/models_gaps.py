@@ -15,7 +15,11 @@ Scenario (`python scenarios.py operator_gaps`, imported there):
 - `torch.unique` sorted, with return_inverse and return_counts, of 1-D and
   2-D (flattened) inputs (UniqueWithCountsAndSorting, whose output shapes
   torch_npu reads back from the descriptors after the run), in float32,
-  int32 and int64.
+  int32 and int64;
+- `F.max_pool3d` (MaxPool3D, MaxPool3DGrad) and `F.avg_pool3d`
+  (AvgPool3D, AvgPool3DGrad) forward and the input's gradient with
+  strides, padding, ceil_mode, count_include_pad, divisor_override, on
+  5-D and 4-D inputs, in the three float types.
 """
 
 import json
@@ -54,13 +58,15 @@ def _exact(checks):
     return exact
 
 
-def _grad(torch, fn, x, device, dtype):
-    """fn(x) on `device` in `dtype` and x's gradient for a fixed upstream
-    gradient."""
-    x = x.to(dtype).to(device).detach().requires_grad_()
+def _grad(torch, fn, x, device, dtype, compute=None):
+    """fn(x) on `device` in `dtype` (computed in `compute`, the values
+    rounded to `dtype` first, when given) and x's gradient for a fixed
+    upstream gradient."""
+    compute = compute or dtype
+    x = x.to(dtype).to(compute).to(device).detach().requires_grad_()
     y = fn(x)
     g = torch.Generator().manual_seed(5)
-    dy = torch.randn(y.shape, generator=g).to(dtype).to(device)
+    dy = torch.randn(y.shape, generator=g).to(dtype).to(compute).to(device)
     y.backward(dy)
     return y, x.grad
 
@@ -146,7 +152,37 @@ def _unique(torch, checks):
             exact(f"unique_counts_{shape_name}_{dtype_name}", got[1], want[1])
 
 
-def operator_gaps(parts="elementwise,aminmax,index_fill,unique"):
+def _pool3d(torch, F, checks):
+    close = _close(checks, torch)
+    g = torch.Generator().manual_seed(15)
+    x5 = torch.randn(2, 3, 6, 7, 8, generator=g)
+    x4 = torch.randn(3, 5, 6, 4, generator=g)
+    cases = {
+        "max_k2": (x5, lambda t: F.max_pool3d(t, 2)),
+        "max_k3s2p1_ceil": (x5, lambda t: F.max_pool3d(t, 3, stride=2, padding=1, ceil_mode=True)),
+        "max_k232_s121": (x5, lambda t: F.max_pool3d(t, (2, 3, 2), stride=(1, 2, 1), padding=(0, 1, 1))),
+        "max_4d": (x4, lambda t: F.max_pool3d(t, 2, stride=1)),
+        "avg_k2": (x5, lambda t: F.avg_pool3d(t, 2)),
+        "avg_k3s2p1_ceil": (x5, lambda t: F.avg_pool3d(t, 3, stride=2, padding=1, ceil_mode=True)),
+        "avg_k3s2p1_exclusive": (
+            x5,
+            lambda t: F.avg_pool3d(t, 3, stride=2, padding=1, count_include_pad=False),
+        ),
+        "avg_divisor": (x5, lambda t: F.avg_pool3d(t, (2, 3, 2), stride=(1, 2, 2), divisor_override=5)),
+        "avg_4d": (x4, lambda t: F.avg_pool3d(t, 2, stride=1)),
+    }
+    for dtype_name, tol in TYPES:
+        dtype = getattr(torch, dtype_name)
+        for name, (x, fn) in cases.items():
+            y, dx = _grad(torch, fn, x, "npu", dtype)
+            # CPU torch has no float16 avg_pool3d: float32 of the same
+            # values there.
+            cy, cdx = _grad(torch, fn, x, "cpu", dtype, torch.float32)
+            close(f"{name}_{dtype_name}", y, cy, tol)
+            close(f"{name}_grad_{dtype_name}", dx, cdx, tol)
+
+
+def operator_gaps(parts="elementwise,aminmax,index_fill,unique,pool3d"):
     import torch
     import torch.nn.functional as F
     import torch_npu  # noqa: F401
@@ -162,4 +198,6 @@ def operator_gaps(parts="elementwise,aminmax,index_fill,unique"):
         _index_fill(torch, checks)
     if "unique" in parts:
         _unique(torch, checks)
+    if "pool3d" in parts:
+        _pool3d(torch, F, checks)
     _report(checks=checks)

@@ -34,6 +34,8 @@ macro_rules! with_operators {
             Atan: "arctan x, in floating point";
             Atan2: "the angle of the point (x2, x1), broadcast, in floating point";
             Atanh: "artanh x, in floating point (infinite at ±1, NaN outside [-1, 1]): atanh, atanh_";
+            AvgPool3D: "3-D average pooling in NCDHW (ksize, strides, pads, ceil_mode, count_include_pad, divisor_override): F.avg_pool3d";
+            AvgPool3DGrad: "the gradient of AvgPool3D into orig_input_shape (AvgPool3D's attributes)";
             AvgPoolV2: "2-D average pooling in NCHW (ksize, strides, padding_mode, pads, ceil_mode, exclusive, divisor_override, global_pooling)";
             AvgPoolV2Grad: "the gradient of AvgPoolV2 into orig_input_shape (AvgPoolV2's attributes)";
             AxpyV2: "x1 + alpha * x2, broadcast";
@@ -134,6 +136,8 @@ macro_rules! with_operators {
             MaskedSelect: "the elements of x where mask is true, 1-D (the real shape goes to the output descriptor)";
             MatMul: "x1 (m, k) times x2 (k, n), each transposed where transpose_x1/transpose_x2 say, plus an optional bias of n; float types, fp16/bf16 accumulated in fp32";
             MatMulV2: "as MatMul (offset_x 0 only: no quantised form)";
+            MaxPool3D: "3-D max pooling in NCDHW (ksize, strides, padding, pads, dilation, ceil_mode; the padding never wins, NaN does): F.max_pool3d";
+            MaxPool3DGrad: "the gradient of MaxPool3D from orig_x, orig_y and grads, each to its window's maximum (ksize, strides, pads; no dilation)";
             MaxPoolGradWithArgmaxV1: "the gradient of MaxPoolWithArgmaxV1: each output's gradient to its window's maximum (taken from x)";
             MaxPoolWithArgmaxV1: "2-D max pooling in NCHW (ksize, strides, pads, dilation, ceil_mode) and the uint16 mask of where each maximum was";
             Maximum: "the larger of x1 and x2, broadcast";
