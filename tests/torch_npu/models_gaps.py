@@ -11,11 +11,11 @@ Scenario (`python scenarios.py operator_gaps`, imported there):
   in the three types and int32;
 - `index_fill_` / `index_fill` with a scalar on three dims and a 0-dim
   tensor value (IndexFillD with its assist tensors) and the gradient, in
-  float32, float16, bfloat16 and int32;
+  float32, float16, bfloat16, int32 and int64;
 - `torch.unique` sorted, with return_inverse and return_counts, of 1-D and
   2-D (flattened) inputs (UniqueWithCountsAndSorting, whose output shapes
   torch_npu reads back from the descriptors after the run), in float32,
-  int32 and int64;
+  float16, bfloat16, int32 and int64;
 - `F.max_pool3d` (MaxPool3D, MaxPool3DGrad) and `F.avg_pool3d`
   (AvgPool3D, AvgPool3DGrad) forward and the input's gradient with
   strides, padding, ceil_mode, count_include_pad, divisor_override, on
@@ -111,9 +111,9 @@ def _index_fill(torch, checks):
     g = torch.Generator().manual_seed(13)
     x = torch.randn(5, 4, 3, generator=g)
     xi = torch.randint(-9, 9, (5, 4, 3), generator=g, dtype=torch.int32)
-    for dtype_name in ("float32", "float16", "bfloat16", "int32"):
+    for dtype_name in ("float32", "float16", "bfloat16", "int32", "int64"):
         dtype = getattr(torch, dtype_name)
-        src = xi if dtype == torch.int32 else x.to(dtype)
+        src = x.to(dtype) if dtype.is_floating_point else xi.to(dtype)
         # Not dim -1: torch_npu builds the assists for a negative dim as
         # given, unwrapped (the whole tensor filled when the index holds
         # 0, on an NPU too: the operator only reads the assists).
@@ -137,7 +137,8 @@ def _unique(torch, checks):
     exact = _exact(checks)
     g = torch.Generator().manual_seed(14)
     ints = torch.randint(-4, 6, (3, 7), generator=g)
-    for dtype_name in ("float32", "int32", "int64"):
+    # torch_npu casts float16 to float32 for the operator and back.
+    for dtype_name in ("float32", "float16", "bfloat16", "int32", "int64"):
         dtype = getattr(torch, dtype_name)
         src = ints.to(dtype) * (0.5 if dtype.is_floating_point else 1)
         for shape_name, t in (("1d", src[0]), ("2d", src)):
