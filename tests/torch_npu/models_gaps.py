@@ -14,8 +14,10 @@ Scenario (`python scenarios.py operator_gaps`, imported there):
   float32, float16, bfloat16, int32 and int64;
 - `torch.unique` sorted, with return_inverse and return_counts, of 1-D and
   2-D (flattened) inputs (UniqueWithCountsAndSorting, whose output shapes
-  torch_npu reads back from the descriptors after the run), in float32,
-  float16, bfloat16, int32 and int64;
+  torch_npu reads back from the descriptors after the run), and
+  `torch.unique_consecutive` flattened and along each dim
+  (UniqueConsecutive, the same way), in float32, float16, bfloat16, int32
+  and int64;
 - `F.max_pool3d` (MaxPool3D, MaxPool3DGrad) and `F.avg_pool3d`
   (AvgPool3D, AvgPool3DGrad) forward and the input's gradient with
   strides, padding, ceil_mode, count_include_pad, divisor_override, on
@@ -151,6 +153,14 @@ def _unique(torch, checks):
             got = torch.unique(t.npu(), return_counts=True)
             want = torch.unique(t, return_counts=True)
             exact(f"unique_counts_{shape_name}_{dtype_name}", got[1], want[1])
+        # Runs of equal neighbours: flattened, and of rows and columns.
+        runs = src.repeat_interleave(2, dim=1)[:, :9]
+        for where, kw in (("flat", {}), ("dim0", {"dim": 0}), ("dim1", {"dim": 1})):
+            t = torch.cat([runs[:1], runs[:1], runs[1:]]) if where == "dim0" else runs
+            got = torch.unique_consecutive(t.npu(), return_inverse=True, return_counts=True, **kw)
+            want = torch.unique_consecutive(t, return_inverse=True, return_counts=True, **kw)
+            for part, a, b in zip(("values", "inverse", "counts"), got, want):
+                exact(f"unique_consecutive_{where}_{part}_{dtype_name}", a, b)
 
 
 def _pool3d(torch, F, checks):

@@ -623,8 +623,8 @@ def test_atbs_paged_attention_matches_its_definition_eagerly_and_in_an_updated_g
 
 def test_operators_real_code_calls_match_the_cpu(machine):
     """models_gaps.py: logsigmoid and atanh forward and backward,
-    aminmax, index_fill, unique, and 3-D max and average pooling forward
-    and backward, against CPU torch."""
+    aminmax, index_fill, unique, unique_consecutive, and 3-D max and
+    average pooling forward and backward, against CPU torch."""
     r, err, _ = run_scenario("operator_gaps", machine)
     failed = [name for name, ok in r["checks"].items() if not ok]
     assert not failed, failed
@@ -632,7 +632,8 @@ def test_operators_real_code_calls_match_the_cpu(machine):
     # aminmax's min and max x (whole, dim, dim kept) x 4 types;
     # index_fill_ on 3 dims and with a tensor value x 5 types, its
     # gradient x 3; unique (plain, values/inverse/counts, counts) x 1-D
-    # and 2-D x 5 types.
+    # and 2-D x 5 types; unique_consecutive (values, inverse, counts) x
+    # (flat, dim 0, dim 1) x 5 types.
     # max_pool3d and avg_pool3d in 9 forms x (forward, gradient) x 3 types.
-    assert len(r["checks"]) == 5 * 3 + 6 * 4 + 4 * 5 + 3 + 5 * 2 * 5 + 9 * 2 * 3
+    assert len(r["checks"]) == 5 * 3 + 6 * 4 + 4 * 5 + 3 + 5 * 2 * 5 + 3 * 3 * 5 + 9 * 2 * 3
     assert "is not supported by the emulator" not in err, err

@@ -1,8 +1,8 @@
 //! Sorting as torch_npu launches it: `Sort` (`torch.sort`, `argsort`) and
 //! `TopKV2` (`torch.topk`), each along the last axis (torch_npu transposes
 //! another axis there first), values and int32 indices; and
-//! `UniqueWithCountsAndSorting` (`torch.unique`), whose output length
-//! depends on the data.
+//! `UniqueWithCountsAndSorting` (`torch.unique`) and `UniqueConsecutive`
+//! (`torch.unique_consecutive`), whose output lengths depend on the data.
 //!
 //! The order is stable (equal values keep their order, in both
 //! directions) and NaN is the largest value, as PyTorch's CPU sort orders
@@ -140,11 +140,7 @@ pub(super) fn UniqueWithCountsAndSorting(call: &Call<'_>) -> Result<Written, Acl
     let mut group = vec![Num::I(0); n];
     for &j in &idx {
         let v = x.at(j);
-        let same = values.last().is_some_and(|&u| match (u, v) {
-            (Num::I(a), Num::I(b)) => a == b,
-            _ => u.f64() == v.f64(),
-        });
-        if !same {
+        if !values.last().is_some_and(|&u| same(u, v)) {
             values.push(v);
             count.push(Num::I(0));
         }
@@ -174,6 +170,108 @@ pub(super) fn UniqueWithCountsAndSorting(call: &Call<'_>) -> Result<Written, Acl
         inverse,
         counts,
     ])
+}
+
+/// Whether two elements are one value (NaN equals nothing, `-0` is `0`).
+fn same(a: Num, b: Num) -> bool {
+    match (a, b) {
+        (Num::I(x), Num::I(y)) => x == y,
+        _ => a.f64() == b.f64(),
+    }
+}
+
+/// `UniqueConsecutive(x) -> (y, idx, count)`, attributes `return_idx`,
+/// `return_counts`, `axis` (absent or 1000: the flattened input): each run
+/// of equal consecutive elements (slices along `axis`) once, which run
+/// each element (slice) is in, and each run's length. torch_npu allocates
+/// `y` of the element count (of `x`'s shape along an axis), `idx` of
+/// `x`'s shape (the axis' length), `count` of the element count (the
+/// axis' length), and reads back the shapes of `y` and `count`: `y`
+/// becomes `[runs]` (`x`'s shape with `runs` on the axis) and `count`
+/// `[runs]`. `idx` is written when it holds one index per element
+/// (slice), `count` when it holds the runs. NaNs are each distinct, as
+/// PyTorch's CPU kernel compares them.
+pub(super) fn UniqueConsecutive(call: &Call<'_>) -> Result<Written, AclError> {
+    call.expect(1, 3)?;
+    let x = call.tensor(0)?;
+    let want_idx = call.attr_bool("return_idx", false)?;
+    let want_counts = call.attr_bool("return_counts", false)?;
+    let a = match call.attr_int("axis", 1000)? {
+        1000 => None,
+        v => Some(axis(v, x.dims.len())?),
+    };
+    let (y, idx, count) = (call.out(0), call.out(1), call.out(2));
+    let index = |d: DType| matches!(d, DType::I32 | DType::I64);
+    if y.dtype != x.dtype || !index(idx.dtype) || !index(count.dtype) {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    // Slices: the whole input flattened is one axis of single elements.
+    let (outer, len, inner) = match a {
+        Some(a) => split(&x.dims, a),
+        None => (1, x.numel(), 1),
+    };
+    let slice_same = |p: usize, q: usize| {
+        (0..outer).all(|o| {
+            (0..inner).all(|i| {
+                same(
+                    x.at((o * len + p) * inner + i),
+                    x.at((o * len + q) * inner + i),
+                )
+            })
+        })
+    };
+    let mut firsts: Vec<usize> = Vec::new();
+    let mut runs: Vec<Num> = Vec::new();
+    let mut which = Vec::with_capacity(len);
+    for j in 0..len {
+        match firsts.last() {
+            Some(&f) if slice_same(f, j) => {
+                if let Some(Num::I(c)) = runs.last_mut() {
+                    *c += 1;
+                }
+            }
+            _ => {
+                firsts.push(j);
+                runs.push(Num::I(1));
+            }
+        }
+        which.push(Num::I(firsts.len() as i64 - 1));
+    }
+    let k = firsts.len();
+    let y_dims = match a {
+        Some(a) => {
+            let mut d = x.dims.clone();
+            d[a] = k;
+            d
+        }
+        None => vec![k],
+    };
+    if y.numel() < outer * k * inner
+        || want_idx && idx.numel() != len
+        || want_counts && count.numel() < k
+    {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
+    let values = (0..outer).flat_map(|o| {
+        let x = &x;
+        firsts
+            .iter()
+            .flat_map(move |&f| (0..inner).map(move |i| x.at((o * len + f) * inner + i)))
+    });
+    let y_bytes = Tensor::from_nums(x.dtype, y_dims.clone(), values).bytes;
+    call.reshape(0, y_dims);
+    let idx_bytes = if idx.numel() == len {
+        Tensor::from_nums(idx.dtype, idx.dims.clone(), which).bytes
+    } else {
+        Vec::new()
+    };
+    let count_bytes = if count.numel() >= k {
+        call.reshape(2, vec![k]);
+        Tensor::from_nums(count.dtype, vec![k], runs).bytes
+    } else {
+        Vec::new()
+    };
+    Ok(vec![y_bytes, idx_bytes, count_bytes])
 }
 
 #[cfg(test)]

@@ -230,6 +230,7 @@ macro_rules! with_operators {
             Tril: "each matrix's elements on and below the diagonal-th diagonal, the rest 0";
             Triu: "each matrix's elements on and above the diagonal-th diagonal, the rest 0";
             Trunc: "toward zero";
+            UniqueConsecutive: "each run of equal consecutive elements (slices along axis; 1000: flattened) once, each element's run and the runs' lengths (return_idx, return_counts); y's and count's real shapes handed back through V2: torch.unique_consecutive";
             UniqueWithCountsAndSorting: "the distinct values of x in ascending order, each element's position among them and their counts (sorted, return_inverse, return_counts); the real lengths handed back through V2's output descriptors: torch.unique";
             UpsampleNearest3d: "NCDHW volumes resized to output_size by nearest neighbour";
             UpsampleNearest3dGrad: "the gradient of UpsampleNearest3d into input_size";

@@ -353,3 +353,127 @@ fn unique_refusals() {
         Err(AclError::OP_ATTR_NOT_MATCH)
     );
 }
+
+/// Runs UniqueConsecutive as torch_npu allocates its outputs (`axis`
+/// none: flattened), giving what was written and the reshaped outputs.
+#[allow(clippy::type_complexity)]
+fn consecutive(
+    x: (Spec, Vec<u8>),
+    axis: Option<i64>,
+    index: DType,
+) -> Result<([Vec<f64>; 3], Vec<(usize, Vec<usize>)>), AclError> {
+    let (dtype, dims) = (x.0.dtype, x.0.dims.clone());
+    let n = x.0.numel();
+    let outs = match axis {
+        None => vec![spec(dtype, &[n]), spec(index, &dims), spec(index, &[n])],
+        Some(a) => {
+            let len = dims[a.rem_euclid(dims.len() as i64) as usize];
+            vec![spec(dtype, &dims), spec(index, &[len]), spec(index, &[len])]
+        }
+    };
+    let mut a = attrs(&[
+        ("return_idx", AttrValue::Bool(true)),
+        ("return_counts", AttrValue::Bool(true)),
+    ]);
+    if let Some(v) = axis {
+        a.insert("axis".into(), AttrValue::Int(v));
+    }
+    let host = HostInputs(vec![x]);
+    let call = Call::new(&host, outs.clone(), a);
+    let written = find("UniqueConsecutive").ok_or(AclError::OP_NOT_FOUND)?(&call)?;
+    let read = |o: usize| {
+        let bytes = written[o].clone();
+        let len = bytes.len() / outs[o].dtype.size();
+        Tensor {
+            dtype: outs[o].dtype,
+            dims: vec![len],
+            bytes,
+        }
+        .nums()
+        .map(Num::f64)
+        .collect::<Vec<f64>>()
+    };
+    Ok(([read(0), read(1), read(2)], call.reshaped.take()))
+}
+
+#[test]
+fn unique_consecutive_keeps_each_run_once_in_every_type() {
+    // Flattened [2, 4]: runs 3 3 | 1 | 2 2 2 | 3 | -1.
+    let x = [3, 3, 1, 2, 2, 2, 3, -1];
+    for dtype in TYPES {
+        for index in [DType::I64, DType::I32] {
+            let (got, shapes) = consecutive(small(dtype, &[2, 4], &x), None, index).unwrap();
+            assert_eq!(got[0], [3.0, 1.0, 2.0, 3.0, -1.0], "{dtype:?}");
+            assert_eq!(
+                got[1],
+                [0.0, 0.0, 1.0, 2.0, 2.0, 2.0, 3.0, 4.0],
+                "{dtype:?}"
+            );
+            assert_eq!(got[2], [2.0, 1.0, 3.0, 1.0, 1.0], "{dtype:?}");
+            assert_eq!(shapes, [(0, vec![5]), (2, vec![5])]);
+        }
+    }
+    // Along axis 1 of [2, 4]: columns (1,5) (1,5) (2,5) (1,5).
+    let x = [1, 1, 2, 1, 5, 5, 5, 5];
+    for axis in [1, -1] {
+        let (got, shapes) =
+            consecutive(small(DType::F32, &[2, 4], &x), Some(axis), DType::I64).unwrap();
+        assert_eq!(got[0], [1.0, 2.0, 1.0, 5.0, 5.0, 5.0]);
+        assert_eq!(got[1], [0.0, 0.0, 1.0, 2.0]);
+        assert_eq!(got[2], [2.0, 1.0, 1.0]);
+        assert_eq!(shapes, [(0, vec![2, 3]), (2, vec![3])]);
+    }
+    // Along axis 0 of [3, 2]: rows (1,2) (1,2) (1,3).
+    let (got, shapes) = consecutive(
+        small(DType::I32, &[3, 2], &[1, 2, 1, 2, 1, 3]),
+        Some(0),
+        DType::I64,
+    )
+    .unwrap();
+    assert_eq!(got[0], [1.0, 2.0, 1.0, 3.0]);
+    assert_eq!(
+        (got[1].clone(), got[2].clone()),
+        (vec![0.0, 0.0, 1.0], vec![2.0, 1.0])
+    );
+    assert_eq!(shapes, [(0, vec![2, 2]), (2, vec![2])]);
+    // NaNs are each their own run.
+    let nan = t(DType::F32, &[3], &[f64::NAN, f64::NAN, 1.0]);
+    let (got, _) = consecutive(nan, None, DType::I64).unwrap();
+    assert_eq!(got[2], [1.0, 1.0, 1.0]);
+}
+
+#[test]
+fn unique_consecutive_refusals() {
+    let x = || small(DType::F32, &[2, 2], &[1, 1, 2, 2]);
+    assert_eq!(
+        consecutive(x(), Some(2), DType::I64).map(drop),
+        Err(AclError::OP_ATTR_NOT_MATCH)
+    );
+    assert_eq!(
+        consecutive(x(), None, DType::F32).map(drop),
+        Err(AclError::OP_TYPE_NOT_MATCH)
+    );
+    let run_with = |outs: Vec<Spec>| {
+        let host = HostInputs(vec![x()]);
+        let a = attrs(&[
+            ("return_idx", AttrValue::Bool(true)),
+            ("return_counts", AttrValue::Bool(true)),
+        ]);
+        let call = Call::new(&host, outs, a);
+        let r = find("UniqueConsecutive").unwrap()(&call).map(drop);
+        (r, call.reshaped.take())
+    };
+    let i64s = |d: &[usize]| spec(DType::I64, d);
+    // Too small for the runs, the indices or the counts: nothing reshaped.
+    for outs in [
+        vec![spec(DType::F32, &[1]), i64s(&[2, 2]), i64s(&[4])],
+        vec![spec(DType::F32, &[4]), i64s(&[3]), i64s(&[4])],
+        vec![spec(DType::F32, &[4]), i64s(&[2, 2]), i64s(&[1])],
+    ] {
+        assert_eq!(run_with(outs), (Err(AclError::OP_OUTPUT_NOT_MATCH), vec![]));
+    }
+    assert_eq!(
+        run_with(vec![spec(DType::F32, &[4]), i64s(&[4])]).0,
+        Err(AclError::OP_OUTPUT_NOT_MATCH)
+    );
+}
