@@ -14,8 +14,8 @@ Scenario (`python scenarios.py operator_gaps`, imported there):
   float32, float16, bfloat16, int32 and int64;
 - `torch.unique` sorted, with return_inverse and return_counts, of 1-D and
   2-D (flattened) inputs (UniqueWithCountsAndSorting, whose output shapes
-  torch_npu reads back from the descriptors after the run), and
-  `torch.unique_consecutive` flattened and along each dim
+  torch_npu reads back from the descriptors after the run), along a dim
+  (UniqueWithCountsExt2), and `torch.unique_consecutive` flattened and along each dim
   (UniqueConsecutive, the same way), in float32, float16, bfloat16, int32
   and int64;
 - `F.max_pool3d` (MaxPool3D, MaxPool3DGrad) and `F.avg_pool3d`
@@ -153,6 +153,13 @@ def _unique(torch, checks):
             got = torch.unique(t.npu(), return_counts=True)
             want = torch.unique(t, return_counts=True)
             exact(f"unique_counts_{shape_name}_{dtype_name}", got[1], want[1])
+        # Distinct rows and columns (a repeated row and column among them).
+        grid = torch.cat([src[:, :4], src[:1, :4]]).repeat_interleave(torch.tensor([1, 2, 1, 1]), dim=1)
+        for dim in (0, 1):
+            got = torch.unique(grid.npu(), dim=dim, return_inverse=True, return_counts=True)
+            want = torch.unique(grid, dim=dim, return_inverse=True, return_counts=True)
+            for part, a, b in zip(("values", "inverse", "counts"), got, want):
+                exact(f"unique_dim{dim}_{part}_{dtype_name}", a, b)
         # Runs of equal neighbours: flattened, and of rows and columns.
         runs = src.repeat_interleave(2, dim=1)[:, :9]
         for where, kw in (("flat", {}), ("dim0", {"dim": 0}), ("dim1", {"dim": 1})):

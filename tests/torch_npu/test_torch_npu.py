@@ -632,8 +632,8 @@ def test_operators_real_code_calls_match_the_cpu(machine):
     # aminmax's min and max x (whole, dim, dim kept) x 4 types;
     # index_fill_ on 3 dims and with a tensor value x 5 types, its
     # gradient x 3; unique (plain, values/inverse/counts, counts) x 1-D
-    # and 2-D x 5 types; unique_consecutive (values, inverse, counts) x
-    # (flat, dim 0, dim 1) x 5 types.
+    # and 2-D x 5 types; unique along dim 0 and 1 and unique_consecutive
+    # flat, along dim 0 and 1, each (values, inverse, counts) x 5 types.
     # max_pool3d and avg_pool3d in 9 forms x (forward, gradient) x 3 types.
-    assert len(r["checks"]) == 5 * 3 + 6 * 4 + 4 * 5 + 3 + 5 * 2 * 5 + 3 * 3 * 5 + 9 * 2 * 3
+    assert len(r["checks"]) == 5 * 3 + 6 * 4 + 4 * 5 + 3 + 5 * 2 * 5 + 5 * 3 * 5 + 9 * 2 * 3
     assert "is not supported by the emulator" not in err, err

@@ -1,7 +1,8 @@
 //! Sorting as torch_npu launches it: `Sort` (`torch.sort`, `argsort`) and
 //! `TopKV2` (`torch.topk`), each along the last axis (torch_npu transposes
 //! another axis there first), values and int32 indices; and
-//! `UniqueWithCountsAndSorting` (`torch.unique`) and `UniqueConsecutive`
+//! `UniqueWithCountsAndSorting` (`torch.unique`), `UniqueWithCountsExt2`
+//! (`torch.unique` along a dim) and `UniqueConsecutive`
 //! (`torch.unique_consecutive`), whose output lengths depend on the data.
 //!
 //! The order is stable (equal values keep their order, in both
@@ -169,6 +170,81 @@ pub(super) fn UniqueWithCountsAndSorting(call: &Call<'_>) -> Result<Written, Acl
         Tensor::from_nums(x.dtype, vec![k], values).bytes,
         inverse,
         counts,
+    ])
+}
+
+/// `UniqueWithCountsExt2(x, axis) -> (y, idx, count, inverse_idx)`,
+/// attributes `sorted`, `return_inverse`: the distinct slices of `x`
+/// along `axis` (a host int scalar, may count from the end) in ascending
+/// lexicographic order (`torch.unique(x, dim=axis)`, sorted whatever
+/// `sorted` says, as the CPU sorts them), where each first occurs
+/// (`idx`), how often each occurs (`count`) and which each slice is
+/// (`inverse_idx`). torch_npu allocates `y` of `x`'s shape and the others
+/// of the axis' length, all int64 but `y`, and reads back the shapes of
+/// `y` (the distinct count on the axis), `count` and `inverse_idx`.
+/// UNCONFIRMED: what the NPU writes in `idx`, which torch_npu does not
+/// read; here each distinct slice's first position.
+pub(super) fn UniqueWithCountsExt2(call: &Call<'_>) -> Result<Written, AclError> {
+    call.expect(2, 4)?;
+    let x = call.tensor(0)?;
+    call.attr_bool("sorted", true)?;
+    call.attr_bool("return_inverse", false)?;
+    let a = axis(call.scalar(1)?.i64(), x.dims.len())?;
+    let (y, idx, count, inverse) = (call.out(0), call.out(1), call.out(2), call.out(3));
+    let index = |d: DType| matches!(d, DType::I32 | DType::I64);
+    if y.dtype != x.dtype || !index(idx.dtype) || !index(count.dtype) || !index(inverse.dtype) {
+        return Err(AclError::OP_TYPE_NOT_MATCH);
+    }
+    let (outer, len, inner) = split(&x.dims, a);
+    let at = |j: usize, e: usize| x.at(((e / inner) * len + j) * inner + e % inner);
+    let width = outer * inner;
+    let mut slices: Vec<usize> = (0..len).collect();
+    slices.sort_by(|&p, &q| {
+        (0..width)
+            .map(|e| order(at(p, e), at(q, e)))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut firsts: Vec<usize> = Vec::new();
+    let mut counts: Vec<Num> = Vec::new();
+    let mut which = vec![Num::I(0); len];
+    for &j in &slices {
+        let fresh = firsts
+            .last()
+            .is_none_or(|&f| !(0..width).all(|e| same(at(f, e), at(j, e))));
+        if fresh {
+            firsts.push(j);
+            counts.push(Num::I(0));
+        }
+        which[j] = Num::I(firsts.len() as i64 - 1);
+        if let Some(Num::I(c)) = counts.last_mut() {
+            *c += 1;
+        }
+    }
+    let k = firsts.len();
+    let mut y_dims = x.dims.clone();
+    if let Some(d) = y_dims.get_mut(a) {
+        *d = k;
+    }
+    if y.numel() < width * k || idx.numel() < k || count.numel() < k || inverse.numel() != len {
+        return Err(AclError::OP_OUTPUT_NOT_MATCH);
+    }
+    let values = (0..outer).flat_map(|o| {
+        let at = &at;
+        firsts
+            .iter()
+            .flat_map(move |&f| (0..inner).map(move |i| at(f, o * inner + i)))
+    });
+    let y_bytes = Tensor::from_nums(x.dtype, y_dims.clone(), values).bytes;
+    call.reshape(0, y_dims);
+    call.reshape(2, vec![k]);
+    call.reshape(3, vec![len]);
+    let first = firsts.iter().map(|&f| Num::I(f as i64));
+    Ok(vec![
+        y_bytes,
+        Tensor::from_nums(idx.dtype, vec![k], first).bytes,
+        Tensor::from_nums(count.dtype, vec![k], counts).bytes,
+        Tensor::from_nums(inverse.dtype, vec![len], which).bytes,
     ])
 }
 

@@ -232,6 +232,7 @@ macro_rules! with_operators {
             Trunc: "toward zero";
             UniqueConsecutive: "each run of equal consecutive elements (slices along axis; 1000: flattened) once, each element's run and the runs' lengths (return_idx, return_counts); y's and count's real shapes handed back through V2: torch.unique_consecutive";
             UniqueWithCountsAndSorting: "the distinct values of x in ascending order, each element's position among them and their counts (sorted, return_inverse, return_counts); the real lengths handed back through V2's output descriptors: torch.unique";
+            UniqueWithCountsExt2: "the distinct slices of x along axis (a host int) in ascending order, where each first occurs, their counts and each slice's position among them (sorted, return_inverse); y's, count's and inverse_idx's shapes handed back through V2: torch.unique with dim";
             UpsampleNearest3d: "NCDHW volumes resized to output_size by nearest neighbour";
             UpsampleNearest3dGrad: "the gradient of UpsampleNearest3d into input_size";
             UpsampleTrilinear3d: "NCDHW volumes resized trilinearly to output_size (align_corners)";

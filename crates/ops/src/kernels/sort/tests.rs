@@ -477,3 +477,103 @@ fn unique_consecutive_refusals() {
         Err(AclError::OP_OUTPUT_NOT_MATCH)
     );
 }
+
+/// Runs UniqueWithCountsExt2 along `axis` as torch_npu allocates its
+/// outputs: the four outputs as written and the reshaped ones.
+#[allow(clippy::type_complexity)]
+fn unique_dim(
+    x: (Spec, Vec<u8>),
+    axis: i64,
+) -> Result<([Vec<f64>; 4], Vec<(usize, Vec<usize>)>), AclError> {
+    let (dtype, dims) = (x.0.dtype, x.0.dims.clone());
+    let len = dims[axis.rem_euclid(dims.len() as i64) as usize];
+    let outs = vec![
+        spec(dtype, &dims),
+        spec(DType::I64, &[len]),
+        spec(DType::I64, &[len]),
+        spec(DType::I64, &[len]),
+    ];
+    let a = attrs(&[
+        ("sorted", AttrValue::Bool(true)),
+        ("return_inverse", AttrValue::Bool(true)),
+    ]);
+    let host = HostInputs(vec![x, ints(DType::I64, &[], &[axis])]);
+    let call = Call::new(&host, outs.clone(), a);
+    let written = find("UniqueWithCountsExt2").ok_or(AclError::OP_NOT_FOUND)?(&call)?;
+    let read = |o: usize| {
+        let bytes = written[o].clone();
+        let n = bytes.len() / outs[o].dtype.size();
+        Tensor {
+            dtype: outs[o].dtype,
+            dims: vec![n],
+            bytes,
+        }
+        .nums()
+        .map(Num::f64)
+        .collect::<Vec<f64>>()
+    };
+    Ok(([read(0), read(1), read(2), read(3)], call.reshaped.take()))
+}
+
+#[test]
+fn unique_along_a_dim_sorts_the_distinct_slices_in_every_type() {
+    // Rows of [4, 3]: (2,0,1) (1,5,0) (2,0,1) (1,4,9).
+    let x = [2, 0, 1, 1, 5, 0, 2, 0, 1, 1, 4, 9];
+    for dtype in TYPES {
+        let (got, shapes) = unique_dim(small(dtype, &[4, 3], &x), 0).unwrap();
+        assert_eq!(
+            got[0],
+            [1.0, 4.0, 9.0, 1.0, 5.0, 0.0, 2.0, 0.0, 1.0],
+            "{dtype:?}"
+        );
+        assert_eq!(got[1], [3.0, 1.0, 0.0], "{dtype:?}: the first of each");
+        assert_eq!(got[2], [1.0, 1.0, 2.0], "{dtype:?}");
+        assert_eq!(got[3], [2.0, 1.0, 2.0, 0.0], "{dtype:?}");
+        assert_eq!(shapes, [(0, vec![3, 3]), (2, vec![3]), (3, vec![4])]);
+    }
+    // Columns of [2, 3] (axis -1): (1,4) (0,4) (1,4).
+    let (got, shapes) = unique_dim(small(DType::F32, &[2, 3], &[1, 0, 1, 4, 4, 4]), -1).unwrap();
+    assert_eq!(got[0], [0.0, 1.0, 4.0, 4.0]);
+    assert_eq!(
+        (got[2].clone(), got[3].clone()),
+        (vec![1.0, 2.0], vec![1.0, 0.0, 1.0])
+    );
+    assert_eq!(shapes, [(0, vec![2, 2]), (2, vec![2]), (3, vec![3])]);
+}
+
+#[test]
+fn unique_along_a_dim_refusals() {
+    let x = || small(DType::F32, &[2, 2], &[1, 2, 1, 2]);
+    assert_eq!(
+        unique_dim(x(), 2).map(drop),
+        Err(AclError::OP_ATTR_NOT_MATCH)
+    );
+    let run_with = |outs: Vec<Spec>| {
+        let host = HostInputs(vec![x(), ints(DType::I64, &[], &[0])]);
+        let call = Call::new(&host, outs, OpAttr::new());
+        let r = find("UniqueWithCountsExt2").unwrap()(&call).map(drop);
+        (r, call.reshaped.take())
+    };
+    let i64s = |n: usize| spec(DType::I64, &[n]);
+    let f = |d: &[usize]| spec(DType::F32, d);
+    assert_eq!(
+        run_with(vec![f(&[2, 2]), i64s(2), i64s(2), i64s(2)]).0,
+        Ok(())
+    );
+    assert_eq!(
+        run_with(vec![f(&[2, 2]), i64s(2), i64s(2), spec(DType::F32, &[2])]),
+        (Err(AclError::OP_TYPE_NOT_MATCH), vec![])
+    );
+    assert_eq!(
+        run_with(vec![f(&[2, 2]), i64s(2), i64s(2), i64s(1)]),
+        (Err(AclError::OP_OUTPUT_NOT_MATCH), vec![])
+    );
+    assert_eq!(
+        run_with(vec![f(&[1]), i64s(2), i64s(2), i64s(2)]).0,
+        Err(AclError::OP_OUTPUT_NOT_MATCH)
+    );
+    assert_eq!(
+        run_with(vec![f(&[2, 2]), i64s(2), i64s(2)]).0,
+        Err(AclError::OP_OUTPUT_NOT_MATCH)
+    );
+}
