@@ -317,7 +317,9 @@ pub(super) fn UniqueConsecutive(call: &Call<'_>) -> Result<Written, AclError> {
     let y_dims = match a {
         Some(a) => {
             let mut d = x.dims.clone();
-            d[a] = k;
+            if let Some(e) = d.get_mut(a) {
+                *e = k;
+            }
             d
         }
         None => vec![k],

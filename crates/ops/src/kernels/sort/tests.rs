@@ -367,7 +367,8 @@ fn consecutive(
     let outs = match axis {
         None => vec![spec(dtype, &[n]), spec(index, &dims), spec(index, &[n])],
         Some(a) => {
-            let len = dims[a.rem_euclid(dims.len() as i64) as usize];
+            let rank = dims.len().max(1) as i64;
+            let len = dims.get(a.rem_euclid(rank) as usize).copied().unwrap_or(1);
             vec![spec(dtype, &dims), spec(index, &[len]), spec(index, &[len])]
         }
     };
@@ -436,6 +437,10 @@ fn unique_consecutive_keeps_each_run_once_in_every_type() {
         (vec![0.0, 0.0, 1.0], vec![2.0, 1.0])
     );
     assert_eq!(shapes, [(0, vec![2, 2]), (2, vec![2])]);
+    // A 0-dim input along its one axis: one run.
+    let (got, shapes) = consecutive(small(DType::I64, &[], &[7]), Some(0), DType::I64).unwrap();
+    assert_eq!(got[0], [7.0]);
+    assert_eq!(shapes, [(0, vec![]), (2, vec![1])]);
     // NaNs are each their own run.
     let nan = t(DType::F32, &[3], &[f64::NAN, f64::NAN, 1.0]);
     let (got, _) = consecutive(nan, None, DType::I64).unwrap();
