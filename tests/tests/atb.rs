@@ -10,28 +10,9 @@
 //! Needs the emulated library in the target directory (`cargo build`) or
 //! `$ACLMEM_ASCENDCL`.
 
-use std::path::Path;
-
-use aclmem_tests::{compile_cxx, through_test_runner};
+use aclmem_tests::run_checked_program;
 
 #[test]
 fn a_cxx_caller_runs_a_paged_attention_through_atbs_virtual_tables() {
-    let name = "atb_abi";
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("programs/{name}.cpp"));
-    let exe = compile_cxx(&src, name, &[]);
-    let out = through_test_runner(exe.to_str().expect("a UTF-8 path"))
-        .env(
-            "ACLMEM_EMU_MACHINE",
-            format!("{name}-{}", std::process::id()),
-        )
-        .env("ACLMEM_EMU_QUIET", "1")
-        .output()
-        .expect("the program runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.lines().last() == Some("ok"),
-        "{name}: {:?}\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_checked_program("atb_abi.cpp");
 }
