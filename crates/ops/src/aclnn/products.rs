@@ -3,7 +3,9 @@
 //! `nn.Linear` launch) computed straight from device memory: each operand
 //! read once into a buffer of `f32` (the half types widened), multiplied by
 //! [`linalg::gemm`] through its own strides (a transposed operand is not
-//! gathered), the product written once. The buffers are the calling
+//! gathered), the product written once; bfloat16 operands are read as they
+//! are stored and multiplied by oneDNN where it has a native bfloat16
+//! kernel ([`onednn`]). The buffers are the calling
 //! thread's, kept between calls up to [`KEEP`] elements each, so a model's
 //! products do not fault fresh pages in at every call. The values are the
 //! general path's: the same widening, the same product, the same rounding
@@ -21,6 +23,7 @@ use super::memory::Memory;
 use super::plan::{Arg, Kind, Plan};
 use super::stream::{narrow, widen};
 use crate::linalg::{self, View as Mat};
+use crate::onednn;
 use crate::tensor::{DType, Num};
 
 /// Elements a kept buffer may hold (64 MiB of `f32`); larger ones are
@@ -28,11 +31,11 @@ use crate::tensor::{DType, Num};
 const KEEP: usize = 1 << 24;
 
 /// The calling thread's buffers: the two operands and the product as
-/// `f32`, the raw elements of a half-type operand, the product's bytes.
+/// `f32`, the raw elements of half-type operands, the product's bytes.
 #[derive(Default)]
 struct Buffers {
     wide: [Vec<f32>; 3],
-    raw: Vec<u16>,
+    raw: [Vec<u16>; 2],
     bytes: Vec<u8>,
 }
 
@@ -44,8 +47,10 @@ impl Buffers {
                 *buf = Vec::new();
             }
         }
-        if self.raw.capacity() > KEEP {
-            self.raw = Vec::new();
+        for raw in &mut self.raw {
+            if raw.capacity() > KEEP {
+                *raw = Vec::new();
+            }
         }
         if self.bytes.capacity() > 4 * KEEP {
             self.bytes = Vec::new();
@@ -116,34 +121,44 @@ fn dense(v: &View) -> bool {
         .is_none_or(|(_, bytes)| bytes / size <= 2 * v.numel().max(1))
 }
 
-/// `v`'s extent read into `buf` as `f32`; its matrix view in `buf`.
-fn load(
-    v: &View,
-    mem: &dyn Memory,
-    buf: &mut Vec<f32>,
-    raw: &mut Vec<u16>,
-) -> Result<Mat, AclError> {
-    let (start, bytes) = v.extent().unwrap_or((0, 0));
-    let count = bytes / v.dtype.size();
-    buf.clear();
-    buf.resize(count, 0.0);
-    match v.dtype {
-        DType::F32 => mem.read(start, bytemuck::cast_slice_mut(buf.as_mut_slice()))?,
-        _ => {
-            raw.clear();
-            raw.resize(count, 0);
-            let raw = bytemuck::cast_slice_mut::<u16, u8>(raw.as_mut_slice());
-            mem.read(start, raw)?;
-            widen(v.dtype, raw, buf);
-        }
-    }
-    Ok(Mat {
+/// `v`'s matrix view in a buffer of its extent.
+fn matrix(v: &View) -> Mat {
+    Mat {
         rows: v.dims[0],
         cols: v.dims[1],
         offset: 0,
         row_stride: v.strides[0],
         col_stride: v.strides[1],
-    })
+    }
+}
+
+/// `v`'s extent (of a half type) read into `raw`, as it is stored.
+fn read_raw(v: &View, mem: &dyn Memory, raw: &mut Vec<u16>) -> Result<(), AclError> {
+    let (start, bytes) = v.extent().unwrap_or((0, 0));
+    raw.clear();
+    raw.resize(bytes / 2, 0);
+    mem.read(start, bytemuck::cast_slice_mut(raw.as_mut_slice()))
+}
+
+/// `v`'s extent read into `buf` as `f32` (through `raw` for a half type).
+fn load(
+    v: &View,
+    mem: &dyn Memory,
+    buf: &mut Vec<f32>,
+    raw: &mut Vec<u16>,
+) -> Result<(), AclError> {
+    let (start, bytes) = v.extent().unwrap_or((0, 0));
+    let count = bytes / v.dtype.size();
+    buf.clear();
+    buf.resize(count, 0.0);
+    match v.dtype {
+        DType::F32 => mem.read(start, bytemuck::cast_slice_mut(buf.as_mut_slice())),
+        _ => {
+            read_raw(v, mem, raw)?;
+            widen(v.dtype, bytemuck::cast_slice(raw.as_slice()), buf);
+            Ok(())
+        }
+    }
 }
 
 /// `out = a · b` (or `beta · c + alpha · (a · b)`), through `bufs`.
@@ -157,23 +172,25 @@ fn product(
 ) -> Result<(), AclError> {
     let Buffers {
         wide: [ab, bb, ob],
-        raw,
+        raw: [ra, rb],
         bytes,
     } = bufs;
     let (m, n) = (out.dims[0], out.dims[1]);
-    let av = load(a, mem, ab, raw)?;
-    let bv = load(b, mem, bb, raw)?;
+    let (av, bv, d) = (matrix(a), matrix(b), Mat::dense(m, n, 0));
     ob.clear();
     ob.resize(m * n, 0.0);
-    linalg::gemm(
-        ob.as_mut_slice(),
-        Mat::dense(m, n, 0),
-        ab,
-        av,
-        bb,
-        bv,
-        false,
-    )?;
+    // bfloat16 through oneDNN where it is to be had (its raw elements, not
+    // widened), `gemm` on the widened elements otherwise.
+    let native = a.dtype == DType::Bf16 && onednn::status().is_ok() && {
+        read_raw(a, mem, ra)?;
+        read_raw(b, mem, rb)?;
+        onednn::bf16_product(ob, d, ra, av, rb, bv)?
+    };
+    if !native {
+        load(a, mem, ab, ra)?;
+        load(b, mem, bb, rb)?;
+        linalg::gemm(ob.as_mut_slice(), d, ab, av, bb, bv, false)?;
+    }
     let dtype = out.dtype;
     let size = dtype.size();
     bytes.clear();
