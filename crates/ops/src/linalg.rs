@@ -182,7 +182,7 @@ pub fn gemm<T: Element>(
 }
 
 /// Products below this many multiply-adds stay on the calling thread.
-const MIN_WORK: usize = 1 << 21;
+pub(crate) const MIN_WORK: usize = 1 << 21;
 
 /// A band is at least this many rows or columns of the output.
 const MIN_BAND: usize = 32;
