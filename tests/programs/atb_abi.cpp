@@ -59,6 +59,8 @@ public:
     virtual void *GetExecuteStream() const = 0;
     virtual Status SetAsyncTilingCopyStatus(bool enable) = 0;
     virtual bool GetAsyncTilingCopyStatus() const = 0;
+    virtual Status SetExecuteStreams(const std::vector<aclrtStream> &streams) = 0;
+    virtual std::vector<aclrtStream> GetExecuteStreams() = 0;
 };
 Status CreateContext(Context **context);
 Status DestroyContext(Context *context);
@@ -166,6 +168,9 @@ int main() {
     CHECK("CreateContext", atb::CreateContext(&ctx) == 0 && ctx != nullptr);
     CHECK("SetExecuteStream", ctx->SetExecuteStream(stream) == 0);
     CHECK("GetExecuteStream", ctx->GetExecuteStream() == stream);
+    /* Both methods returning a class by value: a vector here, a string
+     * below (the caller's storage goes in a register on aarch64). */
+    CHECK("GetExecuteStreams", ctx->GetExecuteStreams().empty());
 
     atb::infer::PagedAttentionParam param;
     param.headNum = N;

@@ -147,6 +147,37 @@ pub fn through_test_runner(exe: &str) -> std::process::Command {
     }
 }
 
+/// Compiles `tests/programs/<file>` (C or C++, by its extension) and runs
+/// it under the test runner on an emulated machine of its own, the
+/// emulator quiet; panics with its output unless it exits 0 and prints
+/// `ok` last, which such a program does when every check in it held.
+pub fn run_checked_program(file: &str) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("programs")
+        .join(file);
+    let name = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+    let exe = if file.ends_with(".cpp") {
+        compile_cxx(&src, name, &[])
+    } else {
+        compile_c(&src, name, &[])
+    };
+    let out = through_test_runner(exe.to_str().expect("a UTF-8 path"))
+        .env(
+            "ACLMEM_EMU_MACHINE",
+            format!("{name}-{}", std::process::id()),
+        )
+        .env("ACLMEM_EMU_QUIET", "1")
+        .output()
+        .expect("the program runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.lines().last() == Some("ok"),
+        "{name}: {:?}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Everything a conformant backend implements.
 pub trait Backend:
     DeviceInfo<Error = AclError>

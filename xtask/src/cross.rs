@@ -45,6 +45,10 @@ const PACKAGES: &[&str] = &[
     "iproute2",
     // The emulated library checked under memcheck (tests/tests/valgrind.rs).
     "valgrind",
+    // oneDNN 2.x, which the emulated bfloat16 products load at run time
+    // where it is present (crates/ops/src/onednn.rs; its tests require it
+    // on x86-64 under `cargo xtask ci`).
+    "libdnnl2",
 ];
 
 const DEBIAN_RUSTC: &str = "/usr/bin/rustc";

@@ -268,3 +268,18 @@ pub(crate) fn write_reachable(
         other => other,
     }
 }
+
+/// The device memory of this process, as an operator's plan (the operator
+/// API's, ATB's) reads and writes it: what the device reaches, through
+/// [`read_reachable`] and [`write_reachable`].
+pub(crate) struct DeviceMemory;
+
+impl aclmem_ops::aclnn::Memory for DeviceMemory {
+    fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
+        with_global(|g| read_reachable(&g.emu, addr, buf))
+    }
+
+    fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
+        with_global(|g| write_reachable(&g.emu, addr, data))
+    }
+}

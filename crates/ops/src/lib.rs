@@ -18,6 +18,7 @@ pub mod formats;
 pub mod kernels;
 pub mod linalg;
 pub mod objects;
+pub mod onednn;
 pub mod operand;
 pub mod parallel;
 pub mod tensor;

@@ -55,7 +55,7 @@ impl View {
     }
 
     /// Whether every element lies in a slice of `len` elements.
-    fn fits(&self, len: usize) -> bool {
+    pub(crate) fn fits(&self, len: usize) -> bool {
         if self.rows == 0 || self.cols == 0 {
             return true;
         }
@@ -70,7 +70,7 @@ impl View {
     /// Whether no two elements of the view are one element of the slice:
     /// one stride steps over the whole extent of the other dimension.
     /// Bands of such a view's rows (or columns) are disjoint.
-    fn injective(&self) -> bool {
+    pub(crate) fn injective(&self) -> bool {
         let span = |n: usize, stride: usize| (n.saturating_sub(1)).saturating_mul(stride);
         (self.col_stride >= 1 && self.row_stride > span(self.cols, self.col_stride))
             || (self.row_stride >= 1 && self.col_stride > span(self.rows, self.row_stride))
@@ -79,7 +79,7 @@ impl View {
     }
 
     /// Rows `start..start + rows` of the view.
-    fn row_band(self, start: usize, rows: usize) -> View {
+    pub(crate) fn row_band(self, start: usize, rows: usize) -> View {
         View {
             rows,
             offset: self.offset + start * self.row_stride,
@@ -182,7 +182,7 @@ pub fn gemm<T: Element>(
 }
 
 /// Products below this many multiply-adds stay on the calling thread.
-const MIN_WORK: usize = 1 << 21;
+pub(crate) const MIN_WORK: usize = 1 << 21;
 
 /// A band is at least this many rows or columns of the output.
 const MIN_BAND: usize = 32;

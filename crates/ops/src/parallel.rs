@@ -65,6 +65,40 @@ pub fn bands<R: Send>(n: usize, parts: usize, f: impl Fn(Range<usize>) -> R + Sy
     })
 }
 
+/// `f` of each of `parts` bands of `data`, cut between its `piece`-element
+/// pieces (a band holds whole pieces): the band's first piece and its
+/// elements, on threads as in [`bands`]; the results in the bands' order.
+pub fn bands_mut<T: Send, R: Send>(
+    data: &mut [T],
+    piece: usize,
+    parts: usize,
+    f: impl Fn(usize, &mut [T]) -> R + Sync,
+) -> Vec<R> {
+    let piece = piece.max(1);
+    let n = data.len() / piece;
+    let parts = parts.clamp(1, n.max(1));
+    // The same cuts as `bands` makes, each band's slice behind a lock that
+    // only its own band takes.
+    let mut rest = &mut data[..n * piece];
+    let mut slices = Vec::with_capacity(parts);
+    for i in 0..parts {
+        let len = (n * (i + 1) / parts - n * i / parts) * piece;
+        let (band, tail) = std::mem::take(&mut rest).split_at_mut(len);
+        slices.push(std::sync::Mutex::new(band));
+        rest = tail;
+    }
+    bands(n, parts, |r| {
+        let i = r.start * parts / n.max(1);
+        // The band whose first piece is `r.start` (a band is at least one
+        // piece, so `i` is at most one short of it).
+        let i = (i..parts).find(|&i| n * i / parts == r.start).unwrap_or(i);
+        let mut band = slices[i]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(r.start, &mut band)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,6 +110,32 @@ mod tests {
             assert!(got.len() <= parts.max(1));
             let flat: Vec<usize> = got.into_iter().flatten().collect();
             assert_eq!(flat, (0..n).collect::<Vec<_>>(), "{n} in {parts}");
+        }
+    }
+
+    #[test]
+    fn mutable_bands_hold_whole_pieces_once_in_order() {
+        for (len, piece, parts) in [(12, 3, 2), (10, 2, 7), (7, 7, 3), (0, 4, 2), (9, 2, 2)] {
+            let mut data: Vec<usize> = vec![usize::MAX; len];
+            let got = bands_mut(&mut data, piece, parts, |first, band| {
+                assert_eq!(band.len() % piece, 0);
+                for (i, x) in band.iter_mut().enumerate() {
+                    *x = first * piece + i;
+                }
+                (first, band.len() / piece)
+            });
+            let whole = len / piece * piece;
+            assert!(
+                data[..whole].iter().enumerate().all(|(i, &x)| x == i),
+                "{data:?}"
+            );
+            assert!(data[whole..].iter().all(|&x| x == usize::MAX));
+            let mut next = 0;
+            for (first, pieces) in got {
+                assert_eq!(first, next);
+                next += pieces;
+            }
+            assert_eq!(next, len / piece);
         }
     }
 

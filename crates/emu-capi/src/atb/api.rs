@@ -12,6 +12,30 @@ use super::objects::{self, Context, ContextSlots, Operation, OperationSlots, Std
 use super::paged::{self, Paged};
 use super::status::*;
 
+/// `$slot`, the [`objects::ByValue`] slot of `$imp`, an
+/// `extern "C" fn(ret: *mut c_void, this: *const c_void) -> *mut c_void`
+/// writing the result into `ret`.
+macro_rules! by_value_slot {
+    ($slot:ident => $imp:ident) => {
+        #[cfg(not(target_arch = "aarch64"))]
+        #[allow(non_upper_case_globals)]
+        const $slot: objects::ByValue = $imp;
+
+        /// The aarch64 entry of a method returning a class by value:
+        /// moves `this` (x0) to the second argument and the caller's
+        /// storage (x8) to the first, then tail-calls the implementation,
+        /// whose answer (the storage) the C++ caller ignores.
+        #[cfg(target_arch = "aarch64")]
+        #[unsafe(naked)]
+        extern "C" fn $slot() {
+            ::core::arch::naked_asm!("mov x1, x0", "mov x0, x8", "b {imp}", imp = sym $imp)
+        }
+    };
+}
+
+by_value_slot!(get_execute_streams_slot => get_execute_streams);
+by_value_slot!(get_name_slot => get_name);
+
 /// Runs an entry point: `f`'s status; a panic is `ERROR_INTERNAL_ERROR`.
 fn status(f: impl FnOnce() -> Result<(), i32>) -> i32 {
     catch_unwind(AssertUnwindSafe(f)).map_or(ERROR_INTERNAL_ERROR, |r| r.err().unwrap_or(NO_ERROR))
@@ -26,7 +50,7 @@ static CONTEXT_VTABLE: VTable<ContextSlots> = VTable::new(ContextSlots {
     set_async_tiling_copy_status,
     get_async_tiling_copy_status,
     set_execute_streams,
-    get_execute_streams,
+    get_execute_streams: get_execute_streams_slot,
     set_execute_type,
     get_execute_type,
     set_launch_mode,
@@ -37,7 +61,7 @@ static CONTEXT_VTABLE: VTable<ContextSlots> = VTable::new(ContextSlots {
 static OPERATION_VTABLE: VTable<OperationSlots> = VTable::new(OperationSlots {
     complete_dtor: operation_complete_dtor,
     deleting_dtor: operation_deleting_dtor,
-    get_name,
+    get_name: get_name_slot,
     infer_shape,
     get_input_num,
     get_output_num,
@@ -179,9 +203,9 @@ extern "C" fn set_execute_streams(_this: *mut Context, _streams: *const c_void) 
 /// `std::vector<aclrtStream> GetExecuteStreams()` (newer headers): an
 /// empty vector (three NULL pointers, which libstdc++'s destructor frees
 /// nothing of) written into the caller's storage `ret`.
-extern "C" fn get_execute_streams(ret: *mut [usize; 3], _this: *mut Context) -> *mut [usize; 3] {
+extern "C" fn get_execute_streams(ret: *mut c_void, _this: *const c_void) -> *mut c_void {
     // SAFETY: the caller's storage for the returned vector; checked.
-    let _ = unsafe { crate::cptr::write(ret, [0; 3]) };
+    let _ = unsafe { crate::cptr::write(ret.cast::<[usize; 3]>(), [0; 3]) };
     ret
 }
 
@@ -221,10 +245,11 @@ extern "C" fn operation_deleting_dtor(this: *mut Operation) {
 /// [`StdString`]; the real library's name is `PagedAttentionOperation`,
 /// longer than libstdc++ keeps in place), written into the caller's
 /// storage `ret`.
-extern "C" fn get_name(ret: *mut StdString, _this: *const Operation) -> *mut StdString {
-    if let Some(s) = StdString::short(ret, "PagedAttention") {
+extern "C" fn get_name(ret: *mut c_void, _this: *const c_void) -> *mut c_void {
+    let ret_string = ret.cast::<StdString>();
+    if let Some(s) = StdString::short(ret_string, "PagedAttention") {
         // SAFETY: the caller's storage for the returned string; checked.
-        let _ = unsafe { crate::cptr::write(ret, s) };
+        let _ = unsafe { crate::cptr::write(ret_string, s) };
     }
     ret
 }

@@ -7,10 +7,12 @@
 //! offset-to-top 0 and a NULL type-information pointer: no RTTI, so a
 //! `dynamic_cast` or `typeid` on these objects is not supported). Each
 //! slot is an `extern "C"` function taking `this` first; the virtual
-//! destructor has two slots (complete object, then deleting); a method
-//! returning a class by value (`std::string`, `std::vector`) takes the
-//! address of the caller's storage for it first, before `this`, and
-//! answers it.
+//! destructor has two slots (complete object, then deleting). A method
+//! returning a class by value (`std::string`, `std::vector`: classes with
+//! a non-trivial destructor, which the C++ ABI always returns through the
+//! caller's storage) receives that storage's address where the
+//! architecture puts it: as a hidden first argument, before `this`, on
+//! x86-64, and in register x8 on aarch64 (see [`ByValue`]).
 //!
 //! Memory and lifetime: an object is a `Box` made by `atb::CreateContext`
 //! or `atb::CreateOperation` and freed only by `atb::DestroyContext`,
@@ -114,7 +116,7 @@ pub(crate) struct ContextSlots {
     pub set_async_tiling_copy_status: extern "C" fn(*mut Context, bool) -> i32,
     pub get_async_tiling_copy_status: extern "C" fn(*const Context) -> bool,
     pub set_execute_streams: extern "C" fn(*mut Context, *const c_void) -> i32,
-    pub get_execute_streams: extern "C" fn(*mut [usize; 3], *mut Context) -> *mut [usize; 3],
+    pub get_execute_streams: ByValue,
     pub set_execute_type: extern "C" fn(*mut Context, i32) -> i32,
     pub get_execute_type: extern "C" fn(*mut Context) -> i32,
     pub set_launch_mode: extern "C" fn(*mut Context, i32) -> i32,
@@ -187,7 +189,7 @@ pub(crate) struct Operation {
 pub(crate) struct OperationSlots {
     pub complete_dtor: extern "C" fn(*mut Operation),
     pub deleting_dtor: extern "C" fn(*mut Operation),
-    pub get_name: extern "C" fn(*mut StdString, *const Operation) -> *mut StdString,
+    pub get_name: ByValue,
     pub infer_shape: extern "C" fn(*const Operation, *const c_void, *mut c_void) -> i32,
     pub get_input_num: extern "C" fn(*const Operation) -> u32,
     pub get_output_num: extern "C" fn(*const Operation) -> u32,
@@ -221,6 +223,24 @@ pub(crate) fn with_operation<R>(p: *const Operation, f: impl FnOnce(&Operation) 
     // mutated after it was made.
     Some(f(unsafe { &*p }))
 }
+
+/// The slot of a virtual method that returns a class by value.
+///
+/// On x86-64 the System V C++ ABI passes the address of the caller's
+/// storage for the result as a hidden first argument, before `this`, and
+/// returns it in `rax`: the slot is the implementation itself,
+/// `extern "C" fn(ret, this) -> ret`. On aarch64 the C++ ABI (AAPCS64)
+/// passes that address in register x8 and `this` in x0: the slot is a
+/// naked trampoline (made in `api.rs`) that moves
+/// `this` to x1 and x8 to x0 and branches to the same implementation.
+#[cfg(not(target_arch = "aarch64"))]
+pub(crate) type ByValue = extern "C" fn(*mut c_void, *const c_void) -> *mut c_void;
+
+/// The slot of a virtual method that returns a class by value: entered as
+/// C++ enters it, `this` in x0 and the result's storage in x8 (see the
+/// x86-64 definition for both conventions).
+#[cfg(target_arch = "aarch64")]
+pub(crate) type ByValue = extern "C" fn();
 
 /// libstdc++'s `std::string` (the C++11 ABI torch_npu is built with):
 /// data pointer, length, then 16 bytes of in-place storage (or the

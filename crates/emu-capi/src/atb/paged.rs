@@ -7,7 +7,6 @@
 use std::ffi::c_void;
 
 use aclmem_core::AclError;
-use aclmem_ops::aclnn::Memory;
 use aclmem_ops::atb::paged::{PagedAttention, Shape};
 use aclmem_ops::tensor::DType;
 
@@ -15,20 +14,6 @@ use super::abi::{self, PagedAttentionParam, Tensor};
 use super::status::*;
 use crate::cptr;
 use crate::state::with_global;
-
-/// The device memory of this process, as the computation reads and
-/// writes it.
-struct Device;
-
-impl Memory for Device {
-    fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-        with_global(|g| crate::shared::read_reachable(&g.emu, addr, buf))
-    }
-
-    fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-        with_global(|g| crate::shared::write_reachable(&g.emu, addr, data))
-    }
-}
 
 /// The most context lengths read from host memory.
 const MAX_TOKENS: usize = 1 << 20;
@@ -181,7 +166,7 @@ pub(crate) fn execute(plan: PagedAttention, stream: u64) -> Result<(), i32> {
         stream,
         "KERNEL",
         || "PagedAttentionOperation".to_owned(),
-        move |_| plan.run(&Device),
+        move |_| plan.run(&crate::shared::DeviceMemory),
     )
     .map_err(|_| ERROR_RT_FAIL)
 }

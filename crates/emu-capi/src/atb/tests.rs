@@ -5,7 +5,7 @@
 use std::ffi::c_void;
 
 use super::abi::{MAX_DIM, PagedAttentionParam, Tensor};
-use super::objects::{ContextSlots, OperationSlots, StdString};
+use super::objects::{ByValue, ContextSlots, OperationSlots, StdString};
 use aclmem_ops::tensor::DType;
 use aclmem_sys::catalogue::{self, Answer, Returns};
 
@@ -20,6 +20,36 @@ unsafe fn slots<S>(p: *mut c_void) -> &'static S {
     // SAFETY: the caller's contract: the first word is the vtable pointer
     // to a static.
     unsafe { &*(*(p as *const *const S)) }
+}
+
+/// Calls the by-value slot `slot` on `this` as C++ does, with `ret` the
+/// storage for the result: a hidden first argument on x86-64, register x8
+/// on aarch64. The storage's address, which x86-64 returns.
+///
+/// # Safety
+/// `this` must be a live object whose slot `slot` is, and `ret` writable
+/// storage for the class the method returns.
+unsafe fn call_by_value(slot: ByValue, ret: *mut c_void, this: *mut c_void) -> *mut c_void {
+    #[cfg(not(target_arch = "aarch64"))]
+    {
+        slot(ret, this)
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        // SAFETY: the caller's contract; the call follows AAPCS64 for a
+        // method returning a class by value (this in x0, the storage in
+        // x8) and clobbers what a C call may.
+        unsafe {
+            std::arch::asm!(
+                "blr {slot}",
+                slot = in(reg) slot,
+                in("x0") this,
+                in("x8") ret,
+                clobber_abi("C"),
+            );
+        }
+        ret
+    }
 }
 
 fn param(heads: i32, kv_heads: i32) -> PagedAttentionParam {
@@ -95,6 +125,12 @@ fn a_context_keeps_its_stream_through_its_virtual_table() {
     assert_eq!((s.get_execute_stream)(ctx.cast()), 0x1234 as *mut c_void);
     assert_eq!((s.set_async_tiling_copy_status)(ctx.cast(), true), NO_ERROR);
     assert!((s.get_async_tiling_copy_status)(ctx.cast()));
+    // `GetExecuteStreams` returns an empty std::vector by value: three
+    // NULL words over the caller's storage.
+    let mut streams = [usize::MAX; 3];
+    // SAFETY: a live context; storage for a std::vector.
+    let got = unsafe { call_by_value(s.get_execute_streams, (&raw mut streams).cast(), ctx) };
+    assert_eq!((got, streams), ((&raw mut streams).cast(), [0; 3]));
     assert_eq!(_ZN3atb14DestroyContextEPNS_7ContextE(ctx), NO_ERROR);
     // Dead, NULL or garbage: refused, never read.
     assert_eq!(
@@ -133,7 +169,8 @@ fn a_paged_attention_operation_sets_up_a_good_pack_and_refuses_bad_ones() {
     // SAFETY: a live operation of this library.
     let s: &OperationSlots = unsafe { slots(op) };
     let mut name = std::mem::MaybeUninit::<StdString>::uninit();
-    let got = (s.get_name)(name.as_mut_ptr(), op.cast());
+    // SAFETY: a live operation; storage for a std::string.
+    let got = unsafe { call_by_value(s.get_name, name.as_mut_ptr().cast(), op) };
     // SAFETY: GetName wrote a std::string there: pointer, length, text.
     let words = unsafe { *(got as *const [usize; 2]) };
     assert_eq!(words[0], got as usize + 16);

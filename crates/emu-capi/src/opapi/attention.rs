@@ -35,27 +35,58 @@ fn absent(p: T) -> Result<(), i32> {
     }
 }
 
-/// The attributes, checked: a layout this library computes, a head count.
-#[allow(clippy::too_many_arguments)]
-fn spec(
-    layout: *const c_char,
-    heads: i64,
+/// What both directions take: the operands and the attributes, as the C
+/// caller passed them.
+struct Call {
+    query: T,
+    key: T,
+    value: T,
+    drop_mask: T,
+    atten_mask: T,
     scale: f64,
     keep_prob: f64,
     pre_tokens: i64,
     next_tokens: i64,
+    heads: i64,
+    layout: *const c_char,
     sparse_mode: i64,
-) -> Result<Spec, i32> {
-    let layout = cptr::read_cstr(layout, 16).map_err(|_| aclmem_ops::aclnn::ERR_PARAM_NULLPTR)?;
-    Ok(Spec {
-        layout: Layout::parse(&layout).ok_or(ERR_PARAM_INVALID)?,
-        heads: usize::try_from(heads).map_err(|_| ERR_PARAM_INVALID)?,
-        scale,
-        keep_prob,
-        pre_tokens,
-        next_tokens,
-        sparse_mode,
-    })
+}
+
+impl Call {
+    /// The attributes, checked: a layout this library computes, a head
+    /// count.
+    fn spec(&self) -> Result<Spec, i32> {
+        let layout =
+            cptr::read_cstr(self.layout, 16).map_err(|_| aclmem_ops::aclnn::ERR_PARAM_NULLPTR)?;
+        Ok(Spec {
+            layout: Layout::parse(&layout).ok_or(ERR_PARAM_INVALID)?,
+            heads: usize::try_from(self.heads).map_err(|_| ERR_PARAM_INVALID)?,
+            scale: self.scale,
+            keep_prob: self.keep_prob,
+            pre_tokens: self.pre_tokens,
+            next_tokens: self.next_tokens,
+            sparse_mode: self.sparse_mode,
+        })
+    }
+
+    /// The plan of operator `name` computing `pass` into `out`.
+    fn plan(&self, name: &'static str, pass: Pass, out: T) -> Result<Plan, i32> {
+        let a = Attention {
+            spec: self.spec()?,
+            query: tensor(self.query)?,
+            key: tensor(self.key)?,
+            value: tensor(self.value)?,
+            atten_mask: optional(self.atten_mask)?,
+            drop_mask: optional(self.drop_mask)?,
+            pass,
+        };
+        checked(Plan::new(
+            name,
+            Kind::Attention(Box::new(a)),
+            Vec::new(),
+            tensor(out)?,
+        ))
+    }
 }
 
 /// `aclnnStatus aclnnFlashAttentionScoreGetWorkspaceSize(query, key,
@@ -97,33 +128,25 @@ pub extern "C" fn aclnnFlashAttentionScoreGetWorkspaceSize(
         || {
             absent(real_shift)?;
             absent(padding_mask)?;
-            let a = Attention {
-                spec: spec(
-                    layout,
-                    heads,
-                    scale,
-                    keep_prob,
-                    pre_tokens,
-                    next_tokens,
-                    sparse_mode,
-                )?,
-                query: tensor(query)?,
-                key: tensor(key)?,
-                value: tensor(value)?,
-                atten_mask: optional(atten_mask)?,
-                drop_mask: optional(drop_mask)?,
-                pass: Pass::Forward {
-                    softmax_max: tensor(softmax_max)?,
-                    softmax_sum: tensor(softmax_sum)?,
-                },
+            let call = Call {
+                query,
+                key,
+                value,
+                drop_mask,
+                atten_mask,
+                scale,
+                keep_prob,
+                pre_tokens,
+                next_tokens,
+                heads,
+                layout,
+                sparse_mode,
             };
-            let kind = Kind::Attention(Box::new(a));
-            checked(Plan::new(
-                "aclnnFlashAttentionScore",
-                kind,
-                Vec::new(),
-                tensor(attention)?,
-            ))
+            let pass = Pass::Forward {
+                softmax_max: tensor(softmax_max)?,
+                softmax_sum: tensor(softmax_sum)?,
+            };
+            call.plan("aclnnFlashAttentionScore", pass, attention)
         },
     )
 }
@@ -175,37 +198,29 @@ pub extern "C" fn aclnnFlashAttentionScoreGradGetWorkspaceSize(
         || {
             absent(pse_shift)?;
             absent(padding_mask)?;
-            let a = Attention {
-                spec: spec(
-                    layout,
-                    heads,
-                    scale,
-                    keep_prob,
-                    pre_tokens,
-                    next_tokens,
-                    sparse_mode,
-                )?,
-                query: tensor(query)?,
-                key: tensor(key)?,
-                value: tensor(value)?,
-                atten_mask: optional(atten_mask)?,
-                drop_mask: optional(drop_mask)?,
-                pass: Pass::Backward {
-                    dy: tensor(dy)?,
-                    softmax_max: tensor(softmax_max)?,
-                    softmax_sum: tensor(softmax_sum)?,
-                    attention: tensor(attention_in)?,
-                    dk: tensor(dk)?,
-                    dv: tensor(dv)?,
-                },
+            let call = Call {
+                query,
+                key,
+                value,
+                drop_mask,
+                atten_mask,
+                scale,
+                keep_prob,
+                pre_tokens,
+                next_tokens,
+                heads,
+                layout,
+                sparse_mode,
             };
-            let kind = Kind::Attention(Box::new(a));
-            checked(Plan::new(
-                "aclnnFlashAttentionScoreGrad",
-                kind,
-                Vec::new(),
-                tensor(dq)?,
-            ))
+            let pass = Pass::Backward {
+                dy: tensor(dy)?,
+                softmax_max: tensor(softmax_max)?,
+                softmax_sum: tensor(softmax_sum)?,
+                attention: tensor(attention_in)?,
+                dk: tensor(dk)?,
+                dv: tensor(dv)?,
+            };
+            call.plan("aclnnFlashAttentionScoreGrad", pass, dq)
         },
     )
 }

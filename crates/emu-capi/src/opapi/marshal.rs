@@ -58,19 +58,6 @@ pub(crate) fn array<T: Copy + Default>(p: *const T, n: u64) -> Option<Vec<T>> {
     unsafe { cptr::read_array(p, n, MAX_ARRAY, AclError::INVALID_PARAM) }.ok()
 }
 
-/// The device memory of this process, as a plan reads and writes it.
-struct Device;
-
-impl aclnn::Memory for Device {
-    fn read(&self, addr: usize, buf: &mut [u8]) -> Result<(), AclError> {
-        with_global(|g| crate::shared::read_reachable(&g.emu, addr, buf))
-    }
-
-    fn write(&self, addr: usize, data: &[u8]) -> Result<(), AclError> {
-        with_global(|g| crate::shared::write_reachable(&g.emu, addr, data))
-    }
-}
-
 /// A live tensor (161001 for NULL or a dead handle).
 pub(crate) fn tensor(p: *const c_void) -> Result<View, i32> {
     aclnn::tensor(p as usize).ok_or(ERR_PARAM_NULLPTR)
@@ -138,6 +125,11 @@ pub(crate) fn execute(executor: *mut c_void, stream: *mut c_void, entry: usize) 
         .map_err(aclnn::status);
     }
     crate::capture::touched(stream, &plan.ranges());
-    crate::capture::enqueue(stream, "KERNEL", || name, move |_| plan.run(&Device))
-        .map_err(aclnn::status)
+    crate::capture::enqueue(
+        stream,
+        "KERNEL",
+        || name,
+        move |_| plan.run(&crate::shared::DeviceMemory),
+    )
+    .map_err(aclnn::status)
 }

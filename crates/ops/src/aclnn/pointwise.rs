@@ -2,12 +2,14 @@
 //! `aclnnMul`, `aclnnDiv` and their scalar and in-place forms) streamed
 //! through device memory a chunk at a time, in bands per core, when every
 //! tensor is contiguous and of the output's shape and type (or holds one
-//! element), as most of a model's are: O(N) time and O(chunk) host memory.
+//! element, or is a row the output repeats: a bias over the last
+//! dimensions, read once), as most of a model's are: O(N) time and
+//! O(chunk + row) host memory.
 //! Each element is computed in `f32` and rounded once to the output's type,
 //! which gives the general path's values: for `+ - × ÷` of operands of at
 //! most 24 significant bits, the `f32` result rounded again is the exactly
-//! rounded one. Anything else (broadcasts of more than one element,
-//! strides, integers, `f64`, an `alpha` other than 1) takes the general path
+//! rounded one. Anything else (other broadcasts, strides, integers, `f64`,
+//! an `alpha` other than 1) takes the general path
 //! of [`Plan::run`](super::Plan::run).
 
 use aclmem_core::AclError;
@@ -18,13 +20,21 @@ use super::plan::{Arg, Kind, Plan};
 use super::stream::{BAND, CHUNK, buffer, in_bands, narrow, start, widen};
 use crate::tensor::{DType, Num};
 
-/// One operand: a contiguous tensor of the output's shape, or one value.
+/// One operand: a contiguous tensor of the output's shape, one value, or
+/// a row the output repeats.
 enum Operand {
     /// The address of its first element.
     Tensor(usize),
     /// A value, already rounded to the output's type.
     Value(f32),
+    /// The elements of a contiguous tensor whose shape is the output's
+    /// last dimensions (leading ones aside), as `f32`: element `i` of the
+    /// output takes element `i % len` of it.
+    Row(Vec<f32>),
 }
+
+/// The most elements a repeated row may hold (16 MiB of `f32`).
+const MAX_ROW: usize = 1 << 22;
 
 /// The operation of a binary kernel.
 fn operation(kernel: &str) -> Option<fn(f32, f32) -> f32> {
@@ -66,6 +76,7 @@ pub(super) fn run(plan: &Plan, mem: &dyn Memory) -> Option<Result<(), AclError>>
             Arg::Tensor(v) if v.numel() == 1 && v.dims.len() <= out.dims.len() => {
                 Some(one(v, mem).map(Operand::Value))
             }
+            Arg::Tensor(v) if repeated(v, out) => Some(row(v, mem).map(Operand::Row)),
             _ => None,
         }
     };
@@ -74,6 +85,30 @@ pub(super) fn run(plan: &Plan, mem: &dyn Memory) -> Option<Result<(), AclError>>
     };
     let (a, b) = (operand(a)?, operand(b)?);
     Some(a.and_then(|a| b.and_then(|b| binary(op, &a, &b, out, mem))))
+}
+
+/// Whether the output repeats `v`, a contiguous tensor whose shape
+/// (leading ones aside) is the output's last dimensions, of at most
+/// [`MAX_ROW`] elements.
+fn repeated(v: &View, out: &View) -> bool {
+    let first = v.dims.iter().position(|&d| d != 1).unwrap_or(v.dims.len());
+    let dims = &v.dims[first..];
+    v.is_contiguous()
+        && v.numel() > 0
+        && v.numel() <= MAX_ROW
+        && v.dims.len() <= out.dims.len()
+        && out.dims.ends_with(dims)
+}
+
+/// The elements of a contiguous tensor of a floating type, as `f32`.
+fn row(v: &View, mem: &dyn Memory) -> Result<Vec<f32>, AclError> {
+    let n = v.numel();
+    let mut raw = buffer(n * v.dtype.size());
+    let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut raw)[..n * v.dtype.size()];
+    mem.read(start(v), bytes)?;
+    let mut wide = vec![0f32; n];
+    widen(v.dtype, bytes, &mut wide);
+    Ok(wide)
 }
 
 /// The value of a one-element tensor of a floating type.
@@ -124,8 +159,13 @@ fn load(
     raw: &mut [u64],
     mem: &dyn Memory,
 ) -> Result<(), AclError> {
-    match *operand {
-        Operand::Value(v) => wide.fill(v),
+    match operand {
+        Operand::Value(v) => wide.fill(*v),
+        Operand::Row(row) => {
+            for (i, w) in wide.iter_mut().enumerate() {
+                *w = row[(at + i) % row.len()];
+            }
+        }
         Operand::Tensor(from) => {
             let size = dtype.size();
             let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(raw)[..wide.len() * size];

@@ -148,13 +148,17 @@ pub(super) fn attr<T: Real>(call: &Call<'_>, name: &str, default: f32) -> Result
     Ok(T::of(f64::from(call.attr_float(name, default)?)))
 }
 
+/// Elements below which a pointwise kernel stays on one thread (per
+/// band): enough work to pay for a thread.
+const POINTWISE_BAND: usize = 1 << 15;
+
 /// A pointwise operator of `arity` float inputs of the output's type,
 /// broadcast to the output's shape: `f` of each tuple of elements, in the
-/// working type `T`.
+/// working type `T`, in a band of the output per core when it is large.
 pub(super) fn pointwise<T: Real>(
     call: &Call<'_>,
     arity: usize,
-    f: impl Fn(&[T]) -> T,
+    f: impl Fn(&[T]) -> T + Sync,
 ) -> Result<Written, AclError> {
     call.expect(arity, 1)?;
     let out = call.out(0);
@@ -181,15 +185,18 @@ pub(super) fn pointwise<T: Real>(
         });
     }
     let count = Tensor::numel_of(&shape)?;
-    let mut args = vec![T::ZERO; arity];
-    let y: Vec<T> = (0..count)
-        .map(|i| {
+    let mut y = vec![T::ZERO; count];
+    // Split into a band per core when it is worth a thread.
+    let parts = crate::parallel::parts(count, POINTWISE_BAND);
+    crate::parallel::bands_mut(&mut y, 1, parts, |first, band| {
+        let mut args = vec![T::ZERO; arity];
+        for (j, slot) in band.iter_mut().enumerate() {
             for (a, c) in args.iter_mut().zip(&columns) {
-                *a = c[i];
+                *a = c[first + j];
             }
-            f(&args)
-        })
-        .collect();
+            *slot = f(&args);
+        }
+    });
     Ok(vec![bytes(out.dtype, &y)?])
 }
 

@@ -138,11 +138,16 @@ fn other_forms_take_the_general_path() {
         out.clone(),
     );
     assert!(run(&p, &mem).is_none());
-    // A broadcast of more than one element.
+    // A broadcast of more than one element that is not a repeated row: a
+    // column.
     let rows = View::contiguous_at(DType::F32, vec![2, N / 2], 0);
-    let row = View::contiguous_at(DType::F32, vec![N / 2], 0);
+    let column = View::contiguous_at(DType::F32, vec![2, 1], 0);
     let wide = View::contiguous_at(DType::F32, vec![2, N / 2], 2 * N * 4);
-    let p = plan(add(None), vec![Arg::Tensor(rows), Arg::Tensor(row)], wide);
+    let p = plan(
+        add(None),
+        vec![Arg::Tensor(rows), Arg::Tensor(column)],
+        wide,
+    );
     assert!(run(&p, &mem).is_none());
     // Not a streamed kernel.
     let p = plan(
@@ -154,4 +159,59 @@ fn other_forms_take_the_general_path() {
         out,
     );
     assert!(run(&p, &mem).is_none());
+}
+
+#[test]
+fn a_repeated_row_is_read_once_and_each_element_rounded_once() {
+    // A bias of `R` elements over rows of more than a chunk in all,
+    // on either side, with a leading 1 on the right.
+    const R: usize = 1000;
+    let total = 2 * CHUNK;
+    let n = total / R * R;
+    for dtype in [DType::F32, DType::F16, DType::Bf16] {
+        let (mem, [a, b, out, _]) = memory(dtype, total);
+        let (a, out) = (
+            View {
+                dims: vec![n / R, R],
+                strides: vec![R, 1],
+                ..a
+            },
+            View {
+                dims: vec![n / R, R],
+                strides: vec![R, 1],
+                ..out
+            },
+        );
+        for (kernel, f) in [
+            ("Add", (|a, b| a + b) as fn(f64, f64) -> f64),
+            ("RealDiv", |a, b| a / b),
+        ] {
+            for (row, row_first) in [
+                (View::contiguous_at(dtype, vec![R], b.data), false),
+                (View::contiguous_at(dtype, vec![1, R], b.data), true),
+            ] {
+                let args = if row_first {
+                    vec![Arg::Tensor(row.clone()), Arg::Tensor(a.clone())]
+                } else {
+                    vec![Arg::Tensor(a.clone()), Arg::Tensor(row.clone())]
+                };
+                let kind = Kind::Binary {
+                    kernel,
+                    alpha: None,
+                };
+                let plan = Plan::new("aclnnX", kind, args, out.clone()).unwrap();
+                run(&plan, &mem).expect("streamed").unwrap();
+                let round = |v: f64| dtype.get(&dtype.bytes_of(Num::F(v))).f64();
+                for i in [0, 1, R - 1, R, CHUNK - 1, CHUNK, n / 2 + 7, n - 1] {
+                    let (x, y) = (get(&mem, &a, i), get(&mem, &row, i % R));
+                    let want = round(if row_first { f(y, x) } else { f(x, y) });
+                    let got = get(&mem, &out, i);
+                    assert_eq!(
+                        got, want,
+                        "{kernel} {dtype:?} (row first: {row_first}) at {i}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -400,3 +400,20 @@ fn log_sigmoid_and_its_gradient_in_every_float_type() {
         Err(AclError::OP_OUTPUT_NOT_MATCH)
     );
 }
+
+#[test]
+fn a_large_input_split_into_bands_is_each_element_once() {
+    // More than two bands of `POINTWISE_BAND` elements, broadcast against
+    // a one-element bias so that the broadcast columns are banded too.
+    let n = 3 * (1 << 15) + 7;
+    let x: Vec<f64> = (0..n).map(|i| (i % 1001) as f64 / 100.0 - 5.0).collect();
+    let got = run1(
+        "GeluGrad",
+        vec![t(F64, &[n], &x), t(F64, &[n], &x), t(F64, &[1], &[0.0])],
+        spec(F64, &[n]),
+        OpAttr::new(),
+    )
+    .unwrap();
+    let want: Vec<f64> = x.iter().map(|&v| gelu_grad(v, v)).collect();
+    close(&got, &want, 0.0);
+}
