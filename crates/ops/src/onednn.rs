@@ -135,13 +135,16 @@ fn api() -> Result<&'static Api, &'static str> {
         if std::env::var("ACLMEM_EMU_ONEDNN").is_ok_and(|v| v.trim() == "0") {
             return Err("turned off by ACLMEM_EMU_ONEDNN=0".into());
         }
-        let api = load(false)?;
+        // The handlers first, then the loading under the lock they take:
+        // a fork waits for the library's initialisers and first primitive
+        // as it waits for a product.
         // SAFETY: both are `extern "C"` functions of this library, valid
         // for the life of the process; they take and drop a lock.
         unsafe {
             libc::pthread_atfork(Some(before_fork), Some(after_fork), Some(after_fork));
         }
-        Ok(api)
+        let _calls = CALLS.lock();
+        load(false)
     })
     .as_ref()
     .map_err(|why| why.as_str())
