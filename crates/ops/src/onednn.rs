@@ -356,7 +356,17 @@ impl Api {
         bv: View,
     ) -> bool {
         let at = |v: View| View { offset: 0, ..v };
-        self.with_primitive(at(d), at(av), at(bv), |prim, _| {
+        // One OpenMP thread on this thread from the primitive's making
+        // (which reads the count into its plan) to its execution.
+        let saved = self.omp.map(|(get, set)| {
+            // SAFETY: OpenMP's calls on the calling thread's own setting.
+            unsafe {
+                let n = get();
+                set(1);
+                n
+            }
+        });
+        let done = self.with_primitive(at(d), at(av), at(bv), |prim, _| {
             let mut stream: Handle = std::ptr::null_mut();
             // SAFETY: an out parameter; the engine is live.
             if unsafe { (self.stream_create)(&mut stream, self.engine, STREAM_IN_ORDER) } != SUCCESS
@@ -388,14 +398,6 @@ impl Api {
                 }
                 args.push(ExecArg { arg, memory });
             }
-            let saved = self.omp.map(|(get, set)| {
-                // SAFETY: OpenMP's calls on the calling thread's own setting.
-                unsafe {
-                    let n = get();
-                    set(1);
-                    n
-                }
-            });
             // SAFETY: the primitive, stream and memories are live; the
             // memories describe the caller's views.
             ok = ok
@@ -403,10 +405,6 @@ impl Api {
                     (self.primitive_execute)(prim, stream, 3, args.as_ptr()) == SUCCESS
                         && (self.stream_wait)(stream) == SUCCESS
                 };
-            if let (Some((_, set)), Some(n)) = (self.omp, saved) {
-                // SAFETY: as above: this thread's setting, put back.
-                unsafe { set(n) };
-            }
             for a in args {
                 // SAFETY: live memories of this call, no longer used.
                 unsafe { (self.memory_destroy)(a.memory) };
@@ -414,8 +412,12 @@ impl Api {
             // SAFETY: the live stream, waited for.
             unsafe { (self.stream_destroy)(stream) };
             ok
-        })
-        .unwrap_or(false)
+        });
+        if let (Some((_, set)), Some(n)) = (self.omp, saved) {
+            // SAFETY: as above: this thread's setting, put back.
+            unsafe { set(n) };
+        }
+        done.unwrap_or(false)
     }
 }
 
